@@ -1,0 +1,31 @@
+# Two commands for a fresh machine: `make run` (install, start the app), `make test` (install, lint, every test).
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test install chromium bench
+
+$(STAMP): requirements.txt requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Debian's Chromium for the browser tests and image export (never `playwright install`).
+chromium:
+	@test -x /usr/bin/chromium || { \
+	  SUDO=$$(command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-liberation >/dev/null; }
+
+run: $(STAMP)
+	$(VENV)/bin/streamlit run app.py --browser.gatherUsageStats false
+
+test: $(STAMP) chromium
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	$(PY) -m convviz.bench
