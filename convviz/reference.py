@@ -14,8 +14,14 @@ from convviz.spec import ConvSpec
 
 
 def _spec(x_shape, w_shape, stride, padding, dilation, padding_mode) -> ConvSpec:
-    return ConvSpec.create(x_shape, w_shape, stride=stride, padding=padding,
-                           dilation=dilation, padding_mode=padding_mode)
+    return ConvSpec.create(
+        x_shape,
+        w_shape,
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        padding_mode=padding_mode,
+    )
 
 
 def _windows(spec: ConvSpec):
@@ -53,8 +59,9 @@ def conv2d_loop(x, w, bias=None, *, stride=1, padding=0, dilation=1, padding_mod
     return y
 
 
-def conv2d_input_loop(input_shape, w, grad_out, *, stride=1, padding=0, dilation=1,
-                      padding_mode="zeros"):
+def conv2d_input_loop(
+    input_shape, w, grad_out, *, stride=1, padding=0, dilation=1, padding_mode="zeros"
+):
     """∂L/∂x[n,c,r,q] = Σ over every (output cell, tap) that read x[n,c,r,q] of ∂L/∂y · w."""
     spec = _spec(input_shape, w.shape, stride, padding, dilation, padding_mode)
     grad_x = np.zeros(spec.input_shape)
@@ -64,8 +71,9 @@ def conv2d_input_loop(input_shape, w, grad_out, *, stride=1, padding=0, dilation
     return grad_x
 
 
-def conv2d_weight_loop(x, weight_shape, grad_out, *, stride=1, padding=0, dilation=1,
-                       padding_mode="zeros"):
+def conv2d_weight_loop(
+    x, weight_shape, grad_out, *, stride=1, padding=0, dilation=1, padding_mode="zeros"
+):
     """∂L/∂w[k,c,a,b] = Σ_n Σ_i Σ_j ∂L/∂y[n,k,i,j] · x_pad[n,c,i·s+a·d, j·s+b·d]."""
     spec = _spec(x.shape, weight_shape, stride, padding, dilation, padding_mode)
     grad_w = np.zeros(spec.weight_shape)

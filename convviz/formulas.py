@@ -1,0 +1,260 @@
+"""Formulas: the terms of one output or gradient cell, rendered as LaTeX or plain text.
+
+A term is (operand cell) × (kernel cell) with flags saying why it may vanish or move: a zero that
+dilation inserted, a cell that padding added, or gradient that the mask drops or folds back onto
+the cell a padded copy came from. The numeric sum of the terms equals the engine's value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from convviz.ops import source_index
+from convviz.spec import ConvSpec
+from convviz.stages import ForwardStages, InputGradStages, WeightGradStages
+
+_SUB = str.maketrans("0123456789-", "₀₁₂₃₄₅₆₇₈₉₋")
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """One named operand cell, e.g. x with tags (n, c) and index (row, col); name '0' = a zero."""
+
+    name: str  # "x", "xp", "f", "y", the same with a leading "d" for ∂L/∂(·), or "0"
+    index: tuple[int, ...] = ()
+    tags: tuple[tuple[str, int], ...] = ()  # e.g. (("c", 1),), shown only where they vary
+
+    def latex(self) -> str:
+        if self.name == "0":
+            return "0"
+        plain = self.name.removeprefix("d")
+        tag = f"^{{({','.join(f'{k}{v}' for k, v in self.tags)})}}" if self.tags else ""
+        cell = _LATEX_BASE[plain] + tag + f"_{{{_join(self.index)}}}"
+        return rf"\frac{{\partial L}}{{\partial {cell}}}" if self.name.startswith("d") else cell
+
+    def text(self) -> str:
+        if self.name == "0":
+            return "0"
+        plain = self.name.removeprefix("d")
+        tag = f"[{','.join(f'{k}{v}' for k, v in self.tags)}]" if self.tags else ""
+        cell = _TEXT_BASE[plain] + tag + _join(self.index).translate(_SUB)
+        return f"∂L/∂{cell}" if self.name.startswith("d") else cell
+
+
+# "xp" is the padded input x̃; a leading "d" makes a symbol the loss gradient ∂L/∂(·).
+_LATEX_BASE = {"x": "x", "xp": r"\tilde{x}", "f": "f", "y": "y"}
+_TEXT_BASE = {"x": "x", "xp": "x̃", "f": "f", "y": "y"}
+
+
+def _join(index: tuple[int, ...]) -> str:
+    return ("," if any(i > 9 for i in index) else "").join(str(i) for i in index)
+
+
+@dataclass(frozen=True)
+class Term:
+    """left · right, with the reasons it may be zero or be moved."""
+
+    left: Symbol
+    right: Symbol
+    left_value: float
+    right_value: float
+    padding: bool = False  # left is a cell the padding added
+    dilation: bool = False  # left is a zero the dilation inserted
+    dropped: bool = False  # lands on a zero-padded cell: the mask drops it
+    folded: bool = False  # lands on a padded copy: the mask adds it back onto its source
+
+    @property
+    def value(self) -> float:
+        return self.left_value * self.right_value
+
+    @property
+    def vanishes(self) -> bool:
+        """True if the term is structurally zero (a padded zero or a dilation zero)."""
+        return self.dilation or (self.padding and self.left.name == "0")
+
+
+@dataclass(frozen=True)
+class Formula:
+    """The terms whose sum is one cell; `value` is the engine's number for that cell."""
+
+    target: Symbol
+    terms: tuple[Term, ...]
+    value: float
+    constant: float = 0.0  # the bias, for a forward cell
+    dropped: bool = False  # the cell itself is on the zero-padded ring: its gradient is dropped
+
+    @property
+    def total(self) -> float:
+        return float(sum(t.value for t in self.terms) + self.constant)
+
+    def latex(self, numeric: bool = False, max_terms: int = 30) -> str:
+        parts = [_latex_term(t, numeric) for t in self.terms[:max_terms]]
+        if len(self.terms) > max_terms:
+            parts.append(rf"\dots\ (+{len(self.terms) - max_terms}\ \text{{terms}})")
+        if self.constant:
+            parts.append(_num(self.constant) if numeric else "b")
+        body = " + ".join(parts) if parts else "0"
+        return f"{self.target.latex()} = {body} = {_num(self.value)}"
+
+    def text(self, numeric: bool = False, max_terms: int = 30) -> str:
+        parts = [_text_term(t, numeric) for t in self.terms[:max_terms]]
+        if len(self.terms) > max_terms:
+            parts.append(f"… (+{len(self.terms) - max_terms} terms)")
+        if self.constant:
+            parts.append(_num(self.constant) if numeric else "b")
+        body = " + ".join(parts) if parts else "0"
+        return f"{self.target.text()} = {body} = {_num(self.value)}"
+
+
+def _num(v: float) -> str:
+    v = float(v)
+    s = str(int(round(v))) if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
+    return f"({s})" if s.startswith("-") else s
+
+
+def _latex_term(t: Term, numeric: bool) -> str:
+    body = (
+        f"{_num(t.left_value)} \\cdot {_num(t.right_value)}"
+        if numeric
+        else f"{t.left.latex()}\\,{t.right.latex()}"
+    )
+    return rf"\color{{gray}}{{{body}}}" if t.vanishes else body
+
+
+def _text_term(t: Term, numeric: bool) -> str:
+    if numeric:
+        return f"{_num(t.left_value)}·{_num(t.right_value)}"
+    return f"{t.left.text()}·{t.right.text()}"
+
+
+def _tags(spec: ConvSpec, **axes: int) -> tuple[tuple[str, int], ...]:
+    """Keep only the tags of axes with more than one entry (batch n, in c, out k)."""
+    sizes = {"n": spec.batch, "c": spec.in_channels, "k": spec.out_channels}
+    return tuple((a, v) for a, v in axes.items() if sizes[a] > 1)
+
+
+def _x_symbol(spec: ConvSpec, n: int, c: int, pr: int, pc: int) -> tuple[Symbol, bool]:
+    """The input cell behind padded position (pr, pc): its source, or '0'; and 'is padding'."""
+    (pt, pb), (pl, pright) = spec.padding
+    H, W = spec.in_size
+    r = source_index(H, (pt, pb), spec.padding_mode)[pr]
+    q = source_index(W, (pl, pright), spec.padding_mode)[pc]
+    is_pad = not (pt <= pr < pt + H and pl <= pc < pl + W)
+    if r < 0 or q < 0:
+        return Symbol("0"), True
+    return Symbol("x", (int(r), int(q)), _tags(spec, n=n, c=c)), is_pad
+
+
+def forward_formula(stages: ForwardStages, n: int, k: int, i: int, j: int) -> Formula:
+    """y[n, k, i, j] = Σ_c Σ_taps x_pad[n, c, i·s + a·d, j·s + b·d] · w[k, c, a, b] + bias[k]."""
+    spec = stages.spec
+    (sh, sw), (dh, dw), (kH, kW) = spec.stride, spec.dilation, spec.kernel_size
+    terms = []
+    for c in range(spec.in_channels):
+        for a in range(kH):
+            for b in range(kW):
+                pr, pc = i * sh + a * dh, j * sw + b * dw
+                sym, is_pad = _x_symbol(spec, n, c, pr, pc)
+                terms.append(
+                    Term(
+                        sym,
+                        Symbol("f", (a, b), _tags(spec, k=k, c=c)),
+                        float(stages.x_padded[n, c, pr, pc]),
+                        float(stages.w[k, c, a, b]),
+                        padding=is_pad,
+                    )
+                )
+    return Formula(
+        Symbol("y", (i, j), _tags(spec, n=n, k=k)),
+        tuple(terms),
+        float(stages.y[n, k, i, j]),
+        constant=float(stages.bias[k]),
+    )
+
+
+def _full_corr_terms(stages: InputGradStages, n: int, c: int, pr: int, pc: int, **flags):
+    """Terms of the full correlation at padded-input cell (pr, pc), in the seeds' notation."""
+    spec = stages.spec
+    (dh, dw), (kH, kW), (sh, sw) = spec.dilation, spec.kernel_size, spec.stride
+    (gt, _), (gl, _) = spec.full_padding
+    terms = []
+    for k in range(spec.out_channels):
+        for a in range(kH):
+            for b in range(kW):
+                gr, gc = pr + a * dh, pc + b * dw  # cell of the padded, dilated grad_out
+                on_ring = bool(stages.padded_ring[gr, gc])
+                is_zero = on_ring or bool(stages.padded_dilation_mask[gr, gc])
+                left = (
+                    Symbol("0")
+                    if is_zero
+                    else Symbol("dy", ((gr - gt) // sh, (gc - gl) // sw), _tags(spec, n=n, k=k))
+                )
+                # the rotated tap (a, b) is the original tap (kH-1-a, kW-1-b): the flip shows here
+                right = Symbol("f", (kH - 1 - a, kW - 1 - b), _tags(spec, k=k, c=c))
+                terms.append(
+                    Term(
+                        left,
+                        right,
+                        float(stages.padded[n, k, gr, gc]),
+                        float(stages.w_rot[c, k, a, b]),
+                        padding=on_ring,
+                        dilation=is_zero and not on_ring,
+                        **flags,
+                    )
+                )
+    return terms
+
+
+def input_grad_formula(
+    stages: InputGradStages, n: int, c: int, row: int, col: int, padded: bool = False
+) -> Formula:
+    """∂L/∂x[n, c, row, col] by the textbook route (ring copies folded back for non-zero modes).
+
+    With padded=True, (row, col) is a cell of the padded input and the formula is that of
+    grad_x_padded, flagged `dropped` when the mask throws it away.
+    """
+    spec = stages.spec
+    (pt, pb), (pl, pright) = spec.padding
+    if padded:
+        on_ring = bool(stages.pad_mask[row, col])
+        terms = _full_corr_terms(stages, n, c, row, col)
+        value = float(stages.grad_x_padded[n, c, row, col])
+        target = Symbol("dxp", (row, col), _tags(spec, n=n, c=c))
+        return Formula(
+            target, tuple(terms), value, dropped=on_ring and spec.padding_mode == "zeros"
+        )
+    src_r = source_index(spec.in_size[0], (pt, pb), spec.padding_mode)
+    src_c = source_index(spec.in_size[1], (pl, pright), spec.padding_mode)
+    terms = _full_corr_terms(stages, n, c, row + pt, col + pl)
+    copies_r, copies_c = np.flatnonzero(src_r == row), np.flatnonzero(src_c == col)
+    for cr in copies_r:  # every padded copy of this cell sends its gradient home
+        for cc in copies_c:
+            if stages.pad_mask[cr, cc]:
+                terms += _full_corr_terms(stages, n, c, int(cr), int(cc), folded=True)
+    target = Symbol("dx", (row, col), _tags(spec, n=n, c=c))
+    return Formula(target, tuple(terms), float(stages.grad_x[n, c, row, col]))
+
+
+def weight_grad_formula(stages: WeightGradStages, k: int, c: int, a: int, b: int) -> Formula:
+    """∂L/∂w[k, c, a, b] = Σ_n Σ_i Σ_j x_pad[n, c, i·s + a·d, j·s + b·d] · ∂L/∂y[n, k, i, j]."""
+    spec = stages.spec
+    (sh, sw), (dh, dw), (oH, oW) = spec.stride, spec.dilation, spec.out_size
+    terms = []
+    for n in range(spec.batch):
+        for i in range(oH):
+            for j in range(oW):
+                pr, pc = i * sh + a * dh, j * sw + b * dw
+                sym, is_pad = _x_symbol(spec, n, c, pr, pc)
+                terms.append(
+                    Term(
+                        sym,
+                        Symbol("dy", (i, j), _tags(spec, n=n, k=k)),
+                        float(stages.x_padded[n, c, pr, pc]),
+                        float(stages.grad_out[n, k, i, j]),
+                        padding=is_pad,
+                    )
+                )
+    target = Symbol("df", (a, b), _tags(spec, k=k, c=c))
+    return Formula(target, tuple(terms), float(stages.grad_w[k, c, a, b]))

@@ -1,0 +1,191 @@
+"""The stages the app draws, as frozen dataclasses of named arrays and masks.
+
+Each route computes its numbers the way the textbook tells it (pad, dilate, rotate, full
+correlation, mask) by reusing the fast forward correlation, so the drawn arrays are the computed
+arrays; tests check that every route's result equals the public API's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from convviz.conv import as_array, forward_padded, input_grad_padded
+from convviz.ops import dilate, dilation_mask, pad, pad_mask, rot180, unpad
+from convviz.spec import ConvSpec, ConvSpecError
+
+
+@dataclass(frozen=True)
+class ForwardStages:
+    """x → padded x → windows of the (dilated) kernel at the stride → y."""
+
+    spec: ConvSpec
+    x: np.ndarray  # (N, C_in, H, W)
+    w: np.ndarray  # (C_out, C_in, kH, kW)
+    bias: np.ndarray  # (C_out,), zeros when the layer has none
+    x_padded: np.ndarray  # (N, C_in, Hp, Wp)
+    pad_mask: np.ndarray  # (Hp, Wp) True on cells added by padding
+    remainder_mask: np.ndarray  # (Hp, Wp) True on bottom/right cells no window reaches
+    y: np.ndarray  # (N, C_out, oH, oW)
+
+
+@dataclass(frozen=True)
+class InputGradStages:
+    """The textbook route: dilate grad_out, pad it, rotate the kernel, full-correlate, mask, crop."""
+
+    spec: ConvSpec
+    grad_out: np.ndarray  # (N, C_out, oH, oW)
+    dilated: np.ndarray  # (N, C_out, dH, dW): stride-1 zeros inserted
+    dilation_mask: np.ndarray  # (dH, dW) True on inserted zeros
+    padded: np.ndarray  # (N, C_out, Hg, Wg): dil*(k-1) per side + remainder at bottom/right
+    padded_ring: np.ndarray  # (Hg, Wg) True on cells added by that padding
+    padded_dilation_mask: np.ndarray  # (Hg, Wg) True on inserted zeros, in padded coordinates
+    w_rot: np.ndarray  # (C_in, C_out, kH, kW): each kernel rotated 180°, in/out channels swapped
+    grad_x_padded: np.ndarray  # (N, C_in, Hp, Wp): gradient w.r.t. the padded input, ring included
+    pad_mask: np.ndarray  # (Hp, Wp) True on the ring of padded cells
+    ring: np.ndarray  # (N, C_in, Hp, Wp): the ring's gradient, which the mask drops or folds back
+    grad_x: np.ndarray  # (N, C_in, H, W)
+
+
+@dataclass(frozen=True)
+class WeightGradStages:
+    """grad_w[k, c] = Σ_n x_pad[n, c] ⋆ dilate(grad_out[n, k]); grad_b[k] = Σ grad_out[:, k]."""
+
+    spec: ConvSpec
+    x_padded: np.ndarray  # (N, C_in, Hp, Wp)
+    pad_mask: np.ndarray  # (Hp, Wp)
+    remainder_mask: np.ndarray  # (Hp, Wp)
+    grad_out: np.ndarray  # (N, C_out, oH, oW)
+    dilated: np.ndarray  # (N, C_out, dH, dW)
+    dilation_mask: np.ndarray  # (dH, dW)
+    grad_w: np.ndarray  # (C_out, C_in, kH, kW), summed over the batch
+    grad_b: np.ndarray  # (C_out,)
+
+
+def remainder_mask(spec: ConvSpec) -> np.ndarray:
+    """(Hp, Wp) mask, True on the bottom rows / right columns that no window reaches."""
+    mask = np.zeros(spec.padded_size, dtype=bool)
+    rH, rW = spec.reach
+    mask[rH:, :] = True
+    mask[:, rW:] = True
+    return mask
+
+
+def _checked(spec: ConvSpec, a, name: str, shape: tuple) -> np.ndarray:
+    arr = as_array(a, name, len(shape))
+    if arr.shape != tuple(shape):
+        raise ConvSpecError(
+            f"{name} must have shape {tuple(shape)} for this layer, got {arr.shape}"
+        )
+    return arr
+
+
+def forward_stages(spec: ConvSpec, x, w, bias=None) -> ForwardStages:
+    """Every array of the forward pass; x : (N, C_in, H, W), w : (C_out, C_in, kH, kW)."""
+    x = _checked(spec, x, "the input x", spec.input_shape)
+    w = _checked(spec, w, "the kernel w", spec.weight_shape)
+    dtype = np.result_type(x, w)
+    b = (
+        np.zeros(spec.out_channels, dtype)
+        if bias is None
+        else _checked(spec, bias, "the bias", (spec.out_channels,)).astype(dtype)
+    )
+    x_padded = pad(x, spec.padding, spec.padding_mode)
+    y = forward_padded(x_padded, w, spec) + b[None, :, None, None]
+    return ForwardStages(
+        spec, x, w, b, x_padded, pad_mask(spec.in_size, spec.padding), remainder_mask(spec), y
+    )
+
+
+def full_correlation_spec(spec: ConvSpec) -> ConvSpec:
+    """The stride-1 correlation of the padded, dilated grad_out with the rotated kernel."""
+    Hg, Wg = (d + lo + hi for d, (lo, hi) in zip(spec.dilated_out_size, spec.full_padding))
+    C_out, C_in, kH, kW = spec.weight_shape
+    return ConvSpec.create(
+        (spec.batch, C_out, Hg, Wg),
+        (C_in, C_out, kH, kW),
+        stride=1,
+        padding=0,
+        dilation=spec.dilation,
+    )
+
+
+def input_grad_stages(spec: ConvSpec, w, grad_out) -> InputGradStages:
+    """The textbook route to grad_x; w : (C_out, C_in, kH, kW), grad_out : (N, C_out, oH, oW)."""
+    w = _checked(spec, w, "the kernel w", spec.weight_shape)
+    g = _checked(spec, grad_out, "grad_out", spec.output_shape)
+    dilated = dilate(g, spec.stride)
+    padded = pad(dilated, spec.full_padding)
+    w_rot = rot180(w).transpose(1, 0, 2, 3)  # (C_in, C_out, kH, kW)
+    grad_x_padded = forward_padded(padded, w_rot, full_correlation_spec(spec))  # (N, C_in, Hp, Wp)
+    ring_mask = pad_mask(spec.in_size, spec.padding)
+    d_mask = dilation_mask(spec.out_size, spec.stride)
+    return InputGradStages(
+        spec,
+        g,
+        dilated,
+        d_mask,
+        padded,
+        pad_mask(spec.dilated_out_size, spec.full_padding),
+        pad(d_mask, spec.full_padding),  # constant padding with False
+        np.ascontiguousarray(w_rot),
+        grad_x_padded,
+        ring_mask,
+        np.where(ring_mask, grad_x_padded, 0),
+        unpad(grad_x_padded, spec.padding, spec.padding_mode),
+    )
+
+
+def weight_grad_stages(spec: ConvSpec, x, grad_out) -> WeightGradStages:
+    """grad_w as the padded input correlated with the dilated grad_out (step = the dilation)."""
+    x = _checked(spec, x, "the input x", spec.input_shape)
+    g = _checked(spec, grad_out, "grad_out", spec.output_shape)
+    x_padded = pad(x, spec.padding, spec.padding_mode)
+    rH, rW = spec.reach
+    # Batch plays the channel's part: (C_in, N, rH, rW) ⋆ (C_out, N, oH, oW) -> (C_in, C_out, kH, kW)
+    corr = ConvSpec.create(
+        (spec.in_channels, spec.batch, rH, rW),
+        (spec.out_channels, spec.batch, *spec.out_size),
+        stride=spec.dilation,
+        dilation=spec.stride,
+    )
+    grad_w = forward_padded(
+        x_padded[:, :, :rH, :rW].transpose(1, 0, 2, 3), g.transpose(1, 0, 2, 3), corr
+    ).transpose(1, 0, 2, 3)
+    return WeightGradStages(
+        spec,
+        x_padded,
+        pad_mask(spec.in_size, spec.padding),
+        remainder_mask(spec),
+        g,
+        dilate(g, spec.stride),
+        dilation_mask(spec.out_size, spec.stride),
+        np.ascontiguousarray(grad_w),
+        g.sum(axis=(0, 2, 3)),
+    )
+
+
+@dataclass(frozen=True)
+class Layer:
+    """Everything about one layer the app shows: the forward pass and both gradient routes."""
+
+    forward: ForwardStages
+    input_grad: InputGradStages
+    weight_grad: WeightGradStages
+
+
+def layer(spec: ConvSpec, x, w, grad_out, bias=None) -> Layer:
+    """Forward, input-gradient and weight-gradient stages for one set of values."""
+    return Layer(
+        forward_stages(spec, x, w, bias),
+        input_grad_stages(spec, w, grad_out),
+        weight_grad_stages(spec, x, grad_out),
+    )
+
+
+def scatter_grad_x_padded(spec: ConvSpec, w, grad_out) -> np.ndarray:
+    """The scatter route: every grad_out cell stamps grad_out·w onto its window (col2im)."""
+    w = _checked(spec, w, "the kernel w", spec.weight_shape)
+    g = _checked(spec, grad_out, "grad_out", spec.output_shape)
+    return input_grad_padded(g, w, spec)

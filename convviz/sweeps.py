@@ -1,0 +1,129 @@
+"""Sweeps: every step of one sliding-window animation, built in one vectorized call.
+
+A sweep slides a (channel-stacked) kernel over an operand: at step t the window sits on output
+cell `targets[t]`, covers operand rows `rows[t]` × columns `cols[t]`, and yields the products
+`products[t]` whose total is `sums[t]`. The forward pass, the full correlation of the textbook
+input gradient and the weight-gradient correlation are all sweeps over different operands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from convviz.stages import ForwardStages, InputGradStages, WeightGradStages
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """All T = oh·ow steps of one correlation, row-major over the output."""
+
+    operand: np.ndarray  # (C, H, W) what the window slides over
+    kernel: np.ndarray  # (C, kh, kw)
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    out_size: tuple[int, int]  # (oh, ow)
+    targets: np.ndarray  # (T, 2) output cell of each step
+    rows: np.ndarray  # (T, kh) operand rows the taps cover
+    cols: np.ndarray  # (T, kw) operand columns the taps cover
+    products: np.ndarray  # (T, C, kh, kw) operand · kernel, tap by tap
+    partial: np.ndarray  # (T, C) the sum of each channel's products
+    sums: np.ndarray  # (T,) Σ over channels and taps, plus `offset`
+    offset: float = 0.0  # a constant added to every sum (the bias)
+
+    @property
+    def steps(self) -> int:
+        return len(self.sums)
+
+    def result(self) -> np.ndarray:
+        """The output this sweep writes, shape (oh, ow)."""
+        return self.sums.reshape(self.out_size)
+
+
+def sweep(
+    operand: np.ndarray, kernel: np.ndarray, stride=(1, 1), dilation=(1, 1), offset: float = 0.0
+) -> Sweep:
+    """Slide kernel (C, kh, kw) over operand (C, H, W): every step's cells, products and sums."""
+    (sh, sw), (dh, dw) = stride, dilation
+    C, kh, kw = kernel.shape
+    span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
+    win = sliding_window_view(operand, span, axis=(1, 2))  # (C, H-eh+1, W-ew+1, eh, ew)
+    win = win[:, ::sh, ::sw, ::dh, ::dw]  # (C, oh, ow, kh, kw)
+    oh, ow = win.shape[1:3]
+    products = (win * kernel[:, None, None]).reshape(C, oh * ow, kh, kw).transpose(1, 0, 2, 3)
+    partial = products.sum(axis=(2, 3))  # (T, C)
+    oy, ox = np.divmod(np.arange(oh * ow), ow)
+    return Sweep(
+        operand,
+        kernel,
+        (sh, sw),
+        (dh, dw),
+        (oh, ow),
+        targets=np.stack([oy, ox], axis=1),
+        rows=oy[:, None] * sh + np.arange(kh) * dh,  # (T, kh)
+        cols=ox[:, None] * sw + np.arange(kw) * dw,  # (T, kw)
+        products=products,
+        partial=partial,
+        sums=partial.sum(axis=1) + offset,
+        offset=offset,
+    )
+
+
+def forward_sweep(stages: ForwardStages, n: int = 0, k: int = 0) -> Sweep:
+    """The forward window over x_padded[n] with filter k; its result is y[n, k]."""
+    return sweep(
+        stages.x_padded[n],
+        stages.w[k],
+        stages.spec.stride,
+        stages.spec.dilation,
+        offset=float(stages.bias[k]),
+    )
+
+
+def input_grad_sweep(stages: InputGradStages, n: int = 0, c: int = 0) -> Sweep:
+    """The full correlation: rotated filters of channel c over the padded, dilated grad_out[n].
+
+    Its result is grad_x_padded[n, c], ring included.
+    """
+    return sweep(stages.padded[n], stages.w_rot[c], (1, 1), stages.spec.dilation)
+
+
+def weight_grad_sweep(stages: WeightGradStages, k: int = 0, c: int = 0) -> Sweep:
+    """grad_out[:, k] (dilated by the stride) over x_padded[:, c], stepping by the dilation.
+
+    The batch is the channel axis of this sweep, so `partial` holds each sample's contribution.
+    Its result is grad_w[k, c].
+    """
+    spec = stages.spec
+    rH, rW = spec.reach
+    return sweep(stages.x_padded[:, c, :rH, :rW], stages.grad_out[:, k], spec.dilation, spec.stride)
+
+
+@dataclass(frozen=True)
+class Scatter:
+    """The scatter route for one (n, c): each grad_out cell stamps grad_out·w onto its window."""
+
+    stamps: np.ndarray  # (T, kH, kW) Σ_k grad_out[n, k, t] · w[k, c]
+    rows: np.ndarray  # (T, kH) rows of the padded input each stamp lands on
+    cols: np.ndarray  # (T, kW)
+    running: np.ndarray  # (T, Hp, Wp) the padded-input gradient after each stamp
+
+
+def scatter(stages: ForwardStages, grad_out: np.ndarray, n: int = 0, c: int = 0) -> Scatter:
+    """Every stamp of the scatter route and the running sum; running[-1] = grad_x_padded[n, c]."""
+    spec = stages.spec
+    (sh, sw), (dh, dw), (oH, oW) = spec.stride, spec.dilation, spec.out_size
+    kH, kW = spec.kernel_size
+    # (K, T) · (K, kH, kW) summed over K -> (T, kH, kW)
+    stamps = np.einsum("kt,kij->tij", grad_out[n].reshape(-1, oH * oW), stages.w[:, c])
+    oy, ox = np.divmod(np.arange(oH * oW), oW)
+    rows = oy[:, None] * sh + np.arange(kH) * dh  # (T, kH)
+    cols = ox[:, None] * sw + np.arange(kW) * dw  # (T, kW)
+    placed = np.zeros((oH * oW, *spec.padded_size), dtype=stamps.dtype)
+    t = np.arange(oH * oW)
+    for i in range(kH):  # a loop over kernel taps, each placing all T stamps at once
+        for j in range(kW):
+            placed[t, rows[:, i], cols[:, j]] = stamps[:, i, j]
+    return Scatter(stamps, rows, cols, np.cumsum(placed, axis=0))
