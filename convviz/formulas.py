@@ -110,7 +110,7 @@ class Formula:
 
 def _num(v: float) -> str:
     v = float(v)
-    s = str(int(round(v))) if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
+    s = str(round(v)) if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
     return f"({s})" if s.startswith("-") else s
 
 

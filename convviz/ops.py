@@ -57,7 +57,7 @@ def dilate(a: np.ndarray, stride: tuple[int, int]) -> np.ndarray:
     """Insert stride-1 zeros between neighbouring cells of the last two axes."""
     sh, sw = stride
     h, w = a.shape[-2:]
-    out = np.zeros(a.shape[:-2] + ((h - 1) * sh + 1, (w - 1) * sw + 1), dtype=a.dtype)
+    out = np.zeros((*a.shape[:-2], (h - 1) * sh + 1, (w - 1) * sw + 1), dtype=a.dtype)
     out[..., ::sh, ::sw] = a
     return out
 

@@ -56,7 +56,7 @@ def _shape(shape, names: str, what: str) -> tuple[int, ...]:
 
 
 def same_padding(size: int, kernel: int, stride: int, dilation: int) -> Pair:
-    """TensorFlow/Keras 'same' padding of one axis: out = ceil(size / stride), odd extra at the end."""
+    """TensorFlow/Keras 'same' padding of one axis: out = ceil(size / stride), extra at the end."""
     out = math.ceil(size / stride)
     total = max((out - 1) * stride + dilation * (kernel - 1) + 1 - size, 0)
     return (total // 2, total - total // 2)
@@ -212,7 +212,7 @@ class ConvSpec:
 
     @property
     def full_padding(self) -> Sides:
-        """Padding of the dilated grad_out for the full correlation: dil*(k-1) per side + remainder."""
+        """Padding of the dilated grad_out for the full correlation: dil*(k-1) + the remainder."""
         return tuple((e - 1, e - 1 + r) for e, r in zip(self.span, self.remainder))
 
     @property

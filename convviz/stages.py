@@ -32,7 +32,7 @@ class ForwardStages:
 
 @dataclass(frozen=True)
 class InputGradStages:
-    """The textbook route: dilate grad_out, pad it, rotate the kernel, full-correlate, mask, crop."""
+    """The textbook route: dilate grad_out, pad it, rotate the kernel, correlate, mask, crop."""
 
     spec: ConvSpec
     grad_out: np.ndarray  # (N, C_out, oH, oW)
@@ -143,7 +143,7 @@ def weight_grad_stages(spec: ConvSpec, x, grad_out) -> WeightGradStages:
     g = _checked(spec, grad_out, "grad_out", spec.output_shape)
     x_padded = pad(x, spec.padding, spec.padding_mode)
     rH, rW = spec.reach
-    # Batch plays the channel's part: (C_in, N, rH, rW) ⋆ (C_out, N, oH, oW) -> (C_in, C_out, kH, kW)
+    # the batch plays the channel: (C_in, N, rH, rW) ⋆ (C_out, N, oH, oW) -> (C_in, C_out, kH, kW)
     corr = ConvSpec.create(
         (spec.in_channels, spec.batch, rH, rW),
         (spec.out_channels, spec.batch, *spec.out_size),
