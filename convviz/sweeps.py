@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from convviz.ops import unpad
 from convviz.stages import ForwardStages, InputGradStages, WeightGradStages
 
 
@@ -127,3 +128,13 @@ def scatter(stages: ForwardStages, grad_out: np.ndarray, n: int = 0, c: int = 0)
         for j in range(kW):
             placed[t, rows[:, i], cols[:, j]] = stamps[:, i, j]
     return Scatter(stamps, rows, cols, np.cumsum(placed, axis=0))
+
+
+def channel_contributions(stages: InputGradStages, n: int = 0, c: int = 0) -> np.ndarray:
+    """grad_x[n, c] split by filter: (C_out, H, W), one full correlation per filter k.
+
+    Their sum over k is grad_x[n, c]: the Q&A's ∂E/∂X[c] = Σ_k full(∂E/∂O[k], rot180 F[k, c]).
+    """
+    spec = stages.spec
+    per_filter = input_grad_sweep(stages, n, c).partial.T.reshape(-1, *spec.padded_size)
+    return unpad(per_filter, spec.padding, spec.padding_mode)  # (C_out, H, W)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from convviz.conv import forward_padded
+from convviz.ops import pad
 from convviz.spec import ConvSpec
 
 # Named 3×3 kernels; `named_kernel` resizes the ones that have a natural size-free form.
@@ -65,3 +67,30 @@ def example_grad_out(spec: ConvSpec, y: np.ndarray, seed: int, kind: str = "ones
     if kind == "mse":
         return y - random_ints(spec.output_shape, seed + 3, -5, 5)
     raise ValueError(f"grad_out kind {kind!r} is not one of {', '.join(GRAD_OUT_KINDS)}")
+
+
+def layer_values(
+    spec: ConvSpec,
+    seed: int,
+    kernel: str = "random",
+    grad_out: str = "ones",
+    *,
+    x=None,
+    w=None,
+    g=None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(x, w, grad_out) of a layer: the arrays given (e.g. a user's edits), seeded examples else."""
+    x = example_x(spec, seed) if x is None else np.asarray(x, float).reshape(spec.input_shape)
+    w = (
+        example_w(spec, seed, kernel)
+        if w is None
+        else np.asarray(w, float).reshape(spec.weight_shape)
+    )
+    if g is not None:
+        return x, w, np.asarray(g, float).reshape(spec.output_shape)
+    y = (
+        forward_padded(pad(x, spec.padding, spec.padding_mode), w, spec)
+        if grad_out == "mse"
+        else None
+    )
+    return x, w, example_grad_out(spec, y, seed, grad_out)

@@ -1,0 +1,38 @@
+"""Panel: one 2D grid to draw, with the masks that say what each cell is.
+
+Both the plotly views and the matplotlib exports draw Panels, so a stage looks the same on screen
+and on a slide. Panels are built from engine data in `convviz.render.stories`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A grid of numbers and its cell roles; every mask has the shape of `values`."""
+
+    values: np.ndarray  # (h, w)
+    title: str
+    key: str  # identifies the panel in click events, e.g. "x", "y", "grad_x"
+    pad_mask: np.ndarray | None = None  # cells the padding added
+    dilation_mask: np.ndarray | None = None  # zeros the dilation inserted
+    remainder_mask: np.ndarray | None = None  # cells no window reaches
+    dropped_mask: np.ndarray | None = None  # gradient the mask drops (crossed out)
+    taps: np.ndarray | None = None  # int (h, w): kernel tap index colouring the cell, -1 none
+    highlight: np.ndarray | None = None  # bool (h, w): cells linked to the selection
+    selected: tuple[int, int] | None = None  # the selected cell, if it is in this panel
+    origin: tuple[int, int] = (0, 0)  # index of the top-left cell in axis labels (e.g. -1)
+    subtitle: str = ""  # shape or a short note under the title
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.values.shape
+
+    def mask(self, name: str) -> np.ndarray:
+        """A mask by field name, all False when absent."""
+        m = getattr(self, name)
+        return np.zeros(self.shape, dtype=bool) if m is None else np.asarray(m, dtype=bool)

@@ -1,0 +1,430 @@
+"""Stories: engine stages turned into the Panels each page draws, with captions and links.
+
+Which cells a selected cell depends on comes from the engine's sweeps (rows × cols of its step);
+this module only turns those into highlight masks. No arithmetic on values happens here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from convviz.render.panel import Panel
+from convviz.stages import ForwardStages, InputGradStages, Layer, WeightGradStages
+from convviz.sweeps import Sweep
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a storyboard: what it shows, one or two sentences, and its grids."""
+
+    title: str
+    caption: str
+    panels: list[Panel] = field(default_factory=list)
+
+
+def _shape(a: np.ndarray) -> str:
+    return "×".join(str(s) for s in a.shape)
+
+
+def tap_grid(kH: int, kW: int, rotated: bool = False) -> np.ndarray:
+    """Tap index of each kernel cell (row-major); rotated: the tap each cell holds after 180°."""
+    taps = np.arange(kH * kW).reshape(kH, kW)
+    return taps[::-1, ::-1] if rotated else taps
+
+
+def window_mask(shape: tuple[int, int], sweep: Sweep, t: int, channel_taps=None):
+    """(highlight mask, taps) of the cells step t covers; taps give each covered cell its tap."""
+    mask = np.zeros(shape, dtype=bool)
+    taps = np.full(shape, -1)
+    rows, cols = sweep.rows[t], sweep.cols[t]
+    kh, kw = len(rows), len(cols)
+    tap_ids = tap_grid(kh, kw) if channel_taps is None else channel_taps
+    mask[np.ix_(rows, cols)] = True
+    taps[np.ix_(rows, cols)] = tap_ids
+    return mask, taps
+
+
+def step_of(sweep: Sweep, cell: tuple[int, int]) -> int:
+    """The step at which the sweep writes output cell (row, col)."""
+    return int(cell[0]) * sweep.out_size[1] + int(cell[1])
+
+
+def _cell_mask(shape, cell) -> np.ndarray | None:
+    if cell is None:
+        return None
+    m = np.zeros(shape, dtype=bool)
+    m[cell] = True
+    return m
+
+
+def forward_panels(
+    st: ForwardStages, sweep: Sweep, n: int, k: int, c: int, selected: tuple[int, int] | None = None
+) -> list[Panel]:
+    """x_padded[n, c], w[k, c] and y[n, k]; a selected y cell lights up its window."""
+    spec = st.spec
+    (pt, _), (pl, _) = spec.padding
+    highlight = taps = None
+    if selected is not None:
+        highlight, taps = window_mask(spec.padded_size, sweep, step_of(sweep, selected))
+    label = f" (n={n}, c={c})" if spec.batch > 1 or spec.in_channels > 1 else ""
+    return [
+        Panel(
+            st.x_padded[n, c],
+            f"input x, padded{label}",
+            "x",
+            pad_mask=st.pad_mask,
+            remainder_mask=st.remainder_mask,
+            taps=taps,
+            highlight=highlight,
+            origin=(-pt, -pl),
+            subtitle=f"{_shape(st.x[n, c])} → padded {_shape(st.x_padded[n, c])}",
+        ),
+        Panel(
+            st.w[k, c],
+            f"kernel w[{k}, {c}]",
+            "w",
+            taps=tap_grid(*spec.kernel_size),
+            subtitle=f"{_shape(st.w[k, c])}, dilation {spec.dilation[0]}×{spec.dilation[1]}",
+        ),
+        Panel(
+            st.y[n, k],
+            f"output y[{n}, {k}]",
+            "y",
+            selected=selected,
+            highlight=_cell_mask(spec.out_size, selected),
+            subtitle=f"{_shape(st.y[n, k])}, stride {spec.stride[0]}×{spec.stride[1]}",
+        ),
+    ]
+
+
+def input_grad_story(st: InputGradStages, n: int, k: int, c: int) -> list[Step]:
+    """The textbook route, one Step per stage, for grad_out[n, k] and input channel c."""
+    spec = st.spec
+    (sh, sw), (eh, ew) = spec.stride, spec.span
+    (gt, gb), (gl, gr) = spec.full_padding
+    rH, rW = spec.remainder
+    kH, kW = spec.kernel_size
+    (pt, _), (pl, _) = spec.padding
+    mode = spec.padding_mode
+    fate = (
+        "dropped: the padded zeros are constants"
+        if mode == "zeros"
+        else f"added back onto the cells the {mode} padding copied them from"
+    )
+    return [
+        Step(
+            "1 · grad_out",
+            f"∂L/∂y arrives from the next layer: {_shape(st.grad_out[n, k])}.",
+            [Panel(st.grad_out[n, k], f"∂L/∂y[{n}, {k}]", "grad_out")],
+        ),
+        Step(
+            "2 · dilate by the stride",
+            f"Insert stride − 1 = {sh - 1}×{sw - 1} zeros between neighbouring cells, so each "
+            f"gradient sits where its window started: {_shape(st.dilated[n, k])}.",
+            [
+                Panel(
+                    st.dilated[n, k],
+                    "dilated ∂L/∂y",
+                    "dilated",
+                    dilation_mask=st.dilation_mask,
+                    subtitle=_shape(st.dilated[n, k]),
+                )
+            ],
+        ),
+        Step(
+            "3 · pad for the full correlation",
+            f"Pad with zeros: dil·(k − 1) = {eh - 1} rows / {ew - 1} columns per side"
+            + (
+                f", plus the remainder ({rH} rows, {rW} cols) at the bottom/right"
+                if rH or rW
+                else ""
+            )
+            + f": ({gt}, {gb}) × ({gl}, {gr}) → {_shape(st.padded[n, k])}.",
+            [
+                Panel(
+                    st.padded[n, k],
+                    "padded, dilated ∂L/∂y",
+                    "padded",
+                    pad_mask=st.padded_ring,
+                    dilation_mask=st.padded_dilation_mask,
+                    origin=(-gt, -gl),
+                    subtitle=_shape(st.padded[n, k]),
+                )
+            ],
+        ),
+        Step(
+            "4 · rotate the kernel 180°",
+            "Flip up-down, then left-right; every tap keeps its colour, so you can follow it. "
+            "Channels swap: the filter for output k becomes a filter for input c.",
+            [
+                Panel(
+                    np.asarray(st.w_rot[c, k])[::-1, ::-1],
+                    f"w[{k}, {c}]",
+                    "w",
+                    taps=tap_grid(kH, kW),
+                ),
+                Panel(
+                    st.w_rot[c, k],
+                    f"rot180 w[{k}, {c}]",
+                    "w_rot",
+                    taps=tap_grid(kH, kW, rotated=True),
+                ),
+            ],
+        ),
+        Step(
+            "5 · full correlation (stride 1)",
+            f"Slide the rotated kernel (dilation {spec.dilation[0]}×{spec.dilation[1]}) over "
+            f"the padded grid one cell at a time: the gradient of every padded-input cell, "
+            f"ring included: {_shape(st.grad_x_padded[n, c])}.",
+            [],
+        ),
+        Step(
+            "6 · mask the ring, crop",
+            f"The gradient on the padded ring is {fate}. What is left is ∂L/∂x.",
+            [
+                Panel(
+                    st.grad_x_padded[n, c],
+                    "∂L/∂x̃ (padded input)",
+                    "grad_x_padded",
+                    pad_mask=st.pad_mask,
+                    dropped_mask=st.pad_mask if mode == "zeros" else None,
+                    origin=(-pt, -pl),
+                    subtitle=_shape(st.grad_x_padded[n, c]),
+                ),
+                Panel(
+                    st.grad_x[n, c], f"∂L/∂x[{n}, {c}]", "grad_x", subtitle=_shape(st.grad_x[n, c])
+                ),
+            ],
+        ),
+    ]
+
+
+def weight_grad_panels(
+    st: WeightGradStages,
+    sweep: Sweep,
+    n: int,
+    k: int,
+    c: int,
+    selected: tuple[int, int] | None = None,
+) -> list[Panel]:
+    """x_padded[n, c], grad_out[n, k] (the sliding 'kernel', dilated by the stride) and grad_w."""
+    spec = st.spec
+    (pt, _), (pl, _) = spec.padding
+    rH, rW = spec.reach
+    operand = st.x_padded[n, c, :rH, :rW]
+    highlight = taps = None
+    if selected is not None:
+        highlight, taps = window_mask(operand.shape, sweep, step_of(sweep, selected))
+    return [
+        Panel(
+            operand,
+            f"input x[{n}, {c}], padded",
+            "x",
+            pad_mask=st.pad_mask[:rH, :rW],
+            taps=taps,
+            highlight=highlight,
+            origin=(-pt, -pl),
+            subtitle=_shape(operand),
+        ),
+        Panel(
+            st.grad_out[n, k],
+            f"∂L/∂y[{n}, {k}]",
+            "grad_out",
+            taps=tap_grid(*spec.out_size),
+            subtitle=f"{_shape(st.grad_out[n, k])}, "
+            f"spread by the stride {spec.stride[0]}×{spec.stride[1]}",
+        ),
+        Panel(
+            st.grad_w[k, c],
+            f"∂L/∂w[{k}, {c}]",
+            "grad_w",
+            selected=selected,
+            highlight=_cell_mask(spec.kernel_size, selected),
+            subtitle=f"{_shape(st.grad_w[k, c])}, Σ over {spec.batch} sample(s)",
+        ),
+    ]
+
+
+def overview_panels(lay: Layer, n: int, k: int, c: int) -> tuple[list[Panel], list[Panel]]:
+    """The layer at a glance: (x padded, w, y) and (grad_out, grad_x, grad_w) for one slice."""
+    fw, ig, wg = lay.forward, lay.input_grad, lay.weight_grad
+    (pt, _), (pl, _) = fw.spec.padding
+    forward = [
+        Panel(
+            fw.x_padded[n, c],
+            f"x[{n}, {c}] padded",
+            "x",
+            pad_mask=fw.pad_mask,
+            remainder_mask=fw.remainder_mask,
+            origin=(-pt, -pl),
+            subtitle=_shape(fw.x[n, c]),
+        ),
+        Panel(
+            fw.w[k, c],
+            f"w[{k}, {c}]",
+            "w",
+            taps=tap_grid(*fw.spec.kernel_size),
+            subtitle=_shape(fw.w[k, c]),
+        ),
+        Panel(fw.y[n, k], f"y[{n}, {k}]", "y", subtitle=_shape(fw.y[n, k])),
+    ]
+    backward = [
+        Panel(ig.grad_out[n, k], f"∂L/∂y[{n}, {k}]", "grad_out", subtitle="given"),
+        Panel(ig.grad_x[n, c], f"∂L/∂x[{n}, {c}]", "grad_x", subtitle=_shape(ig.grad_x[n, c])),
+        Panel(wg.grad_w[k, c], f"∂L/∂w[{k}, {c}]", "grad_w", subtitle=_shape(wg.grad_w[k, c])),
+    ]
+    return forward, backward
+
+
+def shape_rows(lay: Layer) -> list[dict]:
+    """One row per array of the layer: its name, shape and role."""
+    fw, ig, wg = lay.forward, lay.input_grad, lay.weight_grad
+    rows = [
+        ("x", fw.x, "input (N, C_in, H, W)"),
+        ("x padded", fw.x_padded, "input with the padding ring"),
+        ("w", fw.w, "kernel (C_out, C_in, kH, kW)"),
+        ("y", fw.y, "output (N, C_out, oH, oW)"),
+        ("∂L/∂y", ig.grad_out, "gradient from the next layer"),
+        ("∂L/∂y dilated", ig.dilated, "stride − 1 zeros between cells"),
+        ("∂L/∂y dilated, padded", ig.padded, "ready for the full correlation"),
+        ("∂L/∂x̃", ig.grad_x_padded, "gradient on the padded input, ring included"),
+        ("∂L/∂x", ig.grad_x, "input gradient, after the mask"),
+        ("∂L/∂w", wg.grad_w, "weight gradient, Σ over the batch"),
+        ("∂L/∂b", wg.grad_b, "bias gradient, Σ over batch and space"),
+    ]
+    return [
+        {"array": name, "shape": " × ".join(map(str, a.shape)), "what": what}
+        for name, a, what in rows
+    ]
+
+
+def users_of(output: Panel, sweep: Sweep, cell: tuple[int, int]) -> Panel:
+    """The output Panel with the cells whose window covers operand `cell` highlighted."""
+    r, q = cell
+    covers = (sweep.rows == r).any(axis=1) & (sweep.cols == q).any(axis=1)  # (T,)
+    return replace(output, highlight=covers.reshape(sweep.out_size))
+
+
+def input_grad_animation(
+    st: InputGradStages,
+    sweep: Sweep,
+    n: int,
+    k: int,
+    c: int,
+    selected: tuple[int, int] | None = None,
+) -> list[Panel]:
+    """Operand, kernel and output of the full correlation (the sweep's channel is filter k)."""
+    spec = st.spec
+    (gt, _), (gl, _) = spec.full_padding
+    (pt, _), (pl, _) = spec.padding
+    highlight = taps = None
+    if selected is not None:
+        highlight, taps = window_mask(
+            st.padded.shape[-2:],
+            sweep,
+            step_of(sweep, selected),
+            tap_grid(*spec.kernel_size, rotated=True),
+        )
+    return [
+        Panel(
+            st.padded[n, k],
+            f"padded, dilated ∂L/∂y[{n}, {k}]",
+            "padded",
+            pad_mask=st.padded_ring,
+            dilation_mask=st.padded_dilation_mask,
+            taps=taps,
+            highlight=highlight,
+            origin=(-gt, -gl),
+            subtitle=_shape(st.padded[n, k]),
+        ),
+        Panel(
+            st.w_rot[c, k],
+            f"rot180 w[{k}, {c}]",
+            "w_rot",
+            taps=tap_grid(*spec.kernel_size, rotated=True),
+            subtitle="rotated 180°",
+        ),
+        Panel(
+            st.grad_x_padded[n, c],
+            f"∂L/∂x̃[{n}, {c}]",
+            "grad_x_padded",
+            pad_mask=st.pad_mask,
+            selected=selected,
+            origin=(-pt, -pl),
+            subtitle="padded input, ring included",
+        ),
+    ]
+
+
+def scatter_panels(lay: Layer, n: int, k: int, c: int) -> list[Panel]:
+    """Kernel, grad_out and the padded-input gradient for the scatter route of (n, c)."""
+    fw, ig = lay.forward, lay.input_grad
+    (pt, _), (pl, _) = fw.spec.padding
+    many = " (Σ over filters k)" if fw.spec.out_channels > 1 else ""
+    return [
+        Panel(fw.w[k, c], f"w[{k}, {c}]{many}", "w", taps=tap_grid(*fw.spec.kernel_size)),
+        Panel(ig.grad_out[n, k], f"∂L/∂y[{n}, {k}]", "grad_out"),
+        Panel(
+            ig.grad_x_padded[n, c],
+            f"∂L/∂x̃[{n}, {c}]",
+            "grad_x_padded",
+            pad_mask=fw.pad_mask,
+            remainder_mask=fw.remainder_mask,
+            origin=(-pt, -pl),
+        ),
+    ]
+
+
+def dilated_grad_panel(st: WeightGradStages, n: int, k: int) -> Panel:
+    """∂L/∂y[n, k] with stride − 1 zeros between cells: the spacing the weight window sees."""
+    return Panel(
+        st.dilated[n, k],
+        f"∂L/∂y[{n}, {k}] dilated by the stride",
+        "dilated",
+        dilation_mask=st.dilation_mask,
+        subtitle=_shape(st.dilated[n, k]),
+    )
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A rows × cols grid of small heatmaps for the channels page."""
+
+    key: str
+    title: str
+    arrays: np.ndarray  # (rows, cols, h, w)
+    row_labels: list[str]
+    col_labels: list[str]
+    caption: str = ""
+
+
+def channel_grids(lay: Layer, n: int, c: int, contributions: np.ndarray) -> list[Grid]:
+    """x[n] by channel, grad_w as filters × channels, grad_x[n, c] as a sum over filters.
+
+    contributions : (C_out, H, W), each filter's share of grad_x[n, c] (engine data).
+    """
+    fw, ig, wg = lay.forward, lay.input_grad, lay.weight_grad
+    K, C = fw.spec.out_channels, fw.spec.in_channels
+    chans = [f"c={i}" for i in range(C)]
+    return [
+        Grid("x", f"input x[{n}]: {C} channel(s)", fw.x[n][None], [""], chans),
+        Grid(
+            "grad_w",
+            f"∂L/∂w: {K} filter(s) × {C} channel(s), each a small correlation",
+            wg.grad_w,
+            [f"k={i}" for i in range(K)],
+            chans,
+            "Row k, column c is x̃[:, c] ⋆ dilate(∂L/∂y[:, k]), summed over the batch.",
+        ),
+        Grid(
+            "sum_k",
+            f"∂L/∂x[{n}, {c}] = Σ over the {K} filter(s)",
+            np.concatenate([contributions, ig.grad_x[n, c][None]])[None],
+            [""],
+            [*(f"from k={i}" for i in range(K)), "Σ = ∂L/∂x"],
+            "Each filter sends back its own full correlation; the channel's gradient is their sum.",
+        ),
+        Grid("grad_x", f"∂L/∂x[{n}]: every channel", ig.grad_x[n][None], [""], chans),
+    ]

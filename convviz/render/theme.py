@@ -1,0 +1,68 @@
+"""The one home of colours, fonts and sizes, shared by the plotly views and matplotlib exports."""
+
+from __future__ import annotations
+
+import colorsys
+from dataclasses import dataclass
+
+# Cell roles. Real cells are coloured by value (VALUE_SCALE); the roles below override that.
+PAD_COLOR = "#d9d9d9"  # cells the padding added (hatched in exports)
+PAD_TEXT = "#6e6e6e"
+DILATION_COLOR = "#fde9c8"  # zeros that dilation inserted
+DILATION_TEXT = "#b7791f"
+REMAINDER_COLOR = "#b23a48"  # outline of rows/cols no window reaches
+DROPPED_COLOR = "#b23a48"  # cross over gradient the mask drops
+FOLDED_COLOR = "#2b6cb0"  # arrow/outline for gradient folded back onto its source
+HIGHLIGHT_COLOR = "#111111"  # outline of cells linked to the selection
+SELECTED_COLOR = "#e53e3e"
+GRID_LINE = "#ffffff"
+TEXT_COLOR = "#1a202c"
+BACKGROUND = "#ffffff"
+# Diverging scale centred on 0: negative blue, positive orange, so signs read at a glance.
+VALUE_SCALE = [[0.0, "#3b6fb6"], [0.5, "#f7f7f7"], [1.0, "#d9822b"]]
+FONT_FAMILY = "Liberation Sans, Arial, Helvetica, sans-serif"
+EXPORT_SCALE = 3  # toolbar PNG at 3× for slides
+
+# Static exports (matplotlib). A cell is Theme.cell_px / EXPORT_PX_PER_INCH inches (0.55 in by
+# default), so the theme's font sizes, read as points, fit the cells as they do on screen.
+EXPORT_PX_PER_INCH = 80
+EXPORT_DPI = 200  # PNG
+GIF_DPI = 100  # animation frames: smaller files, still sharp on a slide
+EXPORT_MAX_INCHES = (16.0, 9.0)  # width, height; bigger grids get smaller cells
+PAD_HATCH = "#a9a9a9"  # the '//' hatching over padded cells
+TEXT_ON_DARK = "#ffffff"  # cell numbers on saturated cells
+MUTED_TEXT = "#4a5568"  # subtitles, axis indices, captions
+MATH_FONTSET = "cm"  # LaTeX-like formulas (matplotlib mathtext)
+
+
+@dataclass(frozen=True)
+class Theme:
+    """Sizes for one display mode."""
+
+    font_size: int = 14
+    cell_font_size: int = 15
+    title_font_size: int = 17
+    cell_px: int = 44  # pixel edge of one grid cell at default zoom
+    max_text_cells: int = 24  # per side; bigger grids are drawn without per-cell numbers
+    show_secondary: bool = True
+
+
+THEME = Theme()
+PRESENTATION = Theme(
+    font_size=20, cell_font_size=22, title_font_size=24, cell_px=60, show_secondary=False
+)
+
+
+def theme_for(presentation: bool) -> Theme:
+    return PRESENTATION if presentation else THEME
+
+
+def tap_colors(kH: int, kW: int) -> list[str]:
+    """One distinct, saturated colour per kernel tap (row-major), kept through the 180° flip."""
+    n = kH * kW
+    colors = []
+    for t in range(n):
+        hue = (t * 0.618033988749895) % 1.0  # golden-ratio steps keep neighbours apart
+        r, g, b = colorsys.hls_to_rgb(hue, 0.48, 0.72)
+        colors.append(f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}")
+    return colors

@@ -1,0 +1,1 @@
+"""The Streamlit layer: shared sidebar, state in the URL, cached engine calls, page parts."""

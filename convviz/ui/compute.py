@@ -1,0 +1,128 @@
+"""The cached engine calls the pages make: one layer per set of values, sweeps per slice."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from convviz import reference
+from convviz.stages import Layer, layer
+from convviz.sweeps import (
+    channel_contributions,
+    forward_sweep,
+    input_grad_sweep,
+    scatter,
+    weight_grad_sweep,
+)
+from convviz.ui.state import decode_array, spec_of
+from convviz.values import layer_values
+
+# Fields that change the numbers; the rest (slice, selection, display) only change the view.
+VALUE_FIELDS = (
+    "H",
+    "W",
+    "kH",
+    "kW",
+    "sh",
+    "sw",
+    "dh",
+    "dw",
+    "same_axes",
+    "pad",
+    "pt",
+    "pb",
+    "pl",
+    "pr",
+    "mode",
+    "cin",
+    "cout",
+    "batch",
+    "seed",
+    "kernel",
+    "gout",
+    "x",
+    "w",
+    "g",
+)
+
+
+MAX_SCATTER_STEPS = 1024
+
+
+def value_key(state: dict) -> tuple:
+    return tuple(state[f] for f in VALUE_FIELDS)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def compute_layer(key: tuple) -> Layer:
+    """Every stage of the layer for one set of values; raises ConvSpecError if impossible."""
+    state = dict(zip(VALUE_FIELDS, key))
+    spec = spec_of(state)
+    edits = {
+        name: decode_array(state[name], shape, label) if state[name] else None
+        for name, shape, label in (
+            ("x", spec.input_shape, "input"),
+            ("w", spec.weight_shape, "kernel"),
+            ("g", spec.output_shape, "grad_out"),
+        )
+    }
+    x, w, g = layer_values(spec, state["seed"], state["kernel"], state["gout"], **edits)
+    return layer(spec, x, w, g)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def sweeps_for(key: tuple, n: int, k: int, c: int) -> dict:
+    """The slice's sweeps: forward (n, k), input gradient (n, c), weight gradient (k, c)."""
+    lay = compute_layer(key)
+    spec = lay.forward.spec
+    # the scatter route keeps one padded grid per step: only for sizes a browser can animate
+    small = spec.out_size[0] * spec.out_size[1] <= MAX_SCATTER_STEPS
+    return {
+        "forward": forward_sweep(lay.forward, n, k),
+        "input_grad": input_grad_sweep(lay.input_grad, n, c),
+        "weight_grad": weight_grad_sweep(lay.weight_grad, k, c),
+        "scatter": scatter(lay.forward, lay.input_grad.grad_out, n, c) if small else None,
+    }
+
+
+MAX_REFERENCE_TERMS = 200_000  # the plain loops run live only where they stay fast
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def reference_check(key: tuple) -> str | None:
+    """Compare the engine with the plain-loop reference, live; None when too large to loop."""
+    lay = compute_layer(key)
+    fw, spec = lay.forward, lay.forward.spec
+    if (
+        fw.y.size * spec.in_channels * spec.kernel_size[0] * spec.kernel_size[1]
+        > MAX_REFERENCE_TERMS
+    ):
+        return None
+    kw = dict(
+        stride=spec.stride,
+        padding=spec.padding,
+        dilation=spec.dilation,
+        padding_mode=spec.padding_mode,
+    )
+    g = lay.input_grad.grad_out
+    diffs = {
+        "y": np.abs(reference.conv2d_loop(fw.x, fw.w, **kw) - fw.y).max(),
+        "∂L/∂x": np.abs(
+            reference.conv2d_input_loop(fw.x.shape, fw.w, g, **kw) - lay.input_grad.grad_x
+        ).max(),
+        "∂L/∂w": np.abs(
+            reference.conv2d_weight_loop(fw.x, fw.w.shape, g, **kw) - lay.weight_grad.grad_w
+        ).max(),
+    }
+    worst = max(diffs.values())
+    verdict = "agree with" if worst < 1e-9 else "DIFFER from"
+    return (
+        f"Independent check: y, ∂L/∂x and ∂L/∂w {verdict} a plain-loop reference of the "
+        f"chain-rule sums (largest difference {worst:.1e})."
+    )
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def contributions_for(key: tuple, n: int, c: int):
+    """Each filter's share of grad_x[n, c], shape (C_out, H, W)."""
+    return channel_contributions(compute_layer(key).input_grad, n, c)

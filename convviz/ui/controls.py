@@ -1,0 +1,247 @@
+"""The shared sidebar: every page calls `controls()` and gets the state, the layer and the view.
+
+Values live in st.session_state["cv_state"] (kept across pages) and are mirrored in the URL.
+Each widget is seeded from that state before it is drawn and writes back in its on_change.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+import streamlit as st
+
+from convviz.presets import PRESETS_BY_KEY
+from convviz.render.grids import clicked_cell
+from convviz.render.theme import Theme, theme_for
+from convviz.spec import ConvSpec, ConvSpecError
+from convviz.stages import Layer
+from convviz.ui.compute import compute_layer, value_key
+from convviz.ui.state import (
+    DEFAULTS,
+    FIELDS,
+    KERNEL_CHOICES,
+    PAD_KINDS,
+    from_query,
+    preset_state,
+    selection_of,
+    slice_of,
+    to_query,
+)
+from convviz.values import GRAD_OUT_LABELS
+
+STATE = "cv_state"
+LAST_VALID = "cv_last_valid"
+PROBLEMS = "cv_url_problems"
+SEEN = "cv_seen_clicks"
+SHAPE_FIELDS = ("H", "W", "kH", "kW", "cin", "cout", "batch")
+# Changing these makes the view 'custom' and resets the selected cell.
+LAYER_FIELDS = (
+    *SHAPE_FIELDS,
+    "sh",
+    "sw",
+    "dh",
+    "dw",
+    "same_axes",
+    "pad",
+    "pt",
+    "pb",
+    "pl",
+    "pr",
+    "mode",
+    "seed",
+    "kernel",
+    "gout",
+)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a page needs: the state, the (last valid) layer, the slice, selection and theme."""
+
+    state: dict
+    spec: ConvSpec
+    layer: Layer
+    key: tuple  # the cache key of the layer's values
+    n: int
+    k: int
+    c: int
+    selection: tuple[str, int, int] | None
+    theme: Theme
+    error: str | None  # why the controls' current combination is not shown
+
+
+def _state() -> dict:
+    """The session's state, taken from the URL on the session's first run."""
+    if STATE not in st.session_state:
+        state, problems = from_query(dict(st.query_params))
+        st.session_state[STATE] = state
+        st.session_state[PROBLEMS] = problems
+    return st.session_state[STATE]
+
+
+def _store(name: str) -> None:
+    state = st.session_state[STATE]
+    state[name] = st.session_state[f"w_{name}"]
+    if name in LAYER_FIELDS:
+        state["preset"] = "custom"
+        state["sel"] = ""
+    if name in SHAPE_FIELDS:  # edited values no longer fit the new shapes
+        state.update(x="", w="", g="")
+
+
+def _apply_preset() -> None:
+    key = st.session_state["w_preset"]
+    if key in PRESETS_BY_KEY:
+        pres = st.session_state[STATE]["pres"]
+        st.session_state[STATE] = preset_state(PRESETS_BY_KEY[key]) | {"pres": pres}
+
+
+def _reroll() -> None:
+    state = st.session_state[STATE]
+    state.update(
+        seed=secrets.randbelow(FIELDS["seed"].hi + 1), x="", w="", g="", sel="", preset="custom"
+    )
+
+
+def _widget(fn, name: str, label: str, **kwargs):
+    """Draw a widget seeded from the state; it writes back through `_store`."""
+    st.session_state[f"w_{name}"] = st.session_state[STATE][name]
+    on_change, args = (_apply_preset, ()) if name == "preset" else (_store, (name,))
+    return fn(label, key=f"w_{name}", on_change=on_change, args=args, **kwargs)
+
+
+def _slider(name: str, label: str):
+    f = FIELDS[name]
+    return _widget(st.slider, name, label, min_value=f.lo, max_value=f.hi)
+
+
+def _number(name: str, label: str, max_value: int | None = None):
+    f = FIELDS[name]
+    return _widget(
+        st.number_input,
+        name,
+        label,
+        min_value=f.lo,
+        max_value=f.hi if max_value is None else max_value,
+        step=1,
+    )
+
+
+def _sidebar(state: dict) -> None:
+    _widget(st.toggle, "pres", "Presentation mode", help="Bigger fonts, fewer words")
+    _widget(
+        st.selectbox,
+        "preset",
+        "Preset",
+        options=[*PRESETS_BY_KEY, "custom"],
+        format_func=lambda k: PRESETS_BY_KEY[k].title if k in PRESETS_BY_KEY else "Custom",
+    )
+    st.markdown("**Shapes**")
+    a, b = st.columns(2)
+    with a:
+        _number("H", "Input height")
+        _number("kH", "Kernel height")
+    with b:
+        _number("W", "Input width")
+        _number("kW", "Kernel width")
+    _widget(st.checkbox, "same_axes", "Same stride and dilation for both axes")
+    a, b = st.columns(2)
+    with a:
+        _slider("sh", "Stride" if state["same_axes"] else "Stride (rows)")
+        _slider("dh", "Dilation" if state["same_axes"] else "Dilation (rows)")
+    if not state["same_axes"]:
+        with b:
+            _slider("sw", "Stride (cols)")
+            _slider("dw", "Dilation (cols)")
+    a, b = st.columns(2)
+    with a:
+        _widget(st.selectbox, "pad", "Padding", options=PAD_KINDS)
+    with b:
+        _widget(st.selectbox, "mode", "Padding mode", options=FIELDS["mode"].choices)
+    if state["pad"] == "explicit":
+        cols = st.columns(4)
+        for col, name, label in zip(
+            cols, ("pt", "pb", "pl", "pr"), ("top", "bottom", "left", "right")
+        ):
+            with col:
+                _number(name, label)
+    with st.expander(
+        "Channels and batch", expanded=state["cin"] > 1 or state["cout"] > 1 or state["batch"] > 1
+    ):
+        a, b, c = st.columns(3)
+        with a:
+            _number("cin", "C in")
+        with b:
+            _number("cout", "C out")
+        with c:
+            _number("batch", "Batch")
+        a, b, c = st.columns(3)
+        with a:
+            _number("n", "sample n", max_value=state["batch"] - 1)
+        with b:
+            _number("k", "filter k", max_value=state["cout"] - 1)
+        with c:
+            _number("c", "channel c", max_value=state["cin"] - 1)
+    st.markdown("**Values**")
+    _widget(st.selectbox, "kernel", "Kernel", options=KERNEL_CHOICES)
+    _widget(
+        st.selectbox,
+        "gout",
+        "grad_out (∂L/∂y)",
+        options=FIELDS["gout"].choices,
+        format_func=GRAD_OUT_LABELS.get,
+    )
+    a, b = st.columns([3, 2])
+    with a:
+        _number("seed", "Seed")
+    with b:
+        st.button("Re-roll", on_click=_reroll, width="stretch", help="New random small integers")
+
+
+def _take_chart_selection(state: dict) -> None:
+    """A click on any chart (keys start with 'chart_') selects that cell, once per click."""
+    seen = st.session_state.setdefault(SEEN, {})
+    for key in [k for k in st.session_state if str(k).startswith("chart_")]:
+        cell = clicked_cell(st.session_state[key])
+        if cell is not None and seen.get(key) != cell:
+            seen[key] = cell
+            state["sel"] = ":".join(map(str, cell))
+
+
+def _clip_slice(state: dict) -> None:
+    """Keep n, k, c inside the batch and channel counts (bounded widgets need valid values)."""
+    state["n"] = min(state["n"], state["batch"] - 1)
+    state["k"] = min(state["k"], state["cout"] - 1)
+    state["c"] = min(state["c"], state["cin"] - 1)
+
+
+def controls() -> Context:
+    """Draw the sidebar; return the page's Context (the last valid layer if this one fails)."""
+    state = _state()
+    _clip_slice(state)
+    with st.sidebar:
+        _sidebar(state)
+    for problem in st.session_state.pop(PROBLEMS, []):
+        st.warning(f"Link: {problem}.")
+    _take_chart_selection(state)
+    error = None
+    try:
+        key = value_key(state)
+        lay = compute_layer(key)
+        st.session_state[LAST_VALID] = dict(state)
+    except ConvSpecError as exc:
+        error = str(exc)
+        last = st.session_state.get(LAST_VALID, DEFAULTS)
+        key = value_key(last)
+        lay = compute_layer(key)
+        st.error(
+            f"**Cannot compute this layer:** {error}. Showing the last valid settings.", icon="⚠️"
+        )
+    st.query_params.from_dict(to_query(state))
+    view = state if error is None else st.session_state.get(LAST_VALID, DEFAULTS)
+    spec = lay.forward.spec
+    n, k, c = slice_of(view, spec)
+    return Context(
+        state, spec, lay, key, n, k, c, selection_of(view), theme_for(state["pres"]), error
+    )

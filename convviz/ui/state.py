@@ -1,0 +1,227 @@
+"""The app's state: one table of fields, their bounds, their URL keys and their defaults.
+
+The state is a plain dict {field: value}. It lives in st.session_state between reruns and pages,
+and is mirrored in the URL query so a copied link reproduces the view. This module has no
+streamlit import: parsing and serialising are plain functions that the tests call directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from convviz.presets import DEFAULT_PRESET, PRESETS_BY_KEY, Preset
+from convviz.spec import PADDING_MODES, ConvSpec, ConvSpecError, parse_padding
+from convviz.values import GRAD_OUT_KINDS, NAMED_KERNELS
+
+PAD_KINDS = ("explicit", "valid", "same", "full")
+KERNEL_CHOICES = ("random", *NAMED_KERNELS)
+MAX_EDIT_VALUES = 1024  # edited arrays larger than this are not put in the URL
+EDITABLE = ("x", "w", "g")  # input, kernel, grad_out
+
+
+@dataclass(frozen=True)
+class Field:
+    kind: str  # "int", "bool", "choice", "str"
+    lo: int = 0
+    hi: int = 0
+    choices: tuple[str, ...] = ()
+
+
+FIELDS: dict[str, Field] = {
+    "preset": Field("choice", choices=(*PRESETS_BY_KEY, "custom")),
+    "H": Field("int", 1, 128),
+    "W": Field("int", 1, 128),
+    "kH": Field("int", 1, 11),
+    "kW": Field("int", 1, 11),
+    "sh": Field("int", 1, 6),
+    "sw": Field("int", 1, 6),
+    "dh": Field("int", 1, 6),
+    "dw": Field("int", 1, 6),
+    "same_axes": Field("bool"),
+    "pad": Field("choice", choices=PAD_KINDS),
+    "pt": Field("int", 0, 16),
+    "pb": Field("int", 0, 16),
+    "pl": Field("int", 0, 16),
+    "pr": Field("int", 0, 16),
+    "mode": Field("choice", choices=PADDING_MODES),
+    "cin": Field("int", 1, 16),
+    "cout": Field("int", 1, 16),
+    "batch": Field("int", 1, 8),
+    "n": Field("int", 0, 7),
+    "k": Field("int", 0, 15),
+    "c": Field("int", 0, 15),
+    "seed": Field("int", 0, 999_999),
+    "kernel": Field("choice", choices=KERNEL_CHOICES),
+    "gout": Field("choice", choices=GRAD_OUT_KINDS),
+    "sel": Field("str"),
+    "step": Field("int", 1, 6),  # storyboard step of the input-gradient page
+    "pres": Field("bool"),
+    "x": Field("str"),
+    "w": Field("str"),
+    "g": Field("str"),
+}
+
+
+def preset_state(preset: Preset) -> dict:
+    """The full state a preset sets in one click."""
+    (N, C, H, W), (K, _, kH, kW) = preset.input_shape, preset.weight_shape
+    word = preset.padding if isinstance(preset.padding, str) else None
+    if word is None:
+        sides = parse_padding(preset.padding, (H, W), (kH, kW), preset.stride, preset.dilation)
+    else:
+        sides = ((0, 0), (0, 0))
+    x, w = preset.values()
+    return {
+        "preset": preset.key,
+        "H": H,
+        "W": W,
+        "kH": kH,
+        "kW": kW,
+        "sh": preset.stride[0],
+        "sw": preset.stride[1],
+        "dh": preset.dilation[0],
+        "dw": preset.dilation[1],
+        "same_axes": preset.stride[0] == preset.stride[1]
+        and preset.dilation[0] == preset.dilation[1],
+        "pad": word or "explicit",
+        "pt": sides[0][0],
+        "pb": sides[0][1],
+        "pl": sides[1][0],
+        "pr": sides[1][1],
+        "mode": preset.padding_mode,
+        "cin": C,
+        "cout": K,
+        "batch": N,
+        "n": 0,
+        "k": 0,
+        "c": 0,
+        "seed": preset.seed,
+        "kernel": preset.kernel,
+        "gout": preset.grad_out,
+        "sel": "",
+        "step": 1,
+        "pres": False,
+        "x": encode_array(x) if preset.x is not None else "",
+        "w": encode_array(w) if preset.w is not None else "",
+        "g": "",
+    }
+
+
+DEFAULTS: dict = preset_state(DEFAULT_PRESET)
+
+
+def encode_array(a: np.ndarray) -> str:
+    """Compact text of an array's values (row-major), e.g. '1,2,-0.5'."""
+    return ",".join(f"{v:g}" for v in np.asarray(a, float).ravel())
+
+
+def decode_array(text: str, shape: tuple[int, ...], name: str) -> np.ndarray:
+    """Values from `encode_array` reshaped to `shape`; ConvSpecError if they do not fit."""
+    try:
+        values = np.array([float(v) for v in text.split(",")])
+    except ValueError:
+        raise ConvSpecError(f"the edited {name} holds something that is not a number") from None
+    if values.size != int(np.prod(shape)):
+        raise ConvSpecError(
+            f"the edited {name} has {values.size} values but its shape "
+            f"{'×'.join(map(str, shape))} needs {int(np.prod(shape))}: edits were reset"
+        )
+    if not np.isfinite(values).all():
+        raise ConvSpecError(f"the edited {name} holds NaN or infinity")
+    return values.reshape(shape)
+
+
+def parse_field(name: str, raw: str):
+    """One URL value → (value, None) or (None, message)."""
+    f = FIELDS[name]
+    if f.kind == "int":
+        try:
+            v = int(raw)
+        except ValueError:
+            return None, f"'{name}={raw}' is not a whole number"
+        if not f.lo <= v <= f.hi:
+            return None, f"'{name}={raw}' is outside {f.lo}…{f.hi}"
+        return v, None
+    if f.kind == "bool":
+        if raw not in ("0", "1", "true", "false"):
+            return None, f"'{name}={raw}' must be 0 or 1"
+        return raw in ("1", "true"), None
+    if f.kind == "choice":
+        if raw not in f.choices:
+            return None, f"'{name}={raw}' is not one of {', '.join(f.choices)}"
+        return raw, None
+    return raw, None
+
+
+def from_query(query: dict[str, str], base: dict | None = None) -> tuple[dict, list[str]]:
+    """State from URL query values over `base` (defaults); messages for the values ignored.
+
+    A known preset in the URL sets the whole state first; other keys then override it.
+    """
+    state = dict(base or DEFAULTS)
+    problems = []
+    if query.get("preset") in PRESETS_BY_KEY:
+        state = preset_state(PRESETS_BY_KEY[query["preset"]])
+    for name, raw in query.items():
+        if name not in FIELDS:
+            continue
+        value, problem = parse_field(name, str(raw))
+        if problem:
+            problems.append(f"{problem}; kept {state[name]!r}")
+        else:
+            state[name] = value
+    return state, problems
+
+
+def to_query(state: dict) -> dict[str, str]:
+    """URL query of a state: every field, bools as 0/1, empty edits left out."""
+    out = {}
+    for name, value in state.items():
+        if name not in FIELDS or value == "":
+            continue
+        if name in EDITABLE and len(value) > MAX_EDIT_VALUES * 6:
+            continue
+        out[name] = str(int(value)) if isinstance(value, bool) else str(value)
+    return out
+
+
+def padding_of(state: dict):
+    """The padding argument ConvSpec parses: a word or ((top, bottom), (left, right))."""
+    if state["pad"] != "explicit":
+        return state["pad"]
+    return ((state["pt"], state["pb"]), (state["pl"], state["pr"]))
+
+
+def spec_of(state: dict) -> ConvSpec:
+    """The layer's geometry; ConvSpecError (with a fix) if the combination cannot work."""
+    sw, dw = (state["sh"], state["dh"]) if state["same_axes"] else (state["sw"], state["dw"])
+    return ConvSpec.create(
+        (state["batch"], state["cin"], state["H"], state["W"]),
+        (state["cout"], state["cin"], state["kH"], state["kW"]),
+        stride=(state["sh"], sw),
+        padding=padding_of(state),
+        dilation=(state["dh"], dw),
+        padding_mode=state["mode"],
+    )
+
+
+def slice_of(state: dict, spec: ConvSpec) -> tuple[int, int, int]:
+    """(n, k, c) clipped to the layer's batch and channels."""
+    return (
+        min(state["n"], spec.batch - 1),
+        min(state["k"], spec.out_channels - 1),
+        min(state["c"], spec.in_channels - 1),
+    )
+
+
+def selection_of(state: dict) -> tuple[str, int, int] | None:
+    """The selected cell 'key:row:col' as (key, row, col), or None."""
+    parts = state.get("sel", "").split(":")
+    if len(parts) != 3:
+        return None
+    try:
+        return parts[0], int(parts[1]), int(parts[2])
+    except ValueError:
+        return None

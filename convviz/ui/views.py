@@ -1,0 +1,224 @@
+"""Page parts shared by every page: charts, formulas, exports, the keyboard cell picker, links."""
+
+from __future__ import annotations
+
+from functools import partial
+from urllib.parse import urlencode
+
+import numpy as np
+import streamlit as st
+
+from convviz.formulas import Formula
+from convviz.render import static
+from convviz.render.grids import PLOTLY_CONFIG
+from convviz.render.panel import Panel
+from convviz.ui.controls import STATE, Context
+from convviz.ui.state import encode_array, to_query
+
+
+def page_header(ctx: Context, title: str, intro: str) -> None:
+    """The page title and one intro sentence (hidden in presentation mode)."""
+    st.title(title)
+    if ctx.theme.show_secondary:
+        st.caption(intro)
+
+
+def chart(fig, key: str) -> None:
+    """A plotly figure whose cell clicks select (handled by `controls` on the next rerun)."""
+    st.plotly_chart(
+        fig,
+        key=f"chart_{key}",
+        on_select="rerun",
+        selection_mode=("points",),
+        config=PLOTLY_CONFIG,
+        width="content",
+        theme=None,
+    )
+
+
+def selected_in(ctx: Context, keys: tuple[str, ...], shape: tuple[int, int]):
+    """The selected (row, col) if the selection is in one of these panels and inside `shape`."""
+    if ctx.selection is None:
+        return None
+    key, r, c = ctx.selection
+    if key in keys and 0 <= r < shape[0] and 0 <= c < shape[1]:
+        return r, c
+    return None
+
+
+def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
+    """A cell's formula, symbolic and with numbers, and the check that the terms add up."""
+    st.latex(formula.latex(numeric=False, max_terms=27 if ctx.theme.show_secondary else 12))
+    st.latex(formula.latex(numeric=True, max_terms=27 if ctx.theme.show_secondary else 12))
+    if ctx.theme.show_secondary:
+        agree = (
+            "✓ the terms add up to the engine's value"
+            if abs(formula.total - formula.value) < 1e-9 * max(1.0, abs(formula.value))
+            else (f"✗ the terms add up to {formula.total:g}, the engine says {formula.value:g}")
+        )
+        grey = (
+            " Grey terms vanish (a padded or an inserted zero)."
+            if any(t.vanishes for t in formula.terms)
+            else ""
+        )
+        st.caption(f"{agree}.{grey} {note}")
+
+
+def cell_picker(ctx: Context, panels: dict[str, tuple[int, int]], default: str) -> None:
+    """Keyboard fallback for clicking: choose a panel, a row and a column."""
+    with st.expander("Select a cell with the keyboard"):
+        names = list(panels)
+        sel = ctx.selection
+        cur = sel[0] if sel and sel[0] in panels else default
+        a, b, c, d = st.columns([2, 1, 1, 1])
+        with a:
+            key = st.selectbox("Grid", names, index=names.index(cur), key="pick_grid")
+        h, w = panels[key]
+        with b:
+            row = st.number_input("Row", 0, h - 1, min(sel[1], h - 1) if sel else 0, key="pick_row")
+        with c:
+            col = st.number_input(
+                "Column", 0, w - 1, min(sel[2], w - 1) if sel else 0, key="pick_col"
+            )
+        with d:
+            st.write("")
+            if st.button("Select", key="pick_go"):
+                st.session_state[STATE]["sel"] = f"{key}:{row}:{col}"
+                st.rerun()
+
+
+def _png(panels, theme, title, formula, formula_text):
+    fig = static.panels_figure(
+        panels, theme, title=title, formula=formula, formula_text=formula_text
+    )
+    return static.to_png(fig)
+
+
+def _svg(panels, theme, title, formula, formula_text):
+    fig = static.panels_figure(
+        panels, theme, title=title, formula=formula, formula_text=formula_text
+    )
+    return static.to_svg(fig)
+
+
+def export_buttons(
+    panels: list[Panel], ctx: Context, name: str, title: str, formula: Formula | None = None
+) -> None:
+    """PNG and SVG downloads of a stage, drawn with matplotlib only when clicked."""
+    latex = f"${formula.latex(numeric=True, max_terms=12)}$" if formula else None
+    text = formula.text(numeric=True, max_terms=12) if formula else None
+    args = (panels, ctx.theme, title, latex, text)
+    a, b = st.columns(2)
+    with a:
+        st.download_button(
+            "⬇ PNG for slides",
+            partial(_png, *args),
+            file_name=f"{name}.png",
+            mime="image/png",
+            on_click="ignore",
+            key=f"png_{name}",
+        )
+    with b:
+        st.download_button(
+            "⬇ SVG",
+            partial(_svg, *args),
+            file_name=f"{name}.svg",
+            mime="image/svg+xml",
+            on_click="ignore",
+            key=f"svg_{name}",
+        )
+
+
+def share_link(ctx: Context) -> None:
+    """The address that reproduces this view, with a copy button."""
+    base = str(st.context.url or "").split("?")[0]
+    with st.sidebar:
+        st.markdown("**Share this view**")
+        st.code(f"{base}?{urlencode(to_query(ctx.state))}", language=None, wrap_lines=True)
+
+
+def _editor(label: str, name: str, full, index: tuple[int, int], ctx: Context) -> None:
+    """An editable grid for one 2D slice of x, w or grad_out; edits go to the state (and URL)."""
+    current = full[index]
+    edited = st.data_editor(
+        current, key=f"edit_{name}_{index}_{ctx.key.__hash__()}", width="content"
+    )
+    edited = np.asarray(edited, dtype=float)
+    if edited.shape != current.shape or np.array_equal(edited, current):
+        return
+    if not np.isfinite(edited).all():
+        st.warning(f"{label}: empty or non-numeric cells are ignored; type a number.")
+        return
+    updated = np.array(full, dtype=float)
+    updated[index] = edited
+    st.session_state[STATE].update({name: encode_array(updated), "preset": "custom"})
+    st.rerun()
+
+
+def value_editors(ctx: Context) -> None:
+    """Edit the current slices of x, w and grad_out by hand (small sizes only)."""
+    fw, g = ctx.layer.forward, ctx.layer.input_grad.grad_out
+    st.subheader("Values")
+    if max(fw.x.shape[-2:]) > 16:
+        st.caption("Editing cell by cell is offered up to 16×16 inputs.")
+        return
+    if ctx.theme.show_secondary:
+        st.caption(
+            "Type over any number; the whole app follows. Re-roll or pick a preset to start again."
+        )
+    a, b, c = st.columns(3)
+    with a:
+        st.markdown(f"input x[{ctx.n}, {ctx.c}]")
+        _editor("input x", "x", fw.x, (ctx.n, ctx.c), ctx)
+    with b:
+        st.markdown(f"kernel w[{ctx.k}, {ctx.c}]")
+        _editor("kernel w", "w", fw.w, (ctx.k, ctx.c), ctx)
+    with c:
+        st.markdown(f"∂L/∂y[{ctx.n}, {ctx.k}]")
+        _editor("grad_out", "g", g, (ctx.n, ctx.k), ctx)
+
+
+def _set_step(delta: int, count: int) -> None:
+    state = st.session_state[STATE]
+    state["step"] = min(max(state["step"] + delta, 1), count)
+
+
+def _pick_step(titles: list[str]) -> None:
+    if st.session_state["w_step"] in titles:  # None when the active step is clicked again
+        st.session_state[STATE]["step"] = titles.index(st.session_state["w_step"]) + 1
+
+
+def step_picker(ctx: Context, titles: list[str]) -> int:
+    """Previous / next buttons and a step selector; returns the 0-based step (kept in the URL)."""
+    count = len(titles)
+    current = min(ctx.state["step"], count) - 1
+    a, b, c = st.columns([1, 8, 1])
+    with a:
+        st.button(
+            "◀ Back",
+            on_click=_set_step,
+            args=(-1, count),
+            disabled=current == 0,
+            key="step_back",
+            width="stretch",
+        )
+    with b:
+        st.session_state["w_step"] = titles[current]
+        st.segmented_control(
+            "Step",
+            titles,
+            key="w_step",
+            on_change=_pick_step,
+            args=(titles,),
+            label_visibility="collapsed",
+        )
+    with c:
+        st.button(
+            "Next ▶",
+            on_click=_set_step,
+            args=(1, count),
+            disabled=current == count - 1,
+            key="step_next",
+            width="stretch",
+        )
+    return current

@@ -1,0 +1,37 @@
+"""Channels: C_in channels, C_out filters, a batch; grad_w per (filter, channel) pair."""
+
+import streamlit as st
+
+from convviz.render.channels import heatmap_grid
+from convviz.render.stories import channel_grids
+from convviz.ui.compute import contributions_for
+from convviz.ui.controls import controls
+from convviz.ui.views import page_header, share_link
+
+st.set_page_config(page_title="convviz · Channels", page_icon="🧮", layout="wide")
+ctx = controls()
+page_header(
+    ctx,
+    "Channels, filters and the batch",
+    "When depths differ nothing is padded to match: ∂L/∂w[k, c] = Σₙ x̃[n, c] ⋆ "
+    "dilate(∂L/∂y[n, k]) for every filter k and channel c, and ∂L/∂x[n, c] = "
+    "Σₖ full(dilate(∂L/∂y[n, k]), rot180 w[k, c]).",
+)
+spec = ctx.spec
+grids = channel_grids(ctx.layer, ctx.n, ctx.c, contributions_for(ctx.key, ctx.n, ctx.c))
+st.markdown(
+    f"**Input x[{ctx.n}]**: {spec.in_channels} channel(s) of "
+    f"{spec.in_size[0]}×{spec.in_size[1]}; **{spec.out_channels} filter(s)** of "
+    f"{spec.in_channels}×{spec.kernel_size[0]}×{spec.kernel_size[1]}; "
+    f"**output** {spec.out_channels}×{spec.out_size[0]}×{spec.out_size[1]}."
+)
+for grid in grids:
+    st.plotly_chart(
+        heatmap_grid(grid.arrays, grid.row_labels, grid.col_labels, ctx.theme, title=grid.title),
+        key=f"grid_{grid.key}",
+        width="content",
+        theme=None,
+    )
+    if ctx.theme.show_secondary and grid.caption:
+        st.caption(grid.caption)
+share_link(ctx)
