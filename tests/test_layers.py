@@ -1,0 +1,62 @@
+"""Layers: the engine imports NumPy and the standard library only, never a UI or plotting library.
+
+Each check runs in a fresh interpreter, so modules imported by other tests cannot hide a leak.
+"""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import convviz
+
+ROOT = Path(__file__).resolve().parents[1]
+FORBIDDEN = ("streamlit", "plotly", "matplotlib")
+
+# Every plain module of the engine package; subpackages (convviz.render) may use plotting.
+ENGINE_MODULES = [
+    "convviz",
+    *sorted(f"convviz.{m.name}" for m in pkgutil.iter_modules(convviz.__path__) if not m.ispkg),
+]
+
+PROBE = """
+import json, sys
+before = set(sys.modules)
+import {module}
+new = sorted({{name.split(".")[0] for name in set(sys.modules) - before}})
+print(json.dumps(new))
+"""
+
+
+def imported_top_level_packages(module: str) -> list[str]:
+    """Top-level packages that `import module` loads in a fresh interpreter."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(module=module)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, f"import {module} failed:\n{done.stderr}"
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("module", ENGINE_MODULES)
+def test_engine_imports_numpy_and_stdlib_only(module):
+    loaded = imported_top_level_packages(module)
+    ui = [name for name in loaded if name in FORBIDDEN]
+    assert not ui, f"import {module} loaded {ui}: the engine must not know the UI layers"
+    allowed = set(sys.stdlib_module_names) | {"numpy", "convviz"}
+    other = [name for name in loaded if name not in allowed and not name.startswith("_")]
+    assert not other, f"import {module} loaded third-party {other}: NumPy + stdlib only"
+
+
+def test_probe_detects_a_forbidden_import():
+    """The probe itself can fail: importing matplotlib is seen."""
+    assert "matplotlib" in imported_top_level_packages("matplotlib")
