@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass
 from numbers import Integral
 
+import numpy as np
+
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 PADDING_WORDS = ("valid", "same", "full")
 
@@ -24,7 +26,7 @@ class ConvSpecError(ValueError):
 def _int(value, name: str, *, minimum: int) -> int:
     """An integer >= minimum, or ConvSpecError naming the value."""
     if isinstance(value, bool) or not isinstance(value, Integral):
-        if isinstance(value, float) and value.is_integer():
+        if isinstance(value, (float, np.floating)) and float(value).is_integer():
             value = int(value)
         else:
             raise ConvSpecError(f"{name} must be a whole number, got {value!r}")
@@ -48,6 +50,8 @@ def _pair(value, name: str, *, minimum: int) -> Pair:
 
 def _shape(shape, names: str, what: str) -> tuple[int, ...]:
     """A shape of positive ints, one per letter of `names` (e.g. 'NCHW')."""
+    if isinstance(shape, np.ndarray) and shape.ndim == 1:
+        shape = tuple(shape.tolist())
     if not isinstance(shape, (tuple, list)) or len(shape) != len(names):
         raise ConvSpecError(
             f"{what} must have {len(names)} dimensions ({', '.join(names)}), got {shape!r}"
@@ -85,9 +89,6 @@ def parse_padding(padding, size: Pair, kernel: Pair, stride: Pair, dilation: Pai
             )
         rows, cols = _pair(padding, "padding", minimum=0)
         return ((rows, rows), (cols, cols))
-    if isinstance(padding, (tuple, list)) and len(padding) == 4:
-        top, bottom, left, right = (_int(p, "padding", minimum=0) for p in padding)
-        return ((top, bottom), (left, right))
     v = _int(padding, "padding", minimum=0)
     return ((v, v), (v, v))
 
