@@ -218,13 +218,11 @@ def input_grad_formula(
     spec = stages.spec
     (pt, pb), (pl, pright) = spec.padding
     if padded:
-        on_ring = bool(stages.pad_mask[row, col])
-        terms = _full_corr_terms(stages, n, c, row, col)
+        dropped = bool(stages.pad_mask[row, col]) and spec.padding_mode == "zeros"
+        terms = _full_corr_terms(stages, n, c, row, col, dropped=dropped)
         value = float(stages.grad_x_padded[n, c, row, col])
         target = Symbol("dxp", (row, col), _tags(spec, n=n, c=c))
-        return Formula(
-            target, tuple(terms), value, dropped=on_ring and spec.padding_mode == "zeros"
-        )
+        return Formula(target, tuple(terms), value, dropped=dropped)
     src_r = source_index(spec.in_size[0], (pt, pb), spec.padding_mode)
     src_c = source_index(spec.in_size[1], (pl, pright), spec.padding_mode)
     terms = _full_corr_terms(stages, n, c, row + pt, col + pl)

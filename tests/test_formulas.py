@@ -1,0 +1,405 @@
+"""Formulas: the terms of every cell add up to the engine's number, each term names the operand
+cells it multiplies, and the seeds' symbolic answers (corrected) come out term for term.
+
+Oracles: the public API for each cell's value; the input arrays themselves for each named symbol
+(a term's `left`/`right` must index the array it claims to read); hand-worked formulas.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from oracles import conv_cases, grid
+
+from convviz import conv2d, conv2d_input, conv2d_weight
+from convviz.formulas import (
+    Formula,
+    Symbol,
+    Term,
+    forward_formula,
+    input_grad_formula,
+    weight_grad_formula,
+)
+from convviz.reference import conv2d_input_loop
+from convviz.spec import ConvSpec
+from convviz.stages import forward_stages, input_grad_stages, weight_grad_stages
+
+# Formulas loop over terms in Python; keep the cases small (every cell of every array is checked).
+SETTINGS = settings(max_examples=100, deadline=None)
+small_cases = conv_cases()
+
+
+# --- oracles -------------------------------------------------------------------------------------
+def assert_adds_up(f: Formula, engine_value: float, what: str) -> None:
+    """total (Σ terms + constant) == value == the engine's cell; each term is left · right."""
+    for t in f.terms:
+        assert t.value == t.left_value * t.right_value, f"{what}: term {t} is not left·right"
+        if t.vanishes:
+            assert t.left_value == 0, f"{what}: vanishing term {t} has a nonzero left value"
+    assert np.isclose(f.value, engine_value, atol=1e-9), f"{what}: value {f.value} != engine"
+    assert np.isclose(f.total, engine_value, atol=1e-9), f"{what}: terms sum {f.total} != engine"
+
+
+def tag(sym: Symbol, axis: str) -> int:
+    """A symbol's batch/channel tag; tags are shown only where the axis varies, else it is 0."""
+    return dict(sym.tags).get(axis, 0)
+
+
+def pairs(f: Formula) -> list[tuple[str, str]]:
+    return [(t.left.text(), t.right.text()) for t in f.terms if not t.vanishes]
+
+
+def padded_grad_loop(case) -> np.ndarray:
+    """∂L/∂x_pad (ring included): the loop reference on the padded input with no padding."""
+    kw = case.kwargs
+    return conv2d_input_loop(
+        case.spec.padded_shape, case.w, case.grad_out, stride=kw["stride"], dilation=kw["dilation"]
+    )
+
+
+# --- every cell adds up, every symbol names the cell it reads ------------------------------------
+@SETTINGS
+@given(small_cases)
+def test_forward_formula_of_every_cell(case):
+    spec = case.spec
+    fwd = forward_stages(spec, case.x, case.w, case.bias)
+    y = conv2d(case.x, case.w, case.bias, **case.kwargs)
+    for n, k, i, j in np.ndindex(y.shape):
+        f = forward_formula(fwd, n, k, i, j)
+        what = f"y[{n},{k},{i},{j}] of {case}"
+        assert_adds_up(f, y[n, k, i, j], what)
+        assert f.constant == case.bias[k], f"{what}: the bias is the constant"
+        assert len(f.terms) == spec.in_channels * case.w.shape[2] * case.w.shape[3], what
+        for t in f.terms:
+            c = tag(t.right, "c")
+            assert t.right.name == "f" and t.right_value == case.w[k, c, *t.right.index], what
+            if t.left.name == "x":
+                assert t.left_value == case.x[n, c, *t.left.index], f"{what}: {t.left} misnamed"
+            else:
+                assert t.left.name == "0" and t.padding and spec.padding_mode == "zeros", what
+        assert not any(t.dilation or t.folded for t in f.terms), f"{what}: forward has no holes"
+
+
+@SETTINGS
+@given(small_cases)
+def test_input_grad_formula_of_every_cell_folds_ring_copies_back(case):
+    spec = case.spec
+    ig = input_grad_stages(spec, case.w, case.grad_out)
+    grad_x = conv2d_input(case.x.shape, case.w, case.grad_out, **case.kwargs)
+    for n, c, r, q in np.ndindex(grad_x.shape):
+        f = input_grad_formula(ig, n, c, r, q)
+        what = f"grad_x[{n},{c},{r},{q}] of {case}"
+        assert_adds_up(f, grad_x[n, c, r, q], what)
+        assert f.target.name == "dx" and f.target.index == (r, q), what
+        assert not f.dropped, f"{what}: a real cell is never dropped"
+        assert not any(t.dropped for t in f.terms), f"{what}: no term of a real cell is dropped"
+        if spec.padding_mode == "zeros":
+            assert not any(t.folded for t in f.terms), f"{what}: zeros mode folds nothing back"
+        for t in f.terms:
+            assert not (t.padding and t.dilation), f"{what}: {t} is one kind of zero, not both"
+            k = tag(t.right, "k")
+            assert t.right_value == case.w[k, c, *t.right.index], f"{what}: {t.right} misnamed"
+            if t.left.name == "dy":
+                assert t.left_value == case.grad_out[n, k, *t.left.index], f"{what}: {t.left}"
+            else:
+                assert t.left.name == "0" and t.vanishes, f"{what}: {t} is a zero of the route"
+
+
+@SETTINGS
+@given(small_cases)
+def test_padded_input_grad_formula_of_every_cell_including_the_ring(case):
+    spec = case.spec
+    ig = input_grad_stages(spec, case.w, case.grad_out)
+    oracle = padded_grad_loop(case)
+    ring = ig.pad_mask
+    for n, c, r, q in np.ndindex(oracle.shape):
+        f = input_grad_formula(ig, n, c, r, q, padded=True)
+        what = f"grad_x_padded[{n},{c},{r},{q}] of {case}"
+        assert_adds_up(f, oracle[n, c, r, q], what)
+        assert f.target.name == "dxp", what
+        assert f.dropped == (bool(ring[r, q]) and spec.padding_mode == "zeros"), (
+            f"{what}: dropped exactly on the zero-padded ring"
+        )
+        assert not any(t.folded for t in f.terms), f"{what}: a padded cell's own terms"
+        assert all(t.dropped == f.dropped for t in f.terms), f"{what}: terms share the drop"
+
+
+@SETTINGS
+@given(small_cases)
+def test_weight_grad_formula_of_every_cell(case):
+    spec = case.spec
+    wg = weight_grad_stages(spec, case.x, case.grad_out)
+    grad_w = conv2d_weight(case.x, case.w.shape, case.grad_out, **case.kwargs)
+    for k, c, a, b in np.ndindex(grad_w.shape):
+        f = weight_grad_formula(wg, k, c, a, b)
+        what = f"grad_w[{k},{c},{a},{b}] of {case}"
+        assert_adds_up(f, grad_w[k, c, a, b], what)
+        assert len(f.terms) == spec.batch * spec.out_size[0] * spec.out_size[1], what
+        for t in f.terms:
+            n = tag(t.right, "n")
+            assert t.right_value == case.grad_out[n, k, *t.right.index], f"{what}: {t.right}"
+            if t.left.name == "x":
+                assert t.left_value == case.x[n, c, *t.left.index], f"{what}: {t.left} misnamed"
+
+
+# --- a table of configurations with channels and batch > 1 ---------------------------------------
+TABLE = [
+    pytest.param((2, 2, 5, 4), (3, 2, 3, 2), {"padding": 1}, id="N2 C2 K3 pad 1"),
+    pytest.param(
+        (1, 3, 6, 6),
+        (2, 3, 3, 3),
+        {"stride": 2, "padding": "same", "padding_mode": "reflect"},
+        id="C3 K2 s2 same reflect",
+    ),
+    pytest.param(
+        (2, 1, 5, 5),
+        (2, 1, 2, 3),
+        {"dilation": (2, 1), "padding": ((2, 1), (0, 2)), "padding_mode": "circular"},
+        id="N2 K2 d(2,1) per-side circular",
+    ),
+    pytest.param(
+        (1, 2, 4, 7),
+        (1, 2, 3, 3),
+        {"stride": (1, 3), "padding": 2, "padding_mode": "replicate"},
+        id="C2 s(1,3) pad 2 replicate",
+    ),
+    pytest.param((2, 2, 7, 7), (2, 2, 3, 3), {"stride": 2, "padding": 1}, id="classroom x2"),
+]
+
+
+@pytest.mark.parametrize(("xs", "ws", "kwargs"), TABLE)
+def test_table_every_formula_equals_the_engine(xs, ws, kwargs):
+    spec = ConvSpec.create(xs, ws, **kwargs)
+    rng = np.random.default_rng(3)
+    x, w = rng.integers(-3, 4, xs).astype(float), rng.integers(-2, 3, ws).astype(float)
+    g = rng.integers(-2, 3, spec.output_shape).astype(float)
+    y = conv2d(x, w, **kwargs)
+    grad_x, grad_w = conv2d_input(xs, w, g, **kwargs), conv2d_weight(x, ws, g, **kwargs)
+    fwd, ig = forward_stages(spec, x, w), input_grad_stages(spec, w, g)
+    wg = weight_grad_stages(spec, x, g)
+    for idx in np.ndindex(y.shape):
+        assert_adds_up(forward_formula(fwd, *idx), y[idx], f"y{idx}")
+    for idx in np.ndindex(grad_x.shape):
+        assert_adds_up(input_grad_formula(ig, *idx), grad_x[idx], f"grad_x{idx}")
+    for idx in np.ndindex(grad_w.shape):
+        assert_adds_up(weight_grad_formula(wg, *idx), grad_w[idx], f"grad_w{idx}")
+    for idx in np.ndindex(ig.grad_x_padded.shape):
+        f = input_grad_formula(ig, *idx, padded=True)
+        assert_adds_up(f, ig.grad_x_padded[idx], f"grad_x_padded{idx}")
+    # tags appear only on the axes that vary: batch n, out channel k, in channel c
+    assert forward_formula(fwd, 1 if xs[0] > 1 else 0, 0, 0, 0).target.tags == tuple(
+        (a, v) for a, v, size in (("n", 1, xs[0]), ("k", 0, ws[0])) if size > 1
+    )
+    assert forward_formula(fwd, 0, 0, 0, 0).terms[-1].right.tags == tuple(
+        (a, v) for a, v, size in (("k", 0, ws[0]), ("c", ws[1] - 1, ws[1])) if size > 1
+    )
+
+
+# --- the seeds' symbolic answers -----------------------------------------------------------------
+def recitation(stride: int, x_size: int, k_size: int):
+    spec = ConvSpec.create((1, 1, x_size, x_size), (1, 1, k_size, k_size), stride=stride)
+    rng = np.random.default_rng(0)
+    w = rng.integers(-2, 3, spec.weight_shape).astype(float)
+    g = rng.integers(-2, 3, spec.output_shape).astype(float)
+    x = rng.integers(0, 10, spec.input_shape).astype(float)
+    return spec, x, w, g
+
+
+GRAD_X_ANSWERS = [
+    pytest.param(
+        2,
+        5,
+        3,
+        (2, 2),
+        [("∂L/∂y₀₀", "f₂₂"), ("∂L/∂y₀₁", "f₂₀"), ("∂L/∂y₁₀", "f₀₂"), ("∂L/∂y₁₁", "f₀₀")],
+        id="recitation s2: x22 has four terms (the seed lists f20 twice)",
+    ),
+    pytest.param(2, 5, 3, (0, 0), [("∂L/∂y₀₀", "f₀₀")], id="recitation s2: x00"),
+    pytest.param(
+        2, 5, 3, (0, 2), [("∂L/∂y₀₀", "f₀₂"), ("∂L/∂y₀₁", "f₀₀")], id="recitation s2: x02"
+    ),
+    pytest.param(2, 5, 3, (1, 1), [("∂L/∂y₀₀", "f₁₁")], id="recitation s2: x11 one term"),
+    pytest.param(
+        1,
+        3,
+        2,
+        (1, 1),
+        [("∂L/∂y₀₀", "f₁₁"), ("∂L/∂y₀₁", "f₁₀"), ("∂L/∂y₁₀", "f₀₁"), ("∂L/∂y₁₁", "f₀₀")],
+        id="recitation s1: x11 (the seed's X22) is the rotated filter",
+    ),
+    pytest.param(1, 3, 2, (0, 0), [("∂L/∂y₀₀", "f₀₀")], id="recitation s1: corner x00"),
+]
+
+
+@pytest.mark.parametrize(("stride", "xs", "ks", "cell", "expected"), GRAD_X_ANSWERS)
+def test_recitation_input_gradient_terms(stride, xs, ks, cell, expected):
+    spec, _, w, g = recitation(stride, xs, ks)
+    ig = input_grad_stages(spec, w, g)
+    f = input_grad_formula(ig, 0, 0, *cell)
+    assert pairs(f) == expected
+    assert np.isclose(f.total, conv2d_input(spec.input_shape, w, g, stride=stride)[0, 0, *cell])
+
+
+def test_recitation_stride1_forward_y00():
+    spec, x, w, _ = recitation(1, 3, 2)
+    f = forward_formula(forward_stages(spec, x, w), 0, 0, 0, 0)
+    assert f.text().startswith("y₀₀ = x₀₀·f₀₀ + x₀₁·f₀₁ + x₁₀·f₁₀ + x₁₁·f₁₁ = "), f.text()
+
+
+def test_recitation_stride2_dilation_zeros_are_flagged():
+    """x₂₂'s window over the padded, dilated grad_out: 9 taps, 4 real, 5 dilation zeros."""
+    spec, _, w, g = recitation(2, 5, 3)
+    f = input_grad_formula(input_grad_stages(spec, w, g), 0, 0, 2, 2)
+    assert len(f.terms) == 9
+    assert sum(t.dilation for t in f.terms) == 5 and sum(t.padding for t in f.terms) == 0
+    f00 = input_grad_formula(input_grad_stages(spec, w, g), 0, 0, 0, 0)
+    assert sum(t.padding for t in f00.terms) == 8, "x₀₀ reads 8 cells of the padding of grad_out"
+    assert not any(t.dilation for t in f00.terms), "ring zeros are padding, not dilation zeros"
+    assert all(t.vanishes for t in f00.terms if t.padding)
+
+
+# --- text and LaTeX ---------------------------------------------------------------------------
+def keras_same():
+    spec = ConvSpec.create((1, 1, 3, 3), (1, 1, 3, 3), padding="same")
+    x = grid([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+    w = grid([[1, 0, -1], [2, 0, -2], [1, 0, -1]])
+    return spec, x, w, np.ones(spec.output_shape)
+
+
+def test_numeric_text_puts_negatives_in_parentheses():
+    f = Formula(
+        Symbol("y", (0, 0)), (Term(Symbol("x", (0, 0)), Symbol("f", (0, 0)), -2.0, 3.0),), -6.0
+    )
+    assert f.text(numeric=True) == "y₀₀ = (-2)·3 = (-6)"
+    assert f.text() == "y₀₀ = x₀₀·f₀₀ = (-6)"
+
+
+def test_keras_same_y00_numeric_and_symbolic():
+    """y₀₀ = 0·1 + 0·0 + 0·(-1) + 0·2 + 1·0 + 2·(-2) + 0·1 + 4·0 + 5·(-1) = -9."""
+    spec, x, w, _ = keras_same()
+    f = forward_formula(forward_stages(spec, x, w), 0, 0, 0, 0)
+    assert f.text(numeric=True) == (
+        "y₀₀ = 0·1 + 0·0 + 0·(-1) + 0·2 + 1·0 + 2·(-2) + 0·1 + 4·0 + 5·(-1) = (-9)"
+    )
+    assert [t.left.text() for t in f.terms] == ["0", "0", "0", "0", "x₀₀", "x₀₁", "0", "x₁₀", "x₁₁"]
+    assert [t.padding for t in f.terms] == [True] * 4 + [False] * 2 + [True] + [False] * 2
+
+
+def test_latex_of_gradient_targets_and_grey_vanishing_terms():
+    spec, x, w, g = keras_same()
+    ig, wg = input_grad_stages(spec, w, g), weight_grad_stages(spec, x, g)
+    fx = input_grad_formula(ig, 0, 0, 0, 0)
+    latex = fx.latex()
+    assert latex.startswith(r"\frac{\partial L}{\partial x_{00}} = "), latex
+    assert r"\frac{\partial L}{\partial y_{00}}" in latex
+    vanishing = sum(t.vanishes for t in fx.terms)
+    assert vanishing == 5, "x₀₀ of 'same' 3×3: 5 of 9 taps read the padding of grad_out"
+    assert latex.count(r"\color{gray}") == vanishing, "exactly the vanishing terms are grey"
+    fw = weight_grad_formula(wg, 0, 0, 1, 1)
+    assert fw.latex().startswith(r"\frac{\partial L}{\partial f_{11}} = ")
+    fy = forward_formula(forward_stages(spec, x, w), 0, 0, 1, 1)
+    assert r"\partial" not in fy.latex() and fy.latex().startswith("y_{11} = ")
+    assert r"\color{gray}" not in fy.latex(), "the centre window reads no padding"
+    assert fy.latex(numeric=True).endswith("= (-8)")
+    fp = input_grad_formula(ig, 0, 0, 0, 0, padded=True)
+    assert fp.latex().startswith(r"\frac{\partial L}{\partial \tilde{x}_{00}}")
+
+
+def test_max_terms_truncation_notes_the_rest():
+    spec, x, w, _ = keras_same()
+    f = forward_formula(forward_stages(spec, x, w), 0, 0, 1, 1)
+    text = f.text(max_terms=4)
+    assert text.count("·") == 4 and "(+5 terms)" in text, text
+    latex = f.latex(max_terms=4)
+    assert latex.count(r"\,") == 4 and r"+5\ \text{terms}" in latex, latex
+    assert "terms" not in f.text(max_terms=9), "no note when nothing is cut"
+
+
+def test_bias_shows_as_a_constant():
+    spec, x, w, _ = keras_same()
+    f = forward_formula(forward_stages(spec, x, w, bias=[-2.5]), 0, 0, 1, 1)
+    assert f.constant == -2.5 and np.isclose(f.total, -8 - 2.5)
+    assert f.text().endswith(" + b = (-10.5)") and f.text(numeric=True).endswith(
+        " + (-2.5) = (-10.5)"
+    )
+    assert f.latex().endswith(" + b = (-10.5)")
+
+
+SYMBOL_ROWS = [
+    pytest.param(Symbol("x", (1, 2)), "x₁₂", "x_{12}", id="x"),
+    pytest.param(Symbol("dy", (0, 1)), "∂L/∂y₀₁", r"\frac{\partial L}{\partial y_{01}}", id="dy"),
+    pytest.param(Symbol("f", (10, 2)), "f₁₀,₂", "f_{10,2}", id="two-digit index gets a comma"),
+    pytest.param(
+        Symbol("x", (0, 0), (("n", 1), ("c", 2))),
+        "x[n1,c2]₀₀",
+        "x^{(n1,c2)}_{00}",
+        id="batch and channel tags",
+    ),
+    pytest.param(
+        Symbol("dxp", (3, 0)),
+        "∂L/∂x̃₃₀",
+        r"\frac{\partial L}{\partial \tilde{x}_{30}}",
+        id="padded input",
+    ),
+    pytest.param(Symbol("0"), "0", "0", id="a zero"),
+]
+
+
+@pytest.mark.parametrize(("symbol", "text", "latex"), SYMBOL_ROWS)
+def test_symbol_rendering(symbol, text, latex):
+    assert symbol.text() == text
+    assert symbol.latex() == latex
+
+
+# --- term flags ---------------------------------------------------------------------------------
+def test_zero_padding_terms_are_zero_symbols_flagged_padding():
+    spec, x, w, _ = keras_same()
+    f = forward_formula(forward_stages(spec, x, w), 0, 0, 0, 0)
+    padded = [t for t in f.terms if t.padding]
+    assert len(padded) == 5 and all(t.left.name == "0" and t.vanishes for t in padded)
+
+
+def test_reflect_padding_terms_name_their_source_cell():
+    """Reflect pad 1: padded (0, 0) copies x₁₁, padded (0, 1) copies x₁₀, (1, 0) copies x₀₁."""
+    spec = ConvSpec.create((1, 1, 3, 3), (1, 1, 2, 2), padding=1, padding_mode="reflect")
+    x = grid(np.arange(9.0).reshape(3, 3))
+    f = forward_formula(forward_stages(spec, x, np.ones(spec.weight_shape)), 0, 0, 0, 0)
+    assert [t.left.text() for t in f.terms] == ["x₁₁", "x₁₀", "x₀₁", "x₀₀"]
+    assert [t.padding for t in f.terms] == [True, True, True, False]
+    assert not any(t.vanishes for t in f.terms), "reflected copies are real values"
+    assert f.total == 4 + 3 + 1 + 0
+
+
+def test_reflect_gradient_folds_ring_copies_back():
+    """1×3 input, reflect pad 1 on the columns, 1×1 kernel: x₀₁ is copied to both ring cells,
+    so ∂L/∂x₀₁ has its own term plus two folded ones; the corners have none."""
+    spec = ConvSpec.create(
+        (1, 1, 1, 3), (1, 1, 1, 1), padding=((0, 0), (1, 1)), padding_mode="reflect"
+    )
+    g = grid([[1.0, 10.0, 100.0, 1000.0, 10000.0]])
+    ig = input_grad_stages(spec, grid([[2.0]]), g)
+    f = input_grad_formula(ig, 0, 0, 0, 1)
+    assert [t.folded for t in f.terms] == [False, True, True]
+    assert pairs(f) == [("∂L/∂y₀₂", "f₀₀"), ("∂L/∂y₀₀", "f₀₀"), ("∂L/∂y₀₄", "f₀₀")]
+    assert f.total == f.value == 2 * (100 + 1 + 10000)
+    assert not any(t.folded for t in input_grad_formula(ig, 0, 0, 0, 0).terms)
+    zeros = ConvSpec.create((1, 1, 1, 3), (1, 1, 1, 1), padding=((0, 0), (1, 1)))
+    fz = input_grad_formula(input_grad_stages(zeros, grid([[2.0]]), g), 0, 0, 0, 1)
+    assert [t.folded for t in fz.terms] == [False] and fz.total == 200, "zeros: ring dropped"
+
+
+@pytest.mark.parametrize("mode", ["zeros", "reflect", "replicate", "circular"])
+def test_padded_ring_cells_are_dropped_only_for_zeros(mode):
+    spec = ConvSpec.create((1, 1, 4, 4), (1, 1, 3, 3), padding=1, padding_mode=mode)
+    rng = np.random.default_rng(5)
+    ig = input_grad_stages(
+        spec, rng.standard_normal(spec.weight_shape), rng.standard_normal(spec.output_shape)
+    )
+    ring = input_grad_formula(ig, 0, 0, 0, 3, padded=True)
+    inside = input_grad_formula(ig, 0, 0, 2, 2, padded=True)
+    assert ring.dropped == (mode == "zeros") and not inside.dropped
+    assert np.isclose(ring.total, ig.grad_x_padded[0, 0, 0, 3]) and ring.total != 0
+    # x₁₀ has a copy on the ring in every copying mode (reflect: row 1; replicate/circular: col 0)
+    folded = [t for t in input_grad_formula(ig, 0, 0, 1, 0).terms if t.folded]
+    assert (len(folded) > 0) == (mode != "zeros"), "ring copies fold back except for zeros"
