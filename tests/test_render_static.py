@@ -1,0 +1,326 @@
+"""The matplotlib exports: inspect the artists on the Axes, then the PNG/SVG/GIF bytes they make."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from matplotlib.collections import LineCollection, QuadMesh
+from matplotlib.colors import to_rgba
+from matplotlib.figure import Figure
+from PIL import Image
+
+from convviz.render import static
+from convviz.render.panel import Panel
+from convviz.render.theme import (
+    DILATION_COLOR,
+    DROPPED_COLOR,
+    HIGHLIGHT_COLOR,
+    PAD_COLOR,
+    PAD_TEXT,
+    REMAINDER_COLOR,
+    SELECTED_COLOR,
+    TEXT_COLOR,
+    TEXT_ON_DARK,
+    THEME,
+    tap_colors,
+)
+from convviz.spec import ConvSpec
+from convviz.stages import layer
+from convviz.sweeps import forward_sweep
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def classroom():
+    """7×7 input padded by 1, 3×3 kernel, stride 2: its layer and forward sweep (16 steps)."""
+    spec = ConvSpec.create((1, 1, 7, 7), (1, 1, 3, 3), stride=2, padding=1)
+    rng = np.random.default_rng(7)
+    x = rng.integers(-3, 10, spec.input_shape).astype(float)
+    w = rng.integers(-2, 3, spec.weight_shape).astype(float)
+    grad_out = rng.integers(-2, 3, spec.output_shape).astype(float)
+    lay = layer(spec, x, w, grad_out)
+    return lay, forward_sweep(lay.forward)
+
+
+@pytest.fixture(scope="module")
+def panels(classroom):
+    """Input (padded, window of output cell (1, 2) highlighted), kernel with taps, output."""
+    lay, sweep = classroom
+    fw = lay.forward
+    t = 1 * sweep.out_size[1] + 2
+    window = np.zeros(fw.pad_mask.shape, bool)
+    window[np.ix_(sweep.rows[t], sweep.cols[t])] = True
+    taps = np.full(fw.pad_mask.shape, -1)
+    taps[np.ix_(sweep.rows[t], sweep.cols[t])] = np.arange(9).reshape(3, 3)
+    x = Panel(fw.x_padded[0, 0], "input x, padded", "x", pad_mask=fw.pad_mask, taps=taps,
+              highlight=window, origin=(-1, -1), subtitle="7×7 → 9×9")  # fmt: skip
+    w = Panel(fw.w[0, 0], "kernel w", "w", taps=np.arange(9).reshape(3, 3), subtitle="3×3")
+    y = Panel(fw.y[0, 0], "output y", "y", selected=(1, 2), subtitle="4×4")
+    return [x, w, y]
+
+
+def drawn(panel: Panel):
+    """The panel drawn alone on a fresh figure, rendered once so the mesh has its colours."""
+    fig = static.panels_figure([panel])
+    fig.canvas.draw()
+    return fig.axes[0]
+
+
+def mesh_colors(ax) -> np.ndarray:
+    (mesh,) = [c for c in ax.collections if isinstance(c, QuadMesh)]
+    h, w = (round(abs(d)) for d in (ax.get_ylim()[0] - ax.get_ylim()[1], np.ptp(ax.get_xlim())))
+    return np.asarray(mesh.get_facecolor()).reshape(h, w, 4)
+
+
+def labelled(ax, label: str, kind=None) -> list:
+    artists = [*ax.patches, *ax.collections]
+    return [a for a in artists if a.get_label() == label and (kind is None or isinstance(a, kind))]
+
+
+def cell_of(rect) -> tuple[int, int]:
+    x, y = rect.get_xy()
+    return round(y + rect.get_height() / 2), round(x + rect.get_width() / 2)
+
+
+def formula_labels(fig: Figure) -> list[str]:
+    return [a.get_label() for a in fig.artists if str(a.get_gid()).startswith("formula")]
+
+
+# --- cells and roles --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(3.0, "3"), (-2.0, "−2"), (0.5, "0.50"), (-1.256, "−1.26"), (-0.0, "0"), (-1e-12, "0"),
+     (120.0, "120"), (float("nan"), "")],
+    ids=["int", "negative", "half", "rounded", "minus-zero", "tiny", "hundreds", "nan"],
+)  # fmt: skip
+def test_fmt(value, text):
+    assert static.fmt(value) == text
+
+
+def test_padded_cells_are_pad_color_hatched_with_pad_text(panels):
+    x = panels[0]
+    ax = drawn(x)
+    colors = mesh_colors(ax)
+    pad = x.pad_mask
+    assert np.allclose(colors[pad], to_rgba(PAD_COLOR))
+    assert not np.isclose(colors[~pad], to_rgba(PAD_COLOR)).all(axis=-1).any()
+    bands = labelled(ax, "pad")
+    assert bands and all(b.get_hatch() == "//" for b in bands)
+    assert all(np.allclose(b.get_facecolor(), to_rgba(PAD_COLOR)) for b in bands)
+    covered = np.zeros(pad.shape, int)
+    for b in bands:
+        (c0, r0), nc, nr = np.add(b.get_xy(), 0.5).astype(int), b.get_width(), b.get_height()
+        covered[r0 : r0 + nr, c0 : c0 + nc] += 1
+    assert (covered == pad).all()  # the bands tile the padding exactly once
+    by_cell = {(round(t.get_position()[1]), round(t.get_position()[0])): t for t in ax.texts}
+    assert to_rgba(by_cell[0, 0].get_color()) == to_rgba(PAD_TEXT)
+    assert to_rgba(by_cell[4, 4].get_color()) != to_rgba(PAD_TEXT)
+
+
+def test_dilation_zeros_get_their_colour():
+    mask = np.zeros((3, 5), bool)
+    mask[:, 1::2] = True
+    ax = drawn(Panel(np.where(mask, 0.0, 2.0), "dilated", "d", dilation_mask=mask))
+    assert np.allclose(mesh_colors(ax)[mask], to_rgba(DILATION_COLOR))
+
+
+def test_taps_are_bordered_in_their_tap_colour(panels):
+    x = panels[0]
+    ax = drawn(x)
+    boxes = labelled(ax, "tap")
+    assert len(boxes) == (x.taps >= 0).sum() == 9
+    colors = tap_colors(3, 3)
+    for box in boxes:
+        i, j = cell_of(box)
+        assert np.allclose(box.get_edgecolor(), to_rgba(colors[x.taps[i, j]]))
+        assert box.get_linewidth() > 2  # thick, in points
+        assert box.get_facecolor()[3] == 0  # the value colour shows through
+
+
+def test_highlight_selected_remainder_and_dropped_overlays():
+    values = np.arange(30, dtype=float).reshape(5, 6) - 12
+    remainder = np.zeros((5, 6), bool)
+    remainder[4, :], remainder[:, 5] = True, True
+    highlight = np.zeros((5, 6), bool)
+    highlight[1:3, 1:3] = True
+    ring = np.pad(np.zeros((3, 4), bool), 1, constant_values=True)
+    panel = Panel(values, "roles", "r", remainder_mask=remainder, dropped_mask=ring,
+                  highlight=highlight, selected=(2, 3))  # fmt: skip
+    ax = drawn(panel)
+    (rem,) = labelled(ax, "remainder", LineCollection)
+    assert np.allclose(rem.get_color(), to_rgba(REMAINDER_COLOR))
+    assert rem.get_linestyle()[0][1] is not None  # dashed
+    ends = np.concatenate(rem.get_segments())
+    assert ends[:, 0].min() == -0.5 and ends[:, 1].max() == 4.5  # around the L-shaped band
+    (hl,) = labelled(ax, "highlight", LineCollection)
+    assert np.allclose(hl.get_color(), to_rgba(HIGHLIGHT_COLOR))
+    assert np.ptp(np.concatenate(hl.get_segments()), axis=0).tolist() == [2, 2]  # 2×2 box
+    (dropped,) = labelled(ax, "dropped", LineCollection)
+    assert np.allclose(dropped.get_color()[:, :3], to_rgba(DROPPED_COLOR)[:3])
+    assert len(dropped.get_segments()) == 2 * ring.sum()  # a cross per dropped cell
+    (sel,) = labelled(ax, "selected")
+    assert cell_of(sel) == (2, 3) and np.allclose(sel.get_edgecolor(), to_rgba(SELECTED_COLOR))
+
+
+def test_numbers_contrast_with_their_cell():
+    values = np.array([[-9.0, 0.0, 1.0, 9.0]])
+    ax = drawn(Panel(values, "contrast", "c"))
+    by_col = {round(t.get_position()[0]): to_rgba(t.get_color()) for t in ax.texts}
+    assert by_col[0] == to_rgba(TEXT_ON_DARK)  # the saturated blue end
+    assert by_col[1] == by_col[2] == to_rgba(TEXT_COLOR)  # the pale middle
+
+
+def test_indices_are_offset_by_origin_and_cells_square(panels):
+    ax = drawn(panels[0])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["−1", *map(str, range(8))]
+    assert [t.get_text() for t in ax.get_yticklabels()][:2] == ["−1", "0"]
+    box = ax.get_window_extent()
+    assert box.width == pytest.approx(box.height, rel=1e-3)
+    assert ax.get_title() == "input x, padded" and ax.get_xlabel() == "7×7 → 9×9"
+
+
+@pytest.mark.parametrize(("side", "texts"), [(24, 24 * 24), (25, 0)], ids=["at-limit", "over"])
+def test_no_cell_text_past_max_text_cells(side, texts):
+    assert THEME.max_text_cells == 24
+    values = np.arange(side * side).reshape(side, side) % 10
+    ax = drawn(Panel(values.astype(float), "big", "b"))
+    assert len(ax.texts) == texts
+
+
+def test_draw_panel_returns_the_axes_it_drew_on(panels):
+    fig = Figure(figsize=(4, 4))
+    ax = fig.add_subplot()
+    assert static.draw_panel(ax, panels[1]) is ax
+    assert len(ax.texts) == 9
+
+
+def test_mask_rects_tile_any_mask():
+    rng = np.random.default_rng(3)
+    for mask in [np.pad(np.zeros((5, 5), bool), 2, constant_values=True), rng.random((7, 9)) < 0.4]:
+        covered = np.zeros(mask.shape, int)
+        for r, c, nr, nc in static.mask_rects(mask):
+            covered[r : r + nr, c : c + nc] += 1
+        assert (covered == mask).all()
+    assert len(static.mask_rects(np.pad(np.zeros((5, 5), bool), 1, constant_values=True))) == 4
+
+
+# --- figures ----------------------------------------------------------------------------------
+
+
+def test_panels_side_by_side_with_equal_square_cells(panels):
+    fig = static.panels_figure(panels, title="forward")
+    W, H = fig.get_size_inches()
+    cells = []
+    for ax, p in zip(fig.axes, panels):
+        box = ax.get_position()
+        cells += [box.width * W / p.shape[1], box.height * H / p.shape[0]]
+    assert np.allclose(cells, cells[0])
+    lefts = [ax.get_position().x0 for ax in fig.axes]
+    assert lefts == sorted(lefts)
+    assert cells[0] == pytest.approx(THEME.cell_px / static.EXPORT_PX_PER_INCH)
+
+
+def test_formula_with_color_and_tfrac_renders(panels):
+    latex = (r"$\frac{\partial L}{\partial x_{22}} = \color{gray}{0 \cdot (-1)} + "
+             r"\tfrac{1}{2} \cdot 4 = 2$")  # fmt: skip
+    assert static.mathtext_source(latex) == (
+        r"$\frac{\partial L}{\partial x_{22}} = {0 \cdot (-1)} + \frac{1}{2} \cdot 4 = 2$"
+    )
+    fig = static.panels_figure(panels, formula=latex, formula_text="plain")
+    (line,) = formula_labels(fig)
+    assert line.startswith("$") and r"\color" not in line and r"\tfrac" not in line
+    assert static.to_png(fig).startswith(PNG_SIGNATURE)
+
+
+def test_long_formula_wraps_at_top_level_plus():
+    terms = " + ".join(
+        rf"\frac{{\partial L}}{{\partial y_{{{i % 9}0}}}}\,f_{{{i}}}" for i in range(36)
+    )
+    latex = "$" + r"\frac{\partial L}{\partial x_{00}} = " + terms + " = 1$"
+    fig = static.panels_figure([Panel(np.ones((2, 2)), "g", "g")], formula=latex)
+    lines = formula_labels(fig)
+    assert len(lines) > 1 and all(s.startswith("$") and s.endswith("$") for s in lines)
+    assert "".join(s.strip("$") for s in lines).count("+") == 35
+
+
+@pytest.mark.parametrize(
+    ("formula", "text", "shown"),
+    [
+        (r"$\frac{a}{$", "x = a + b", "x = a + b"),
+        (r"$\nosuchmacro{x}$", None, r"$\nosuchmacro{x}$"),
+    ],
+    ids=["with-fallback", "raw-source"],
+)
+def test_broken_formula_falls_back_to_plain_text(panels, formula, text, shown):
+    fig = static.panels_figure(panels[1:], formula=formula, formula_text=text)
+    assert formula_labels(fig) == [shown]
+    assert static.to_png(fig, dpi=50).startswith(PNG_SIGNATURE)
+
+
+def test_no_panels_is_an_error():
+    with pytest.raises(ValueError, match="at least one panel"):
+        static.panels_figure([])
+
+
+# --- bytes ------------------------------------------------------------------------------------
+
+
+def test_png_bytes_decode_at_the_requested_size(panels):
+    fig = static.panels_figure(panels, title="forward", formula=r"$y_{12} = 4$")
+    data = static.to_png(fig, dpi=100)
+    assert data.startswith(PNG_SIGNATURE)
+    image = Image.open(io.BytesIO(data))
+    W, H = fig.get_size_inches()
+    assert np.allclose(image.size, (W * 100, H * 100), atol=1)
+    assert 600 < image.size[0] < 1700 and 300 < image.size[1] < 1000  # slide-sized
+
+
+def test_svg_parses_and_keeps_cell_numbers_as_text(panels):
+    data = static.to_svg(static.panels_figure(panels, formula=r"$y_{12} = 4$"))
+    root = ET.fromstring(data)
+    assert root.tag.endswith("svg")
+    texts = {"".join(el.itertext()).strip() for el in root.iter() if el.tag.endswith("text")}
+    for panel in panels:
+        assert {static.fmt(v) for v in panel.values.ravel()} <= texts
+    assert any(el.get("id") == "formula-0" for el in root.iter())  # the formula, as outlines
+
+
+def test_gif_has_one_frame_per_step(classroom, panels):
+    _, sweep = classroom
+    x, w, y = panels
+    data = static.sweep_gif(sweep, x, w, y, fps=4)
+    image = Image.open(io.BytesIO(data))
+    assert image.format == "GIF" and image.n_frames == sweep.steps == 16
+    assert image.info["duration"] == 250 and image.info["loop"] == 0
+
+
+def test_gif_samples_long_sweeps(classroom, panels):
+    _, sweep = classroom
+    data = static.sweep_gif(sweep, *panels, max_frames=5)
+    assert Image.open(io.BytesIO(data)).n_frames == 5
+    assert static.sampled_steps(16, 5).tolist() == [0, 4, 8, 11, 15]
+
+
+def test_sweep_caption_adds_up(classroom):
+    _, sweep = classroom
+    caption = static.sweep_caption(sweep, 6)
+    i, j = sweep.targets[6]
+    assert f"cell ({i}, {j})" in caption and caption.endswith(f"= {static.fmt(sweep.sums[6])}")
+    assert caption.count(" + ") == 8  # nine products
+
+
+def test_module_never_imports_pyplot():
+    code = (
+        "import sys, convviz.render.static\n"
+        "bad = [m for m in ('matplotlib.pyplot', 'streamlit', 'plotly') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
