@@ -1,0 +1,1 @@
+"""Renderers: engine data in, plotly or matplotlib figures out. Never imports streamlit."""
