@@ -57,12 +57,24 @@ def theme_for(presentation: bool) -> Theme:
     return PRESENTATION if presentation else THEME
 
 
+# Twelve hand-picked, clearly distinct tap colours (a 3×3 kernel uses the first nine).
+TAP_PALETTE = (
+    "#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4",
+    "#f032e6", "#9a6324", "#469990", "#808000", "#000075", "#bfef45",
+)
+
+
 def tap_colors(kH: int, kW: int) -> list[str]:
-    """One distinct, saturated colour per kernel tap (row-major), kept through the 180° flip."""
-    n = kH * kW
+    """One distinct colour per kernel tap (row-major), kept through the 180° flip.
+
+    Beyond the palette, golden-ratio hue steps keep neighbouring taps apart.
+    """
     colors = []
-    for t in range(n):
-        hue = (t * 0.618033988749895) % 1.0  # golden-ratio steps keep neighbours apart
-        r, g, b = colorsys.hls_to_rgb(hue, 0.48, 0.72)
+    for t in range(kH * kW):
+        if t < len(TAP_PALETTE):
+            colors.append(TAP_PALETTE[t])
+            continue
+        hue = (t * 0.618033988749895) % 1.0
+        r, g, b = colorsys.hls_to_rgb(hue, 0.45, 0.70)
         colors.append(f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}")
     return colors
