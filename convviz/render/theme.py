@@ -34,6 +34,10 @@ TEXT_ON_DARK = "#ffffff"  # cell numbers on saturated cells
 MUTED_TEXT = "#4a5568"  # subtitles, axis indices, captions
 MATH_FONTSET = "cm"  # LaTeX-like formulas (matplotlib mathtext)
 
+# Plotly views (browser).
+PENDING_COLOR = "#eceff3"  # output cells an animation has not computed yet
+MAX_FIGURE_PX = 1400  # widest plotly figure; bigger grids get smaller cells
+
 
 @dataclass(frozen=True)
 class Theme:

@@ -1,0 +1,768 @@
+"""Plotly animations of a sweep (the sliding window) and of the scatter route, as browser frames.
+
+A figure holds static traces (the grids, their roles, the click overlays) and a few overlay traces
+that the frames replace: the window on the operand, what the output shows so far, the running-sum
+text. Frames are plain dicts holding only those overlays, so playing, pausing and scrubbing happen
+in the browser without a server round trip, and the payload stays small.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+import plotly.graph_objects as go
+
+from convviz.render.grids import (
+    GridLayout,
+    add_legend,
+    add_panels,
+    axis_ids,
+    base_layout,
+    click_overlay,
+    format_value,
+    format_values,
+    grid_layout,
+    header_px,
+    heatmap,
+    legend_note,
+    panel_traces,
+    role_overlay,
+    shows_text,
+    tap_colorscale,
+    ticks_px,
+)
+from convviz.render.panel import Panel
+from convviz.render.theme import (
+    GRID_LINE,
+    HIGHLIGHT_COLOR,
+    MUTED_TEXT,
+    PAD_COLOR,
+    PAD_TEXT,
+    PENDING_COLOR,
+    TEXT_COLOR,
+    THEME,
+    Theme,
+)
+from convviz.sweeps import Scatter, Sweep
+
+FRAME_MS = 700  # one step at 1× speed
+SPEEDS = (0.5, 1, 2, 4)
+
+
+def _controls_px(theme: Theme) -> int:
+    """Height of the buttons row and the slider (with its current-value line) under the grids."""
+    return round(8.6 * theme.font_size)
+
+
+def _speed_x_px(theme: Theme) -> tuple[float, float]:
+    """Left edges of the 'speed' label and its buttons, right of play/pause (sized by font)."""
+    label = 13 * theme.font_size + 8
+    return label, label + 3.6 * theme.font_size
+
+
+# --- steps and text ------------------------------------------------------------------------------
+
+
+def sampled_steps(steps: int, max_frames: int, start: int) -> tuple[np.ndarray, int]:
+    """(step indices to draw, k): every k-th step, plus the last one and `start`."""
+    k = max(1, math.ceil(steps / max(max_frames, 1)))
+    picked = np.unique(np.concatenate([np.arange(0, steps, k), [steps - 1, start]]))
+    return picked, k
+
+
+def ordinal(k: int) -> str:
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
+
+def _factor(s: str) -> str:
+    return f"({s})" if s.startswith("\u2212") else s
+
+
+def _terms(left: np.ndarray, right: np.ndarray, max_terms: int) -> list[str]:
+    """'a·b + c·d + …' for each row of left/right, shape (S, n); elided past max_terms terms."""
+    a, b = format_values(left), format_values(right)
+    n = left.shape[1]
+    keep = list(range(n)) if n <= max_terms else [*range(max_terms - 2), n - 1]
+    out = []
+    for row_a, row_b in zip(a, b):
+        parts = [f"{_factor(row_a[j])}·{_factor(row_b[j])}" for j in keep]
+        if n > max_terms:
+            parts.insert(max_terms - 2, "…")
+        out.append(" + ".join(parts))
+    return out
+
+
+def sweep_formulas(
+    sweep: Sweep, steps: np.ndarray, channel: int, out: Panel, max_terms: int
+) -> list[str]:
+    """The running sum of each step written out, e.g. 'y[1, 2] = 3·1 + 0·(−2) + … = 7'."""
+    C = sweep.kernel.shape[0]
+    rows, cols = sweep.rows[steps], sweep.cols[steps]  # (S, kh), (S, kw)
+    x = sweep.operand[channel][rows[:, :, None], cols[:, None, :]].reshape(len(steps), -1)
+    w = np.broadcast_to(sweep.kernel[channel].ravel(), x.shape)
+    terms = _terms(x, w, max_terms)
+    oy, ox = out.origin
+    b = format_value(sweep.offset)
+    lines = []
+    for s, t in enumerate(steps):
+        r, c = sweep.targets[t]
+        cell = f"{out.key}[{r + oy}, {c + ox}]"
+        total = format_value(sweep.sums[t])
+        if C == 1:
+            bias = f" + b = {total}   (b = {b})" if sweep.offset else f" = {total}"
+            lines.append(f"{cell} = {terms[s]}{bias}")
+        else:
+            part = format_value(sweep.partial[t, channel])
+            bias = " + b" if sweep.offset else ""
+            note = f"   (b = {b})" if sweep.offset else ""
+            lines.append(
+                f"{cell}: channel {channel}: {terms[s]} = {part};   "
+                f"Σ over {C} channels{bias} = {total}{note}"
+            )
+    return lines
+
+
+def _max_terms(geo: GridLayout, theme: Theme, chars_per_term: int = 9) -> int:
+    return max(4, int(geo.plot_w / (0.55 * theme.font_size * chars_per_term)))
+
+
+# --- overlay traces ------------------------------------------------------------------------------
+
+
+def _rect(i: int, width: float, color: str, name: str) -> dict:
+    """An outline trace (its x/y come from the frames)."""
+    xa, ya = axis_ids(i)
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": name,
+        "xaxis": xa,
+        "yaxis": ya,
+        "x": [],
+        "y": [],
+        "line": {"color": color, "width": width},
+        "hoverinfo": "skip",
+        "showlegend": False,
+    }
+
+
+def _rect_xy(r0, r1, c0, c1, origin) -> dict:
+    """Corners of the box around rows r0…r1, cols c0…c1 (inclusive), in axis coordinates."""
+    oy, ox = origin
+    x0, x1, y0, y1 = c0 + ox - 0.5, c1 + ox + 0.5, r0 + oy - 0.5, r1 + oy + 0.5
+    return {"x": [x0, x1, x1, x0, x0], "y": [y0, y0, y1, y1, y0]}
+
+
+def _pending_xy(t: int, shape: tuple[int, int], origin) -> dict:
+    """The region of output cells after step t (row-major) as one polygon; empty when none."""
+    (h, w), (oy, ox) = shape, origin
+    r, c = divmod(t, w)
+    if t >= h * w - 1:
+        return {"x": [], "y": []}
+    L, R, B = ox - 0.5, ox + w - 0.5, oy + h - 0.5
+    top, mid = r + oy - 0.5, r + oy + 0.5
+    if c == w - 1:
+        return {"x": [L, R, R, L, L], "y": [mid, mid, B, B, mid]}
+    xc = c + ox + 0.5
+    return {"x": [xc, R, R, L, L, xc, xc], "y": [top, top, B, B, mid, mid, top]}
+
+
+def _grid_lines(i: int, shape: tuple[int, int], origin, geo: GridLayout) -> dict:
+    """White cell borders drawn over the pending cover, so pending cells still read as cells."""
+    (h, w), (oy, ox) = shape, origin
+    xs, ys = [], []
+    for k in range(w + 1):
+        xs += [ox + k - 0.5, ox + k - 0.5, None]
+        ys += [oy - 0.5, oy + h - 0.5, None]
+    for k in range(h + 1):
+        xs += [ox - 0.5, ox + w - 0.5, None]
+        ys += [oy + k - 0.5, oy + k - 0.5, None]
+    xa, ya = axis_ids(i)
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": "grid",
+        "xaxis": xa,
+        "yaxis": ya,
+        "x": xs,
+        "y": ys,
+        "line": {"color": GRID_LINE, "width": geo.gap},
+        "hoverinfo": "skip",
+        "showlegend": False,
+    }
+
+
+def _pending(i: int) -> dict:
+    xa, ya = axis_ids(i)
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": "pending",
+        "xaxis": xa,
+        "yaxis": ya,
+        "x": [],
+        "y": [],
+        "fill": "toself",
+        "fillcolor": PENDING_COLOR,
+        "line": {"width": 0, "color": PENDING_COLOR},
+        "hoverinfo": "skip",
+        "showlegend": False,
+    }
+
+
+def _tap_ids(kernel: Panel) -> np.ndarray:
+    kh, kw = kernel.shape
+    taps = None if kernel.taps is None else np.asarray(kernel.taps)
+    return np.arange(kh * kw).reshape(kh, kw) if taps is None else taps
+
+
+def _window_grids(
+    values: np.ndarray, taps: np.ndarray, dilation: tuple[int, int], show: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Tap-index z (span_h, span_w) with NaN between dilated taps, and per-step text.
+
+    values : shape (S, kh, kw), the numbers each step writes on its covered cells.
+    """
+    S, kh, kw = values.shape
+    dh, dw = dilation
+    span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
+    z = np.full(span, np.nan, dtype=np.float32)
+    z[::dh, ::dw] = taps
+    if not show:
+        return z, None
+    text = np.full((S, *span), "", dtype=object)
+    text[:, ::dh, ::dw] = format_values(values)
+    return z, text
+
+
+def _window_trace(
+    i: int, n_taps: int, z: np.ndarray, geo: GridLayout, show: bool, name: str = "window"
+) -> dict:
+    trace = heatmap(
+        z,
+        i,
+        np.arange(z.shape[1]),
+        np.arange(z.shape[0]),
+        geo,
+        text=np.full(z.shape, "", dtype=object) if show else None,
+        colorscale=tap_colorscale(n_taps),
+        zmin=-0.5,
+        zmax=n_taps - 0.5,
+        name=name,
+    )
+    return trace
+
+
+# --- controls ------------------------------------------------------------------------------------
+
+
+def _frame_args(duration: float, redraw: bool = True) -> dict:
+    return {
+        "frame": {"duration": duration, "redraw": redraw},
+        "mode": "immediate",
+        "fromcurrent": True,
+        "transition": {"duration": 0},
+    }
+
+
+def animation_controls(
+    names: Sequence[str],
+    labels: Sequence[str],
+    active: int,
+    geo: GridLayout,
+    theme: Theme,
+    top_px: float,
+    prefix: str,
+) -> tuple[list[dict], list[dict]]:
+    """(updatemenus, sliders): play/pause, speed buttons and a slider with one step per frame.
+
+    top_px is where the controls start, in px below the plot area.
+    """
+    font = {"size": theme.font_size - 1}
+    y_buttons = geo.px_to_paper_y(top_px)
+    play_pause = {
+        "type": "buttons",
+        "direction": "left",
+        "showactive": False,
+        "font": font,
+        "x": 0,
+        "xanchor": "left",
+        "y": y_buttons,
+        "yanchor": "top",
+        "pad": {"r": 6},
+        "buttons": [
+            {"label": "▶ Play", "method": "animate", "args": [None, _frame_args(FRAME_MS)]},
+            {
+                "label": "❚❚ Pause",
+                "method": "animate",
+                "args": [
+                    [None],
+                    {
+                        "mode": "immediate",
+                        "frame": {"duration": 0, "redraw": False},
+                        "transition": {"duration": 0},
+                    },
+                ],
+            },
+        ],
+    }
+    speed = {
+        "type": "buttons",
+        "direction": "left",
+        "showactive": True,
+        "active": 1,
+        "font": font,
+        "x": _speed_x_px(theme)[1] / geo.plot_w,
+        "xanchor": "left",
+        "y": y_buttons,
+        "yanchor": "top",
+        "buttons": [
+            {"label": f"{s:g}×", "method": "animate", "args": [None, _frame_args(FRAME_MS / s)]}
+            for s in SPEEDS
+        ],
+    }
+    many = len(names) * 34 > geo.plot_w  # tick labels would overlap: keep them for the rail only
+    slider = {
+        "active": active,
+        "x": 0,
+        "len": 1.0,
+        "xanchor": "left",
+        "y": geo.px_to_paper_y(top_px + 2.9 * theme.font_size),
+        "yanchor": "top",
+        "pad": {"t": 0, "b": 0, "l": 6, "r": 26},
+        "currentvalue": {
+            "prefix": prefix,
+            "xanchor": "left",
+            "font": {"size": theme.font_size, "color": TEXT_COLOR},
+        },
+        "font": {
+            "size": max(9, theme.font_size - 4),
+            "color": "rgba(0,0,0,0)" if many else MUTED_TEXT,
+        },
+        "ticklen": 0 if many else 4,
+        "minorticklen": 0,
+        "steps": [
+            {
+                "label": lab,
+                "method": "animate",
+                "args": [
+                    [name],
+                    {
+                        "mode": "immediate",
+                        "frame": {"duration": 0, "redraw": True},
+                        "transition": {"duration": 0},
+                    },
+                ],
+            }
+            for name, lab in zip(names, labels)
+        ],
+    }
+    return [play_pause, speed], [slider]
+
+
+def _annotate_speed(layout: dict, geo: GridLayout, theme: Theme, top_px: float) -> None:
+    layout["annotations"].append(
+        {
+            "text": "speed",
+            "xref": "paper",
+            "yref": "paper",
+            "x": _speed_x_px(theme)[0] / geo.plot_w,
+            "y": geo.px_to_paper_y(top_px + 1.2 * theme.font_size),
+            "xanchor": "left",
+            "yanchor": "middle",
+            "showarrow": False,
+            "font": {"size": theme.font_size - 2, "color": MUTED_TEXT},
+        }
+    )
+
+
+class LazyFrame(go.Frame):
+    """A Frame stored as plain dicts; reading `.data` validates a copy (tests, debugging)."""
+
+    @property
+    def data(self):
+        return go.Frame(self.to_plotly_json()).data
+
+
+def _animated_figure(
+    data: list[dict],
+    layout: dict,
+    frames: list[dict],
+    animated: list[int],
+    steps: np.ndarray,
+    start: int,
+    labels: Sequence[str],
+    prefix: str,
+    geo: GridLayout,
+    theme: Theme,
+    controls_px: float,
+) -> go.Figure:
+    """Controls, the base state (= the frame of step `start`) and the frames, in one figure.
+
+    Frames are attached without plotly's per-frame validation: validating costs ~1 ms per trace
+    (0.5 s for 400 frames) and the Figure API has no non-validating frame setter. The base data
+    and layout are validated as usual; a LazyFrame validates when read, and a test validates a
+    whole animated figure the slow way.
+    """
+    active = int(np.searchsorted(steps, start))
+    for i, d in zip(animated, frames[active]["data"]):
+        data[i].update(d)
+    layout["title"]["subtitle"]["text"] = frames[active]["layout"]["title"]["subtitle"]["text"]
+    menus, sliders = animation_controls(
+        [f["name"] for f in frames], labels, active, geo, theme, controls_px, prefix
+    )
+    sliders[0]["currentvalue"]["suffix"] = "]"
+    layout.update(updatemenus=menus, sliders=sliders)
+    _annotate_speed(layout, geo, theme, controls_px)
+    fig = go.Figure(data=data, layout=layout)
+    types = [data[i]["type"] for i in animated]
+    fig._frame_objs = tuple(
+        LazyFrame(
+            name=f["name"],
+            traces=animated,
+            data=[{"type": ty, **d} for ty, d in zip(types, f["data"])],
+            layout=f["layout"],
+            _validate=False,
+        )
+        for f in frames
+    )
+    return fig
+
+
+def _outline_px(geo: GridLayout) -> float:
+    return max(2.5, geo.cell / 12)
+
+
+def _layout(
+    panels: Sequence[Panel], theme: Theme, title: str, formula_lines: int
+) -> tuple[GridLayout, dict, float]:
+    """Geometry and base layout of an animated figure; returns the px where controls start."""
+    # plotly puts the subtitle ~2.4 title heights below the top; each further line adds 1.3 ems
+    line = 1.3 * (theme.font_size + 1)
+    formula_bottom = 8 + 2.5 * theme.title_font_size + (formula_lines - 1) * line + 0.5 * line
+    top = round(formula_bottom + 14 + header_px(panels, theme))
+    legend_px = theme.font_size + 12 if legend_note(panels, theme) else 0
+    bottom = ticks_px(theme) + legend_px + _controls_px(theme)
+    geo = grid_layout(panels, theme, top=top, bottom=bottom)
+    layout = base_layout(geo, theme, title)
+    layout["title"]["subtitle"] = {"text": "", "font": {"size": theme.font_size + 1}}
+    add_panels(layout, panels, theme, geo)
+    add_legend(layout, panels, theme, geo, ticks_px(theme))
+    return geo, layout, ticks_px(theme) + legend_px + 4
+
+
+def _title(title: str | None, default: str, k: int) -> str:
+    text = title or default
+    return f"{text} — every {ordinal(k)} step shown" if k > 1 else text
+
+
+# --- the sliding window --------------------------------------------------------------------------
+
+
+def sweep_figure(
+    sweep: Sweep,
+    operand: Panel,
+    kernel: Panel,
+    output: Panel,
+    theme: Theme = THEME,
+    *,
+    channel: int = 0,
+    start: int = 0,
+    max_frames: int = 400,
+    title: str | None = None,
+) -> go.Figure:
+    """The sliding window, one frame per step: operand with the window, kernel, output so far.
+
+    operand, kernel : Panels of channel `channel` of sweep.operand / sweep.kernel (their taps,
+        highlight and selection are not drawn: the window shows the step instead);
+    output : Panel of the result, shape sweep.out_size; its cells appear as the sweep writes them.
+    The figure opens at step `start`; with more than max_frames steps every k-th step is kept.
+    """
+    _check_shapes(sweep, operand, kernel, output, channel)
+    T = sweep.steps
+    start = int(np.clip(start, 0, T - 1))
+    steps, k = sampled_steps(T, max_frames, start)
+    note = "window shows the products"
+    sub = f"{operand.subtitle} · {note}" if operand.subtitle else note
+    op = replace(operand, taps=None, highlight=None, selected=None, subtitle=sub)
+    out = replace(output, values=sweep.result())
+    panels = [op, kernel, out]
+    C, kh, kw = sweep.kernel.shape
+    lines = 2 if kh * kw > 12 or C > 1 else 1
+    geo, layout, controls_px = _layout(panels, theme, _title(title, "Sliding window", k), lines)
+    formulas = sweep_formulas(sweep, steps, channel, out, _max_terms(geo, theme) * lines)
+    formulas = [_wrap(f, lines) for f in formulas]
+
+    data, animated = _sweep_traces(sweep, steps, channel, op, kernel, out, theme, geo)
+    frames = _sweep_frames(sweep, steps, channel, op, kernel, out, shows_text(op, theme, geo))
+    for f, text in zip(frames, formulas):
+        f["layout"] = {"title": {"subtitle": {"text": text}}}
+    labels = [f"{r + out.origin[0]}, {c + out.origin[1]}" for r, c in sweep.targets[steps]]
+    return _animated_figure(
+        data,
+        layout,
+        frames,
+        animated,
+        steps,
+        start,
+        labels,
+        f"step → {out.key}[",
+        geo,
+        theme,
+        controls_px,
+    )
+
+
+def _sweep_traces(sweep, steps, channel, op, kernel, out, theme, geo):
+    """(traces, indices of the animated ones): the three grids, then the overlays frames replace.
+
+    The output shows its final values under a 'pending' cover that each frame shrinks, so a
+    frame carries a 7-point polygon instead of the whole output grid.
+    """
+    show = shows_text(op, theme, geo)
+    taps = _tap_ids(kernel)
+    z, _ = _window_grids(sweep.products[steps[:1], channel], taps, sweep.dilation, False)
+    data = panel_traces(op, 0, theme, geo)
+    i_win = len(data)
+    data += [
+        _window_trace(0, int(taps.max()) + 1, z, geo, show),
+        _rect(0, _outline_px(geo), HIGHLIGHT_COLOR, "window outline"),
+    ]
+    data += panel_traces(kernel, 1, theme, geo)
+    data += panel_traces(out, 2, theme, geo)
+    i_pending = len(data)
+    data.append(_pending(2))
+    if geo.gap:
+        data.append(_grid_lines(2, out.shape, out.origin, geo))
+    i_target = len(data)
+    data.append(_rect(2, _outline_px(geo), HIGHLIGHT_COLOR, "target"))
+    data += [c for c in (click_overlay(op, 0, geo), click_overlay(out, 2, geo)) if c]
+    return data, [i_win, i_win + 1, i_pending, i_target]
+
+
+def _sweep_frames(sweep, steps, channel, op, kernel, out, show: bool) -> list[dict]:
+    """Frame dicts: the window (tap colours, products), its outline, the cover, the target."""
+    z, text = _window_grids(sweep.products[steps, channel], _tap_ids(kernel), sweep.dilation, show)
+    (oy, ox), span = op.origin, z.shape
+    frames = []
+    for s, t in enumerate(steps):
+        r0, c0 = int(sweep.rows[t, 0]), int(sweep.cols[t, 0])
+        window = {"x": np.arange(c0, c0 + span[1]) + ox, "y": np.arange(r0, r0 + span[0]) + oy}
+        if text is not None:
+            window["text"] = text[s]
+        r, c = (int(v) for v in sweep.targets[t])
+        frames.append(
+            {
+                "name": str(t),
+                "data": [
+                    window,
+                    _rect_xy(r0, r0 + span[0] - 1, c0, c0 + span[1] - 1, op.origin),
+                    _pending_xy(int(t), out.shape, out.origin),
+                    _rect_xy(r, r, c, c, out.origin),
+                ],
+            }
+        )
+    return frames
+
+
+def _wrap(formula: str, lines: int) -> str:
+    """Break a long formula after a ' + ' near the middle when two lines are available."""
+    if lines < 2 or len(formula) < 90:
+        return formula
+    cut = formula.find(" + ", len(formula) // 2 - 10)
+    return formula if cut < 0 else formula[: cut + 2] + "<br>" + formula[cut + 3 :]
+
+
+def _check_shapes(sweep: Sweep, operand: Panel, kernel: Panel, output: Panel, channel: int):
+    C = sweep.operand.shape[0]
+    if not 0 <= channel < C:
+        raise ValueError(f"channel {channel} is out of range: the sweep has {C} channels")
+    for name, panel, want in (
+        ("operand", operand, sweep.operand.shape[1:]),
+        ("kernel", kernel, sweep.kernel.shape[1:]),
+        ("output", output, tuple(sweep.out_size)),
+    ):
+        if tuple(panel.shape) != tuple(want):
+            raise ValueError(f"the {name} panel has shape {panel.shape}, the sweep needs {want}")
+
+
+# --- the scatter route ---------------------------------------------------------------------------
+
+
+def _masked_z(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """a with NaN (None) where mask, in the shortest JSON: whole numbers as ints, else 4 decimals.
+
+    Arrays holding NaN are sent as JSON lists, not base64; ints keep those lists short.
+    """
+    if np.all(a == np.round(a)):
+        out = np.round(a).astype(np.int64).astype(object)
+    else:
+        out = np.round(a, 4).astype(object)
+    out[..., mask] = None
+    return out
+
+
+def scatter_formulas(scatter: Scatter, steps, grad_out: Panel, kernel: Panel, result: Panel):
+    """One line per step: which grad_out cell stamps what, and where it lands."""
+    oW = grad_out.shape[1]
+    g = np.asarray(grad_out.values, dtype=float).ravel()
+    w = np.asarray(kernel.values, dtype=float)
+    single = kernel.shape == scatter.stamps.shape[1:] and np.allclose(
+        scatter.stamps, g[:, None, None] * w
+    )
+    (gy, gx), (ry, rx) = grad_out.origin, result.origin
+    lines = []
+    for t in steps:
+        r, c = divmod(int(t), oW)
+        rows, cols = scatter.rows[t], scatter.cols[t]
+        what = f"{format_value(g[t])}·{kernel.key}" if single else "Σₖ ∂L/∂y·w"
+        lines.append(
+            f"{grad_out.key}[{r + gy}, {c + gx}] = {format_value(g[t])}: stamp {what} onto "
+            f"{result.key} rows {rows[0] + ry}…{rows[-1] + ry}, cols {cols[0] + rx}…{cols[-1] + rx}"
+        )
+    return lines
+
+
+def scatter_figure(
+    scatter: Scatter,
+    kernel: Panel,
+    grad_out: Panel,
+    result: Panel,
+    theme: Theme = THEME,
+    *,
+    start: int = 0,
+    max_frames: int = 400,
+    title: str | None = None,
+) -> go.Figure:
+    """The scatter route: each grad_out cell stamps grad_out·w onto its window; the sum grows.
+
+    result : Panel of the padded-input gradient (values = scatter.running[-1], pad/remainder
+        masks; its dilation mask and taps are not drawn); frame t shows scatter.running[t] and
+        the stamp of step t in tap colours.
+    """
+    T = len(scatter.stamps)
+    if grad_out.shape[0] * grad_out.shape[1] != T:
+        raise ValueError(f"the grad_out panel has {grad_out.shape} cells, the scatter {T} stamps")
+    if tuple(result.shape) != scatter.running.shape[1:]:
+        raise ValueError(
+            f"the result panel has shape {result.shape}, "
+            f"the scatter needs {scatter.running.shape[1:]}"
+        )
+    start = int(np.clip(start, 0, T - 1))
+    steps, k = sampled_steps(T, max_frames, start)
+    g_panel = replace(grad_out, highlight=None, selected=None)
+    panels = [g_panel, kernel, result]
+    geo, layout, controls_px = _layout(panels, theme, _title(title, "Scatter route", k), 1)
+    data, animated = _scatter_traces(scatter, steps, g_panel, kernel, result, theme, geo)
+    show = shows_text(result, theme, geo)
+    frames = _scatter_frames(scatter, steps, g_panel, kernel, result, show)
+    oW = grad_out.shape[1]
+    labels = [f"{t // oW + grad_out.origin[0]}, {t % oW + grad_out.origin[1]}" for t in steps]
+    return _animated_figure(
+        data,
+        layout,
+        frames,
+        animated,
+        steps,
+        start,
+        labels,
+        f"stamp of {grad_out.key}[",
+        geo,
+        theme,
+        controls_px,
+    )
+
+
+def _scatter_traces(scatter, steps, g_panel, kernel, result, theme, geo):
+    """(traces, indices of the animated ones) of the scatter route's three grids.
+
+    The result's values trace is animated and has NaN on padded cells, so the flat padding
+    colour drawn beneath it shows through; its text covers every cell, padded ones included.
+    """
+    show = shows_text(result, theme, geo)
+    data = panel_traces(g_panel, 0, theme, geo)
+    i_current = len(data)
+    data.append(_rect(0, _outline_px(geo), HIGHLIGHT_COLOR, "current"))
+    data += panel_traces(kernel, 1, theme, geo)
+    if result.mask("pad_mask").any():
+        data.append(role_overlay(result, "pad", PAD_COLOR, PAD_TEXT, 2, geo, show=False))
+    m = float(np.abs(scatter.running).max(initial=0)) or 1.0
+    x, y = (np.arange(n) + o for n, o in zip(result.shape[::-1], result.origin[::-1]))
+    i_values = len(data)
+    data.append(
+        heatmap(
+            np.asarray(result.values, dtype=float),
+            2,
+            x,
+            y,
+            geo,
+            text=np.full(result.shape, "", dtype=object) if show else None,
+            zmin=-m,
+            zmax=m,
+            name=f"{result.key}:values",
+        )
+    )
+    taps = _tap_ids(kernel)
+    z, _ = _window_grids(scatter.stamps[steps[:1]], taps, _spacing(scatter), False)
+    i_stamp = len(data)
+    data += [
+        _window_trace(2, int(taps.max()) + 1, z, geo, show, name="stamp"),
+        _rect(2, _outline_px(geo), HIGHLIGHT_COLOR, "stamp outline"),
+    ]
+    data += [c for c in (click_overlay(g_panel, 0, geo), click_overlay(result, 2, geo)) if c]
+    return data, [i_current, i_values, i_stamp, i_stamp + 1]
+
+
+def _scatter_frames(scatter, steps, g_panel, kernel, result, show: bool) -> list[dict]:
+    """Frame dicts: the current grad_out cell, the running sum, the stamp and its outline."""
+    running = scatter.running[steps]  # (S, Hp, Wp)
+    pad = result.mask("pad_mask")
+    values_z = _masked_z(running, pad)
+    texts = format_values(running) if show else None
+    z, stamp_text = _window_grids(scatter.stamps[steps], _tap_ids(kernel), _spacing(scatter), show)
+    stamp_text = None if stamp_text is None else _plus(stamp_text)
+    formulas = scatter_formulas(scatter, steps, g_panel, kernel, result)
+    (ry, rx), span, oW = result.origin, z.shape, g_panel.shape[1]
+    frames = []
+    for s, t in enumerate(steps):
+        r, c = divmod(int(t), oW)
+        r0, c0 = int(scatter.rows[t, 0]), int(scatter.cols[t, 0])
+        values = {"z": values_z[s]}
+        stamp = {"x": np.arange(c0, c0 + span[1]) + rx, "y": np.arange(r0, r0 + span[0]) + ry}
+        if show:
+            values["text"] = texts[s]
+            stamp["text"] = stamp_text[s]
+        frames.append(
+            {
+                "name": str(t),
+                "data": [
+                    _rect_xy(r, r, c, c, g_panel.origin),
+                    values,
+                    stamp,
+                    _rect_xy(r0, r0 + span[0] - 1, c0, c0 + span[1] - 1, result.origin),
+                ],
+                "layout": {"title": {"subtitle": {"text": formulas[s]}}},
+            }
+        )
+    return frames
+
+
+def _spacing(scatter: Scatter) -> tuple[int, int]:
+    """The dilation: the step between a stamp's rows (cols); 1 for a one-tap axis."""
+    rows, cols = scatter.rows[0], scatter.cols[0]
+    return (
+        int(rows[1] - rows[0]) if len(rows) > 1 else 1,
+        int(cols[1] - cols[0]) if len(cols) > 1 else 1,
+    )
+
+
+def _plus(text: np.ndarray) -> np.ndarray:
+    """'+3' / '+−2' reads as 'this is added'; empty cells stay empty."""
+    out = text.copy()
+    positive = (out != "") & ~np.char.startswith(out.astype(str), "\u2212") & (out != "0")
+    out[positive] = np.char.add("+", out[positive].astype(str)).astype(object)
+    return out
