@@ -63,8 +63,18 @@ def theme_for(presentation: bool) -> Theme:
 
 # Twelve hand-picked, clearly distinct tap colours (a 3×3 kernel uses the first nine).
 TAP_PALETTE = (
-    "#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4",
-    "#f032e6", "#9a6324", "#469990", "#808000", "#000075", "#bfef45",
+    "#e6194b",
+    "#3cb44b",
+    "#4363d8",
+    "#f58231",
+    "#911eb4",
+    "#42d4f4",
+    "#f032e6",
+    "#9a6324",
+    "#469990",
+    "#808000",
+    "#000075",
+    "#bfef45",
 )
 
 
