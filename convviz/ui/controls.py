@@ -128,7 +128,20 @@ def _number(name: str, label: str, max_value: int | None = None):
     )
 
 
+PAGES = (
+    ("app.py", "Overview", ":material/dashboard:"),
+    ("pages/1_Forward.py", "Forward", ":material/play_arrow:"),
+    ("pages/2_Input_gradient.py", "Input gradient", ":material/undo:"),
+    ("pages/3_Weight_gradient.py", "Weight gradient", ":material/tune:"),
+    ("pages/4_Channels.py", "Channels", ":material/layers:"),
+)
+
+
 def _sidebar(state: dict) -> None:
+    st.markdown("### convviz")
+    for path, label, icon in PAGES:
+        st.page_link(path, label=label, icon=icon)
+    st.divider()
     _widget(st.toggle, "pres", "Presentation mode", help="Bigger fonts, fewer words")
     _widget(
         st.selectbox,

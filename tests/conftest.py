@@ -1,0 +1,77 @@
+"""Shared fixtures: a real streamlit server and Debian's Chromium for the browser tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = ROOT / "artifacts"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    """Start `streamlit run app.py` on a free loopback port; stop it after the session."""
+    port = _free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+           "--server.address", "127.0.0.1", "--server.port", str(port),
+           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(150):
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as r:
+                    if r.read() == b"ok":
+                        break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            raise RuntimeError(f"streamlit did not start: {proc.stderr.read(2000)!r}")
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} is missing (run `make test` to install it)")
+    return {
+        **browser_type_launch_args,
+        "executable_path": CHROMIUM,
+        "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-quic"],
+    }
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "viewport": {"width": 1280, "height": 1400},
+            "accept_downloads": True}
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
