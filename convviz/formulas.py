@@ -89,14 +89,21 @@ class Formula:
     def total(self) -> float:
         return float(sum(t.value for t in self.terms) + self.constant)
 
-    def latex(self, numeric: bool = False, max_terms: int = 30) -> str:
+    def latex(self, numeric: bool = False, max_terms: int = 30, per_line: int = 0) -> str:
+        """LaTeX of the sum; with per_line > 0, an aligned block of that many terms a line."""
         parts = [_latex_term(t, numeric) for t in self.terms[:max_terms]]
         if len(self.terms) > max_terms:
             parts.append(rf"\dots\ (+{len(self.terms) - max_terms}\ \text{{terms}})")
         if self.constant:
             parts.append(_num(self.constant) if numeric else "b")
-        body = " + ".join(parts) if parts else "0"
-        return f"{self.target.latex()} = {body} = {_num(self.value)}"
+        if not parts:
+            parts = ["0"]
+        target, value = self.target.latex(), _num(self.value)
+        if per_line <= 0 or len(parts) <= per_line:
+            return f"{target} = {' + '.join(parts)} = {value}"
+        lines = [" + ".join(parts[i : i + per_line]) for i in range(0, len(parts), per_line)]
+        rest = "".join(rf" \\ &\quad + {line}" for line in lines[1:])
+        return rf"\begin{{aligned}} {target} &= {lines[0]}{rest} \\ &= {value} \end{{aligned}}"
 
     def text(self, numeric: bool = False, max_terms: int = 30) -> str:
         parts = [_text_term(t, numeric) for t in self.terms[:max_terms]]

@@ -1,10 +1,10 @@
 """Input gradient: the textbook route step by step, and the scatter route beside it."""
 
 import streamlit as st
-from convviz.render.animate import scatter_figure, sweep_figure
-from convviz.render.grids import panels_figure
 
 from convviz.formulas import input_grad_formula
+from convviz.render.animate import scatter_figure, sweep_figure
+from convviz.render.grids import panels_figure
 from convviz.render.stories import input_grad_animation, input_grad_story, scatter_panels, step_of
 from convviz.ui.compute import sweeps_for
 from convviz.ui.controls import controls
@@ -33,7 +33,7 @@ sweeps = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)
 steps = input_grad_story(ig, ctx.n, ctx.k, ctx.c)
 current = step_picker(ctx, [s.title for s in steps])
 step = steps[current]
-st.markdown(f"### {step.title}")
+st.markdown(f"### {current + 1}. {step.heading}")
 st.markdown(step.caption)
 pad_cell = selected_in(ctx, ("grad_x_padded",), spec.padded_size)
 x_cell = selected_in(ctx, ("grad_x",), spec.in_size)

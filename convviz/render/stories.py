@@ -19,9 +19,23 @@ from convviz.sweeps import Sweep
 class Step:
     """One step of a storyboard: what it shows, one or two sentences, and its grids."""
 
-    title: str
+    title: str  # short, for the step buttons
     caption: str
     panels: list[Panel] = field(default_factory=list)
+
+    @property
+    def heading(self) -> str:
+        return _HEADINGS.get(self.title.split(" · ")[-1], self.title)
+
+
+_HEADINGS = {
+    "∂L/∂y": "∂L/∂y, the gradient from the next layer",
+    "dilate": "Dilate ∂L/∂y by the stride",
+    "pad": "Pad it for the full correlation",
+    "rotate 180°": "Rotate the kernel 180°",
+    "correlate": "Full correlation at stride 1",
+    "mask": "Mask the padded ring, crop to ∂L/∂x",
+}
 
 
 def _shape(a: np.ndarray) -> str:
@@ -115,12 +129,12 @@ def input_grad_story(st: InputGradStages, n: int, k: int, c: int) -> list[Step]:
     )
     return [
         Step(
-            "1 · grad_out",
+            "1 · ∂L/∂y",
             f"∂L/∂y arrives from the next layer: {_shape(st.grad_out[n, k])}.",
             [Panel(st.grad_out[n, k], f"∂L/∂y[{n}, {k}]", "grad_out")],
         ),
         Step(
-            "2 · dilate by the stride",
+            "2 · dilate",
             f"Insert stride − 1 = {sh - 1}×{sw - 1} zeros between neighbouring cells, so each "
             f"gradient sits where its window started: {_shape(st.dilated[n, k])}.",
             [
@@ -134,7 +148,7 @@ def input_grad_story(st: InputGradStages, n: int, k: int, c: int) -> list[Step]:
             ],
         ),
         Step(
-            "3 · pad for the full correlation",
+            "3 · pad",
             f"Pad with zeros: dil·(k − 1) = {eh - 1} rows / {ew - 1} columns per side"
             + (
                 f", plus the remainder ({rH} rows, {rW} cols) at the bottom/right"
@@ -155,7 +169,7 @@ def input_grad_story(st: InputGradStages, n: int, k: int, c: int) -> list[Step]:
             ],
         ),
         Step(
-            "4 · rotate the kernel 180°",
+            "4 · rotate 180°",
             "Flip up-down, then left-right; every tap keeps its colour, so you can follow it. "
             "Channels swap: the filter for output k becomes a filter for input c.",
             [
@@ -174,14 +188,14 @@ def input_grad_story(st: InputGradStages, n: int, k: int, c: int) -> list[Step]:
             ],
         ),
         Step(
-            "5 · full correlation (stride 1)",
+            "5 · correlate",
             f"Slide the rotated kernel (dilation {spec.dilation[0]}×{spec.dilation[1]}) over "
             f"the padded grid one cell at a time: the gradient of every padded-input cell, "
             f"ring included: {_shape(st.grad_x_padded[n, c])}.",
             [],
         ),
         Step(
-            "6 · mask the ring, crop",
+            "6 · mask",
             f"The gradient on the padded ring is {fate}. What is left is ∂L/∂x.",
             [
                 Panel(

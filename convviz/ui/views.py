@@ -48,8 +48,11 @@ def selected_in(ctx: Context, keys: tuple[str, ...], shape: tuple[int, int]):
 
 def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
     """A cell's formula, symbolic and with numbers, and the check that the terms add up."""
-    st.latex(formula.latex(numeric=False, max_terms=27 if ctx.theme.show_secondary else 12))
-    st.latex(formula.latex(numeric=True, max_terms=27 if ctx.theme.show_secondary else 12))
+    most = 27 if ctx.theme.show_secondary else 12
+    fractions = formula.target.name.startswith("d")  # ∂L/∂· terms are wide
+    per_line = (4 if fractions else 6) if ctx.theme.show_secondary else 3
+    st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line))
+    st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + 3))
     if ctx.theme.show_secondary:
         agree = (
             "✓ the terms add up to the engine's value"
