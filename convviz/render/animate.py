@@ -66,6 +66,9 @@ def _speed_x_px(theme: Theme) -> tuple[float, float]:
 # --- steps and text ------------------------------------------------------------------------------
 
 
+SCATTER_CELL_BUDGET = 120_000  # result cells sent over all frames of a scatter animation
+
+
 def sampled_steps(steps: int, max_frames: int, start: int) -> tuple[np.ndarray, int]:
     """(step indices to draw, k): every k-th step, plus the last one and `start`."""
     k = max(1, math.ceil(steps / max(max_frames, 1)))
@@ -653,6 +656,8 @@ def scatter_figure(
             f"the scatter needs {scatter.running.shape[1:]}"
         )
     start = int(np.clip(start, 0, T - 1))
+    # every frame carries the whole result grid: bigger grids get fewer frames
+    max_frames = max(2, min(max_frames, SCATTER_CELL_BUDGET // result.values.size))
     steps, k = sampled_steps(T, max_frames, start)
     g_panel = replace(grad_out, highlight=None, selected=None)
     panels = [g_panel, kernel, result]
