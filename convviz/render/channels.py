@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from convviz.render import theme as th
 from convviz.render.grids import format_values
 
-MAX_GRID_PX = 940  # widest grid of heatmaps; cells shrink to fit
+MAX_GRID_PX = 800  # widest grid of heatmaps (fits the main column at 1280 px); cells shrink to fit
 GAP_PX = 18  # between heatmaps
 LABEL_PX = 26  # room for a column title above / a row title to the right
 
@@ -28,7 +28,9 @@ def heatmap_grid(
     """
     R, C, h, w = arrays.shape
     cell = max(1.0, min(theme.cell_px * 0.75, (MAX_GRID_PX - GAP_PX * (C - 1)) / (C * w)))
-    show_text = cell >= 22 and max(h, w) <= theme.max_text_cells
+    labels = format_values(arrays)
+    longest = max((len(t) for t in labels.ravel()), default=1)
+    show_text = cell >= max(22, 7 * longest + 6) and max(h, w) <= theme.max_text_cells
     pw, ph = w * cell, h * (cell if cell >= 1 else 1)
     step_x, step_y = pw + GAP_PX, ph + GAP_PX + LABEL_PX
     width, height = C * pw + GAP_PX * (C - 1), R * step_y - GAP_PX
@@ -66,7 +68,7 @@ def heatmap_grid(
                     "showscale": False,
                     "xgap": gap,
                     "ygap": gap,
-                    "text": format_values(arrays[r, c]) if show_text else None,
+                    "text": labels[r, c] if show_text else None,
                     "texttemplate": "%{text}" if show_text else None,
                     "textfont": {"size": font},
                     "hovertemplate": f"{name}<br>[%{{y}}, %{{x}}] = %{{z:.4g}}<extra></extra>",
@@ -97,12 +99,13 @@ def heatmap_grid(
                     }
                 )
     top = 60 if title else 10
+    fig_width = max(width + 100, len(title) * theme.title_font_size * 0.55)  # room for the title
     layout.update(
         title={"text": title, "font": {"size": theme.title_font_size}, "x": 0, "xanchor": "left"},
-        width=int(max(width + 100, len(title) * theme.title_font_size * 0.55)),
+        width=int(fig_width),
         height=int(height + top + 20),
         annotations=notes,
-        margin={"l": 20, "r": 80, "t": top, "b": 20},
+        margin={"l": 20, "r": int(fig_width - width - 20), "t": top, "b": 20},
         font={"family": th.FONT_FAMILY, "size": theme.font_size},
         plot_bgcolor=th.BACKGROUND,
         paper_bgcolor=th.BACKGROUND,
