@@ -1,9 +1,9 @@
 """Forward: the window slides over the padded input; each output cell is a sum of products."""
 
 import streamlit as st
-from convviz.render.animate import sweep_figure
 
 from convviz.formulas import forward_formula
+from convviz.render.animate import sweep_figure
 from convviz.render.stories import forward_panels, step_of, users_of
 from convviz.ui.compute import sweeps_for
 from convviz.ui.controls import controls
@@ -46,5 +46,5 @@ st.subheader(f"Output cell y[{cell[0]}, {cell[1]}]")
 formula = forward_formula(fw, ctx.n, ctx.k, *cell)
 formula_box(formula, ctx, "Click any output cell (or use the keyboard picker) to see its sum.")
 cell_picker(ctx, {"y": spec.out_size, "x": spec.padded_size}, "y")
-export_buttons(panels, ctx, "convviz-forward", "Forward pass", formula)
+export_buttons(panels, ctx, "convviz-forward", "Forward pass", formula, sweep, ctx.c)
 share_link(ctx)

@@ -54,7 +54,15 @@ else:  # the full correlation, animated
         ),
         "full_corr",
     )
-    export_buttons(panels, ctx, "convviz-full-correlation", "Full correlation")
+    export_buttons(
+        panels,
+        ctx,
+        "convviz-full-correlation",
+        "Full correlation",
+        None,
+        sweeps["input_grad"],
+        ctx.k,
+    )
 
 st.divider()
 st.subheader("Scatter route: each ∂L/∂y cell stamps ∂L/∂y · w onto its window")

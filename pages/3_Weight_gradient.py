@@ -1,10 +1,10 @@
 """Weight gradient: the padded input correlated with ∂L/∂y, which the stride spreads out."""
 
 import streamlit as st
-from convviz.render.animate import sweep_figure
-from convviz.render.grids import panels_figure
 
 from convviz.formulas import weight_grad_formula
+from convviz.render.animate import sweep_figure
+from convviz.render.grids import panels_figure
 from convviz.render.stories import dilated_grad_panel, step_of, weight_grad_panels
 from convviz.ui.compute import sweeps_for
 from convviz.ui.controls import controls
@@ -52,5 +52,5 @@ st.subheader(f"Weight cell w[{ctx.k}, {ctx.c}, {cell[0]}, {cell[1]}]")
 formula = weight_grad_formula(wg, ctx.k, ctx.c, *cell)
 formula_box(formula, ctx)
 cell_picker(ctx, {"grad_w": spec.kernel_size}, "grad_w")
-export_buttons(panels, ctx, "convviz-weight-grad", "Weight gradient", formula)
+export_buttons(panels, ctx, "convviz-weight-grad", "Weight gradient", formula, sweep, ctx.n)
 share_link(ctx)

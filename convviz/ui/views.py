@@ -12,6 +12,7 @@ from convviz.formulas import Formula
 from convviz.render import static
 from convviz.render.grids import PLOTLY_CONFIG
 from convviz.render.panel import Panel
+from convviz.sweeps import Sweep
 from convviz.ui.controls import STATE, Context
 from convviz.ui.state import encode_array, to_query
 
@@ -105,31 +106,35 @@ def _svg(panels, theme, title, formula, formula_text):
 
 
 def export_buttons(
-    panels: list[Panel], ctx: Context, name: str, title: str, formula: Formula | None = None
+    panels: list[Panel],
+    ctx: Context,
+    name: str,
+    title: str,
+    formula: Formula | None = None,
+    sweep: Sweep | None = None,
+    channel: int = 0,
 ) -> None:
-    """PNG and SVG downloads of a stage, drawn with matplotlib only when clicked."""
+    """PNG and SVG downloads of a stage (and a GIF of its sweep), drawn only when clicked."""
     latex = f"${formula.latex(numeric=True, max_terms=12)}$" if formula else None
     text = formula.text(numeric=True, max_terms=12) if formula else None
     args = (panels, ctx.theme, title, latex, text)
-    a, b = st.columns(2)
-    with a:
-        st.download_button(
-            "⬇ PNG for slides",
-            partial(_png, *args),
-            file_name=f"{name}.png",
-            mime="image/png",
-            on_click="ignore",
-            key=f"png_{name}",
-        )
-    with b:
-        st.download_button(
-            "⬇ SVG",
-            partial(_svg, *args),
-            file_name=f"{name}.svg",
-            mime="image/svg+xml",
-            on_click="ignore",
-            key=f"svg_{name}",
-        )
+    files = [
+        ("⬇ PNG for slides", partial(_png, *args), "png", "image/png"),
+        ("⬇ SVG", partial(_svg, *args), "svg", "image/svg+xml"),
+    ]
+    if sweep is not None:
+        gif = partial(static.sweep_gif, sweep, *panels[:3], ctx.theme, channel=channel)
+        files.append(("⬇ GIF animation", gif, "gif", "image/gif"))
+    for column, (label, data, ext, mime) in zip(st.columns([1, 1, 1, 3]), files):
+        with column:
+            st.download_button(
+                label,
+                data,
+                file_name=f"{name}.{ext}",
+                mime=mime,
+                on_click="ignore",
+                key=f"{ext}_{name}",
+            )
 
 
 def share_link(ctx: Context) -> None:
