@@ -94,3 +94,14 @@ def layer_values(
         else None
     )
     return x, w, example_grad_out(spec, y, seed, grad_out)
+
+
+def image_to_input(gray: np.ndarray, size: tuple[int, int], levels: int = 10) -> np.ndarray:
+    """A grayscale image (h, w) with values 0–255, sampled to (H, W) and quantised to 0…levels-1.
+
+    Nearest-cell sampling keeps edges crisp; small integers keep the sums checkable by hand.
+    """
+    h, w = gray.shape
+    rows = ((np.arange(size[0]) + 0.5) * h / size[0]).astype(int)  # (H,)
+    cols = ((np.arange(size[1]) + 0.5) * w / size[1]).astype(int)  # (W,)
+    return np.round(gray[np.ix_(rows, cols)] / 255 * (levels - 1))

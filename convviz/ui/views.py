@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 
 import numpy as np
 import streamlit as st
+from PIL import Image
 
 from convviz.formulas import Formula
 from convviz.render import static
@@ -15,6 +16,7 @@ from convviz.render.panel import Panel
 from convviz.sweeps import Sweep
 from convviz.ui.controls import STATE, Context
 from convviz.ui.state import encode_array, to_query
+from convviz.values import image_to_input
 
 
 def page_header(ctx: Context, title: str, intro: str) -> None:
@@ -174,6 +176,7 @@ def value_editors(ctx: Context) -> None:
         st.caption(
             "Type over any number; the whole app follows. Re-roll or pick a preset to start again."
         )
+    image_loader(ctx)
     a, b, c = st.columns(3)
     with a:
         st.markdown(f"input x[{ctx.n}, {ctx.c}]")
@@ -230,3 +233,46 @@ def step_picker(ctx: Context, titles: list[str]) -> int:
             width="stretch",
         )
     return current
+
+
+MAX_UPLOAD_BYTES = 5_000_000
+
+
+def _load_image(key: str) -> None:
+    """Decode an uploaded image into x (every sample and channel), or say why not."""
+    upload = st.session_state.get(key)
+    if upload is None:
+        return
+    state = st.session_state[STATE]
+    if upload.size > MAX_UPLOAD_BYTES:
+        st.session_state[UPLOAD_PROBLEM] = "That image is over 5 MB: choose a smaller one."
+        return
+    try:
+        with Image.open(upload) as im:
+            im.draft("L", (512, 512))  # JPEGs decode small; a huge image never fills memory
+            if im.width * im.height > 40_000_000:
+                raise ValueError("too many pixels")
+            gray = np.asarray(im.convert("L"), dtype=float)
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:
+        st.session_state[UPLOAD_PROBLEM] = f"That file is not a readable image ({exc})."
+        return
+    x = image_to_input(gray, (state["H"], state["W"]))
+    full = np.broadcast_to(x, (state["batch"], state["cin"], state["H"], state["W"]))
+    state.update(x=encode_array(full), preset="custom", sel="")
+
+
+UPLOAD_PROBLEM = "cv_upload_problem"
+
+
+def image_loader(ctx: Context) -> None:
+    """Load x from an image: sampled to H×W and quantised to 0…9 (values checkable by hand)."""
+    st.file_uploader(
+        "Load the input x from an image (PNG/JPEG, ≤ 5 MB)",
+        type=["png", "jpg", "jpeg", "gif", "bmp"],
+        key="upload_x",
+        on_change=_load_image,
+        args=("upload_x",),
+    )
+    problem = st.session_state.pop(UPLOAD_PROBLEM, None)
+    if problem:
+        st.warning(problem)
