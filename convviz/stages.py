@@ -46,6 +46,7 @@ class InputGradStages:
     pad_mask: np.ndarray  # (Hp, Wp) True on the ring of padded cells
     ring: np.ndarray  # (N, C_in, Hp, Wp): the ring's gradient, which the mask drops or folds back
     grad_x: np.ndarray  # (N, C_in, H, W)
+    w: np.ndarray  # (C_out, C_in, kH, kW), the kernel before rotation
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,7 @@ def input_grad_stages(spec: ConvSpec, w, grad_out) -> InputGradStages:
         ring_mask,
         np.where(ring_mask, grad_x_padded, 0),
         unpad(grad_x_padded, spec.padding, spec.padding_mode),
+        w,
     )
 
 

@@ -5,7 +5,13 @@ import streamlit as st
 from convviz.formulas import input_grad_formula
 from convviz.render.animate import scatter_figure, sweep_figure
 from convviz.render.grids import panels_figure
-from convviz.render.stories import input_grad_animation, input_grad_story, scatter_panels, step_of
+from convviz.render.stories import (
+    feeding_cells,
+    input_grad_animation,
+    input_grad_story,
+    scatter_panels,
+    step_of,
+)
 from convviz.ui.compute import sweeps_for
 from convviz.ui.controls import controls
 from convviz.ui.views import (
@@ -30,13 +36,22 @@ page_header(
 )
 ig, spec = ctx.layer.input_grad, ctx.spec
 sweeps = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)
-steps = input_grad_story(ig, ctx.n, ctx.k, ctx.c)
+pad_cell = selected_in(ctx, ("grad_x_padded",), spec.padded_size)
+x_cell = selected_in(ctx, ("grad_x",), spec.in_size)
+cell = pad_cell or x_cell or (spec.in_size[0] // 2, spec.in_size[1] // 2)
+formula = input_grad_formula(ig, ctx.n, ctx.c, *cell, padded=pad_cell is not None)
+key = "grad_x_padded" if pad_cell else "grad_x"
+feeding = feeding_cells(formula, ctx.k, spec.out_size)
+steps = input_grad_story(ig, ctx.n, ctx.k, ctx.c, feeding, (key, *cell))
 current = step_picker(ctx, [s.title for s in steps])
 step = steps[current]
 st.markdown(f"### {current + 1}. {step.heading}")
 st.markdown(step.caption)
-pad_cell = selected_in(ctx, ("grad_x_padded",), spec.padded_size)
-x_cell = selected_in(ctx, ("grad_x",), spec.in_size)
+if ctx.theme.show_secondary and current < 4:
+    st.caption(
+        f"Outlined: the ∂L/∂y cells that reach the selected cell {key}[{cell[0]}, "
+        f"{cell[1]}] (formula below)."
+    )
 if step.panels:
     chart(panels_figure(step.panels, ctx.theme), f"story_{current}")
     export_buttons(step.panels, ctx, f"convviz-input-grad-step{current + 1}", step.title)
@@ -82,11 +97,8 @@ else:
         "scatter",
     )
 
-cell = pad_cell or x_cell or (spec.in_size[0] // 2, spec.in_size[1] // 2)
-padded = pad_cell is not None
-where = "padded input x̃" if padded else "input x"
+where = "padded input x̃" if pad_cell else "input x"
 st.subheader(f"Gradient of {where} cell [{cell[0]}, {cell[1]}]")
-formula = input_grad_formula(ig, ctx.n, ctx.c, *cell, padded=padded)
 note = (
     "This cell is on the zero-padded ring: the mask drops its gradient." if formula.dropped else ""
 )

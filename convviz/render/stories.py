@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from convviz.formulas import Formula
 from convviz.render.panel import Panel
 from convviz.stages import ForwardStages, InputGradStages, Layer, WeightGradStages
 from convviz.sweeps import Sweep
@@ -65,6 +66,11 @@ def step_of(sweep: Sweep, cell: tuple[int, int]) -> int:
     return int(cell[0]) * sweep.out_size[1] + int(cell[1])
 
 
+def _in(key: str, selected: tuple[str, int, int] | None) -> tuple[int, int] | None:
+    """The selected (row, col) if it belongs to panel `key`."""
+    return selected[1:] if selected is not None and selected[0] == key else None
+
+
 def _cell_mask(shape, cell) -> np.ndarray | None:
     if cell is None:
         return None
@@ -113,8 +119,28 @@ def forward_panels(
     ]
 
 
-def input_grad_story(st: InputGradStages, n: int, k: int, c: int) -> list[Step]:
-    """The textbook route, one Step per stage, for grad_out[n, k] and input channel c."""
+def feeding_cells(formula: Formula, k: int, shape: tuple[int, int]) -> np.ndarray:
+    """Bool mask of the grad_out[:, k] cells whose terms reach the formula's cell (non-zero)."""
+    mask = np.zeros(shape, dtype=bool)
+    for t in formula.terms:
+        if t.left.name == "dy" and dict(t.left.tags).get("k", k) == k:
+            mask[t.left.index] = True
+    return mask
+
+
+def input_grad_story(
+    st: InputGradStages,
+    n: int,
+    k: int,
+    c: int,
+    feeding: np.ndarray | None = None,
+    selected: tuple[str, int, int] | None = None,
+) -> list[Step]:
+    """The textbook route, one Step per stage, for grad_out[n, k] and input channel c.
+
+    feeding : bool mask over grad_out[n, k] of the cells that reach the selected cell;
+    selected : (panel key, row, col) of the selected grad_x or grad_x_padded cell.
+    """
     spec = st.spec
     (sh, sw), (eh, ew) = spec.stride, spec.span
     (gt, gb), (gl, gr) = spec.full_padding
@@ -131,7 +157,7 @@ def input_grad_story(st: InputGradStages, n: int, k: int, c: int) -> list[Step]:
         Step(
             "1 · ∂L/∂y",
             f"∂L/∂y arrives from the next layer: {_shape(st.grad_out[n, k])}.",
-            [Panel(st.grad_out[n, k], f"∂L/∂y[{n}, {k}]", "grad_out")],
+            [Panel(st.grad_out[n, k], f"∂L/∂y[{n}, {k}]", "grad_out", highlight=feeding)],
         ),
         Step(
             "2 · dilate",
@@ -174,7 +200,7 @@ def input_grad_story(st: InputGradStages, n: int, k: int, c: int) -> list[Step]:
             "Channels swap: the filter for output k becomes a filter for input c.",
             [
                 Panel(
-                    np.asarray(st.w_rot[c, k])[::-1, ::-1],
+                    st.w[k, c],
                     f"w[{k}, {c}]",
                     "w",
                     taps=tap_grid(kH, kW),
@@ -206,9 +232,14 @@ def input_grad_story(st: InputGradStages, n: int, k: int, c: int) -> list[Step]:
                     dropped_mask=st.pad_mask if mode == "zeros" else None,
                     origin=(-pt, -pl),
                     subtitle=_shape(st.grad_x_padded[n, c]),
+                    selected=_in("grad_x_padded", selected),
                 ),
                 Panel(
-                    st.grad_x[n, c], f"∂L/∂x[{n}, {c}]", "grad_x", subtitle=_shape(st.grad_x[n, c])
+                    st.grad_x[n, c],
+                    f"∂L/∂x[{n}, {c}]",
+                    "grad_x",
+                    subtitle=_shape(st.grad_x[n, c]),
+                    selected=_in("grad_x", selected),
                 ),
             ],
         ),
