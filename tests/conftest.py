@@ -28,11 +28,26 @@ def _free_port() -> int:
 def app_url():
     """Start `streamlit run app.py` on a free loopback port; stop it after the session."""
     port = _free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.port", str(port),
-           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(150):
@@ -59,19 +74,44 @@ def browser_type_launch_args(browser_type_launch_args):
     return {
         **browser_type_launch_args,
         "executable_path": CHROMIUM,
-        "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-quic"],
+        "args": [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--disable-quic",
+        ],
     }
 
 
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args):
-    return {**browser_context_args, "viewport": {"width": 1280, "height": 1400},
-            "accept_downloads": True}
+    return {
+        **browser_context_args,
+        "viewport": {"width": 1280, "height": 1400},
+        "accept_downloads": True,
+    }
 
 
 @pytest.fixture(scope="session")
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture(scope="module")
+def tab(browser, browser_context_args):
+    """One browser tab for a whole test module, built on pytest-playwright's `browser`.
+
+    A goto in a tab that has already loaded the app draws its first chart in ~3 s instead of
+    ~6 s in a fresh context (plotly.js and Streamlit's bundle stay compiled), which keeps the
+    browser module well under two minutes. Every goto still starts a new Streamlit session, so
+    tests stay independent as long as each begins with a goto.
+    """
+    context = browser.new_context(**browser_context_args)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()

@@ -1,0 +1,318 @@
+"""A real browser: Debian's Chromium driven by Playwright against `streamlit run` on 127.0.0.1.
+
+What only a browser shows: plotly.js draws every page, the animation plays and steps in the page
+without a rerun, a click on a heatmap cell selects it, a link reproduces a view, the exports
+download, bad links are explained. Also measures (and prints) the first-chart time and the
+control → chart latency. See BROWSER.md for the recipes used here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+pytestmark = pytest.mark.browser
+
+# sidebar link → (screenshot name, url path, a heading the page draws, number of plotly charts)
+WALK = (
+    ("Overview", "overview", "", "Output size", 2),
+    ("Forward", "forward", "Forward", "Output cell y[0, 0]", 1),
+    ("Input gradient", "input_gradient", "Input_gradient", "Scatter route", 2),
+    ("Weight gradient", "weight_gradient", "Weight_gradient", "Weight cell w[0, 0, 0, 0]", 2),
+    ("Channels", "channels", "Channels", "Channels, filters and the batch", 4),
+)
+CHART_MS = 30_000  # a cold first load (imports, plotly.js) can take 10-15 s on 2 busy cores
+RERUN_MS = 10_000
+
+# The first plotly figure's animation: (active step, number of steps), or null while drawing.
+ANIMATION = """() => {
+  const gd = document.querySelector('.js-plotly-plot');
+  const s = gd && gd.layout && gd.layout.sliders && gd.layout.sliders[0];
+  return s ? [s.active, s.steps.length] : null;
+}"""
+
+# Page pixels of cell (row, col) on the given axes of the first plotly figure.
+CELL_XY = """([xa, ya, row, col]) => {
+  const gd = document.querySelector('.js-plotly-plot');
+  const b = gd.getBoundingClientRect(), X = gd._fullLayout[xa], Y = gd._fullLayout[ya];
+  return [b.left + X._offset + X.d2p(col), b.top + Y._offset + Y.d2p(row)];
+}"""
+
+# The text of the grey (vanishing) terms of each displayed formula, as KaTeX drew it.
+GREY_TEXT = """() => Array.from(document.querySelectorAll('.katex-display .katex-html')).map(
+  html => Array.from(html.querySelectorAll('*'))
+    .filter(el => el.children.length === 0 && el.textContent.trim()
+                  && getComputedStyle(el).color === 'rgb(128, 128, 128)')
+    .map(el => el.textContent).join(''))"""
+
+
+LOADS: list[float] = []  # goto → first chart of every goto in this module, in order
+
+
+def goto(page: Page, url: str, charts: int = 1) -> float:
+    """Open url; wait until `charts` plotly figures are drawn; seconds from goto to the first."""
+    t0 = time.perf_counter()
+    page.goto(url)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=CHART_MS)
+    first = time.perf_counter() - t0
+    LOADS.append(first)
+    expect(page.locator(".js-plotly-plot")).to_have_count(charts, timeout=CHART_MS)
+    return first
+
+
+def animation(page: Page, steps: int | None = None) -> tuple[int, int]:
+    """(active, steps) of the first figure, waiting for `steps` steps if given."""
+    if steps is not None:
+        page.wait_for_function(
+            f"() => {{ const a = ({ANIMATION})(); return a && a[1] === {steps}; }}",
+            timeout=RERUN_MS,
+        )
+    return tuple(page.evaluate(ANIMATION))
+
+
+def assert_no_traceback(page: Page) -> None:
+    expect(page.locator("[data-testid='stException']")).to_have_count(0)
+    assert "Traceback" not in page.inner_text("body")
+
+
+def stride_input(page: Page):
+    return page.locator("[data-testid='stSidebar'] input[type='range'][aria-label='Stride']")
+
+
+def settle(page: Page) -> None:
+    """Wait until Streamlit has finished the current run (the running indicator is gone)."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=RERUN_MS
+    )
+
+
+# Labels of visible buttons whose text is cut off (an ellipsis instead of the words).
+CLIPPED_BUTTONS = """() => Array.from(document.querySelectorAll('button'))
+  .filter(b => b.offsetParent && Array.from(b.querySelectorAll('*'))
+    .some(e => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1))
+  .map(b => b.innerText)"""
+
+
+# --- every page ----------------------------------------------------------------------------------
+
+
+def test_every_page_loads_draws_and_is_screenshot(tab: Page, app_url, artifacts):
+    """Walk the pages through the sidebar links (one session), screenshot each one."""
+    goto(tab, app_url, charts=2)
+    sidebar = tab.locator("[data-testid='stSidebar']")
+    clipped = {}
+    for link, name, path, heading, charts in WALK:
+        if name == "channels":  # several channels make the better picture: pick that preset
+            sidebar.locator("[data-testid='stSelectbox']").filter(has_text="Preset").click()
+            tab.get_by_role("option", name="Channels: 2 in, 3 out, batch 2").click()
+            tab.wait_for_url(re.compile(r"preset=channels-small"), timeout=RERUN_MS)
+            settle(tab)
+        if path:
+            sidebar.get_by_role("link", name=link).click()
+            tab.wait_for_url(re.compile(rf"/{path}\?"), timeout=RERUN_MS)
+        expect(tab.get_by_text(heading).first).to_be_visible(timeout=CHART_MS)
+        settle(tab)
+        expect(tab.locator(".js-plotly-plot")).to_have_count(charts, timeout=CHART_MS)
+        # every figure drawn (an svg with cells), fonts loaded, the run finished
+        tab.wait_for_function(
+            "() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+            ".every(gd => gd._fullLayout && gd.querySelector('.main-svg .heatmaplayer'))"
+        )
+        tab.evaluate("document.fonts.ready")
+        assert_no_traceback(tab)
+        tab.mouse.move(1270, 1390)  # no hover effects (the sidebar's collapse arrow) in the picture
+        tab.screenshot(path=artifacts / f"{name}.png")
+        assert (artifacts / f"{name}.png").stat().st_size > 20_000
+        clipped[name] = tab.evaluate(CLIPPED_BUTTONS)
+    expect(tab.get_by_text(re.compile(r"2 channel\(s\) of 5×5"))).to_be_visible()
+    assert not any(clipped.values()), f"button labels cut off: {clipped}"
+
+
+# --- the forward animation -----------------------------------------------------------------------
+
+
+def test_forward_animation_plays_and_steps(tab: Page, app_url):
+    goto(tab, f"{app_url}/Forward")
+    assert animation(tab) == (0, 16)  # classroom: 4×4 outputs, one step each
+    tab.locator(".updatemenu-button", has_text="4×").click()  # plays at 175 ms per step
+    tab.wait_for_function(f"() => ({ANIMATION})()[0] === 15", timeout=CHART_MS)
+    expect(tab.locator(".slider-label", has_text="step → y[3, 3]")).to_have_count(1)
+    # scrub: a slider label sits under the invisible rail, hence force
+    tab.locator(".slider-label-group text", has_text=re.compile(r"^2, 1$")).click(force=True)
+    tab.wait_for_function(f"() => ({ANIMATION})()[0] === 9")
+    expect(tab.locator(".slider-label", has_text="step → y[2, 1]")).to_have_count(1)
+    # playing and scrubbing happen in the browser: no rerun, the formula below is unchanged
+    expect(tab.get_by_text("Output cell y[0, 0]")).to_be_visible()
+    # play on from there (the speed buttons play too), then pause: it stays put
+    tab.locator(".updatemenu-button", has_text="2×").click()  # 350 ms per step
+    tab.wait_for_function(f"() => ({ANIMATION})()[0] >= 10", timeout=RERUN_MS)
+    tab.locator(".updatemenu-button", has_text="Pause").click()
+    paused = animation(tab)[0]
+    tab.wait_for_timeout(1_000)  # about three frames at 2×
+    assert animation(tab)[0] == paused < 15
+
+
+# --- a click selects a cell ----------------------------------------------------------------------
+
+
+def click_cell(page: Page, xaxis: str, yaxis: str, row: int, col: int) -> None:
+    x, y = page.evaluate(CELL_XY, [xaxis, yaxis, row, col])
+    page.mouse.move(x, y)  # plotly picks the point on hover, then the click selects it
+    page.mouse.click(x, y)
+
+
+def test_clicking_an_output_cell_selects_it(tab: Page, app_url):
+    goto(tab, f"{app_url}/Forward")
+    settle(tab)
+    click_cell(tab, "xaxis3", "yaxis3", 2, 3)  # the output y is the third panel
+    expect(tab.get_by_text("Output cell y[2, 3]")).to_be_visible(timeout=RERUN_MS)
+    assert "sel=y%3A2%3A3" in tab.url
+    tab.wait_for_function(f"() => ({ANIMATION})()[0] === {2 * 4 + 3}", timeout=RERUN_MS)
+    # a cell of the padding ring selects too; the URL holds its array index (row 0, col 4)
+    settle(tab)
+    click_cell(tab, "xaxis", "yaxis", -1, 3)  # labelled indices: the top padding row is -1
+    tab.wait_for_url(re.compile(r"sel=x%3A0%3A4"), timeout=RERUN_MS)
+    assert_no_traceback(tab)
+
+
+def test_only_vanishing_terms_are_grey(tab: Page, app_url):
+    """y[2, 3] of the classroom preset: 0·1, 0·(−2), 0·(−1) read the padding; 8·2, 4·2 do not."""
+    goto(tab, f"{app_url}/Forward?sel=y:2:3")
+    expect(tab.get_by_text("Output cell y[2, 3]")).to_be_visible()
+    tab.wait_for_function("() => document.querySelectorAll('.katex-display').length >= 2")
+    symbolic, numeric = tab.evaluate(GREY_TEXT)[:2]
+    assert symbolic and numeric, "no grey terms drawn"
+    assert "x" not in symbolic, f"real input cells drawn grey: {symbolic!r}"
+    assert "8" not in numeric and "4" not in numeric, f"real products drawn grey: {numeric!r}"
+
+
+# --- controls ------------------------------------------------------------------------------------
+
+
+def test_stride_change_redraws_and_survives_a_page_switch(tab: Page, app_url):
+    goto(tab, f"{app_url}/Forward")
+    assert animation(tab)[1] == 16
+    stride = stride_input(tab)
+    stride.focus()
+    stride.press("ArrowLeft")  # stride 2 → 1: a 7×7 output, 49 steps
+    expect(stride).to_have_value("1")
+    assert animation(tab, steps=49) == (0, 49)
+    assert "sh=1" in tab.url
+    expect(tab.get_by_text(re.compile(r"7×7, stride 1×1"))).to_have_count(1)
+    tab.locator("[data-testid='stSidebar']").get_by_text("Input gradient").click()
+    tab.wait_for_url(re.compile(r"/Input_gradient"))
+    expect(tab.locator(".js-plotly-plot")).to_have_count(2, timeout=CHART_MS)
+    expect(stride_input(tab)).to_have_value("1")
+    assert "sh=1" in tab.url
+    expect(tab.get_by_text("∂L/∂y arrives from the next layer: 7×7").first).to_be_visible()
+
+
+def test_a_copied_link_reproduces_the_view(tab: Page, app_url):
+    goto(tab, f"{app_url}/Forward")
+    stride = stride_input(tab)
+    stride.focus()
+    stride.press("ArrowRight")  # stride 3: 3×3 outputs
+    animation(tab, steps=9)
+    settle(tab)
+    click_cell(tab, "xaxis3", "yaxis3", 1, 2)
+    expect(tab.get_by_text("Output cell y[1, 2]")).to_be_visible(timeout=RERUN_MS)
+    settle(tab)
+    link = tab.locator("[data-testid='stSidebar'] [data-testid='stCode']").inner_text().strip()
+    assert link.startswith(app_url) and "sh=3" in link and "sel=y%3A1%3A2" in link
+    view, shown = figure_fingerprint(tab), formulas(tab)
+
+    goto(tab, link)  # a new session that knows only the link
+    expect(tab.get_by_text("Output cell y[1, 2]")).to_be_visible()
+    expect(stride_input(tab)).to_have_value("3")
+    assert figure_fingerprint(tab) == view
+    assert formulas(tab) == shown
+
+
+def figure_fingerprint(page: Page) -> dict:
+    """What the figure shows: its traces' values, the animation's steps and position."""
+    return page.evaluate(
+        """() => { const gd = document.querySelector('.js-plotly-plot');
+        return {data: JSON.stringify(gd.data.map(d => [d.name, d.z, d.text])),
+                frames: gd._transitionData._frames.length,
+                slider: [gd.layout.sliders[0].active, gd.layout.sliders[0].steps.length]}; }"""
+    )
+
+
+def formulas(page: Page) -> list[str]:
+    return page.locator(".katex-display annotation").all_inner_texts()
+
+
+# --- exports -------------------------------------------------------------------------------------
+
+
+def test_png_and_svg_exports_download(tab: Page, app_url):
+    goto(tab, f"{app_url}/Forward")
+    with tab.expect_download(timeout=RERUN_MS) as png:
+        tab.get_by_role("button", name="PNG for slides").click()
+    assert png.value.suggested_filename == "convviz-forward.png"
+    data = Path(png.value.path()).read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
+
+    with tab.expect_download(timeout=RERUN_MS) as svg:
+        tab.get_by_role("button", name="SVG").click()
+    assert svg.value.suggested_filename == "convviz-forward.svg"
+    root = ET.parse(svg.value.path()).getroot()
+    assert root.tag in ("svg", "{http://www.w3.org/2000/svg}svg")
+    assert_no_traceback(tab)
+
+
+# --- bad input -----------------------------------------------------------------------------------
+
+
+def test_bad_links_are_explained_not_crashed(tab: Page, app_url):
+    # two malformed values (ignored, with a warning each) and a kernel wider than the input
+    goto(tab, f"{app_url}/?H=abc&kH=99&W=2&kW=5&pad=valid", charts=2)
+    alerts = tab.locator("[data-testid='stAlert']")
+    expect(alerts.filter(has_text="'H=abc' is not a whole number")).to_have_count(1)
+    expect(alerts.filter(has_text="'kH=99' is outside 1…11")).to_have_count(1)
+    expect(alerts.filter(has_text="spans 5 columns")).to_have_count(1)
+    expect(alerts.filter(has_text="padded input has only 2")).to_have_count(1)
+    # the last valid (here: the default) view is still drawn, and nothing crashed
+    expect(tab.get_by_text("out_H = floor((7 + 1 + 1 - 1·(3-1) - 1) / 2) + 1 = 4")).to_be_visible()
+    assert_no_traceback(tab)
+
+
+# --- timings (printed and written to artifacts; only a very loose bound is asserted) ------------
+
+
+def test_timings(tab: Page, app_url, artifacts):
+    """Print (and write to artifacts) the load and rerun times; assert only loose bounds."""
+    first_chart = goto(tab, f"{app_url}/Forward")
+    settle(tab)
+    stride = stride_input(tab)
+    stride.focus()
+    latencies = []
+    for i in range(10):  # stride 2 ⇄ 1 at the default size: 16 ⇄ 49 animation steps
+        key, steps = ("ArrowLeft", 49) if i % 2 == 0 else ("ArrowRight", 16)
+        t0 = time.perf_counter()
+        stride.press(key)
+        animation(tab, steps=steps)
+        latencies.append(time.perf_counter() - t0)
+        settle(tab)
+    median = statistics.median(latencies)
+    lines = [
+        f"first goto of the module → first chart (cold browser context): {LOADS[0]:.2f} s",
+        f"goto → first chart, Forward, in a tab that has loaded the app: {first_chart:.2f} s",
+        f"goto → first chart, median of this module's {len(LOADS)} gotos: "
+        f"{statistics.median(LOADS):.2f} s",
+        f"stride change → updated chart, median of {len(latencies)}: {median * 1000:.0f} ms",
+        "  each: " + ", ".join(f"{t * 1000:.0f}" for t in latencies) + " ms",
+        "load average (1, 5, 15 min) at the end: "
+        + ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        + f" on {os.cpu_count()} cores",
+    ]
+    (artifacts / "browser_timings.txt").write_text("\n".join(lines) + "\n")
+    print("\n" + "\n".join(lines))
+    assert median < 10 and first_chart < 30

@@ -1,0 +1,606 @@
+"""Pages through Streamlit's AppTest (no browser): every page × preset, every control, the URL,
+bad input, the keyboard cell picker and the input-gradient storyboard.
+
+Figures are read as the page sent them (`plotly_chart` protos); heatmap z arrives as plotly's
+base64 typed arrays, decoded by `z_of`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from convviz.presets import PRESETS, PRESETS_BY_KEY
+from convviz.ui.state import DEFAULTS, KERNEL_CHOICES
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+OVERVIEW = "app.py"
+FORWARD = "pages/1_Forward.py"
+INPUT_GRAD = "pages/2_Input_gradient.py"
+WEIGHT_GRAD = "pages/3_Weight_gradient.py"
+CHANNELS = "pages/4_Channels.py"
+PAGES = (OVERVIEW, FORWARD, INPUT_GRAD, WEIGHT_GRAD, CHANNELS)
+SLOW = {"qa-channels"}  # 5×100×100 input, 10 filters: seconds, not tenths
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def open_page(page: str = OVERVIEW, timeout: float = 30, **query: str) -> AppTest:
+    """A fresh session on `page`, its URL seeded with `query`, after its first run."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    for name, value in query.items():
+        at.query_params[name] = value
+    if page != OVERVIEW:
+        at.switch_page(page)
+    return at.run()
+
+
+def assert_clean(at: AppTest) -> None:
+    """No exception and no st.error on the page."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def z_of(trace: dict) -> np.ndarray:
+    """A heatmap's z as an array, whether sent as a nested list or a base64 typed array."""
+    z = trace["z"]
+    if isinstance(z, dict):
+        shape = tuple(int(s) for s in str(z["shape"]).split(","))
+        return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape)
+    return np.array(z, dtype=float)
+
+
+def trace(fig: dict, name: str) -> dict:
+    found = [d for d in fig["data"] if d.get("name") == name]
+    assert found, f"no trace {name!r} in {[d.get('name') for d in fig['data']]}"
+    return found[0]
+
+
+def heat(at: AppTest, name: str, chart: int = 0) -> np.ndarray:
+    """The z of the named heatmap in the page's chart number `chart`."""
+    return z_of(trace(figures(at)[chart], name))
+
+
+def slider_steps(fig: dict) -> int:
+    return len(fig["layout"]["sliders"][0]["steps"])
+
+
+def query(at: AppTest) -> dict[str, str]:
+    return {k: str(v) for k, v in dict(at.query_params).items()}
+
+
+def shapes_table(at: AppTest) -> dict[str, str]:
+    df = at.table[0].value
+    return dict(zip(df["array"], df["shape"]))
+
+
+def dims(shape) -> str:
+    return " × ".join(map(str, shape))
+
+
+def headers(at: AppTest) -> list[str]:
+    return [s.value for s in at.subheader]
+
+
+def side_number(at: AppTest, name: str):
+    return at.sidebar.number_input(key=f"w_{name}")
+
+
+def side_select(at: AppTest, name: str):
+    return at.sidebar.selectbox(key=f"w_{name}")
+
+
+def state(at: AppTest) -> dict:
+    return at.session_state["cv_state"]
+
+
+# --- every page × every preset -------------------------------------------------------------------
+
+
+def check_overview(at, p):
+    spec = p.spec()
+    rows = shapes_table(at)
+    N, C = spec.batch, spec.in_channels
+    assert rows["x"] == dims(spec.input_shape)
+    assert rows["x padded"] == dims((N, C, *spec.padded_size))
+    assert rows["w"] == dims(spec.weight_shape)
+    assert rows["y"] == dims(spec.output_shape)
+    assert rows["∂L/∂x"] == dims(spec.input_shape)
+    assert rows["∂L/∂w"] == dims(spec.weight_shape)
+    arithmetic = at.code[0].value  # the output-size arithmetic, ending in the size per axis
+    assert arithmetic.splitlines()[0].endswith(f"= {spec.out_size[0]}")
+    assert arithmetic.splitlines()[1].endswith(f"= {spec.out_size[1]}")
+    assert len(figures(at)) == 2
+
+
+def check_forward(at, p):
+    spec = p.spec()
+    (fig,) = figures(at)
+    assert z_of(trace(fig, "x:values")).shape == spec.padded_size
+    assert z_of(trace(fig, "w:values")).shape == spec.kernel_size
+    assert z_of(trace(fig, "y:values")).shape == spec.out_size
+    cells = spec.out_size[0] * spec.out_size[1]
+    assert slider_steps(fig) == len(fig["frames"])
+    if cells <= 400:  # every window position is a frame; larger sweeps are sampled
+        assert slider_steps(fig) == cells
+    else:
+        assert 2 <= slider_steps(fig) <= 401
+    assert headers(at)[0] == "Output cell y[0, 0]"
+
+
+def check_input_grad(at, p):
+    spec = p.spec()
+    figs = figures(at)
+    assert z_of(trace(figs[0], "grad_out:values")).shape == spec.out_size
+    if spec.out_size[0] * spec.out_size[1] <= 1024:
+        assert len(figs) == 2  # the storyboard step and the scatter route
+        assert z_of(trace(figs[1], "grad_x_padded:values")).shape == spec.padded_size
+    else:
+        assert len(figs) == 1
+        assert "1,024 output cells" in at.info[0].value
+    assert any(h.startswith("Gradient of input x cell") for h in headers(at))
+
+
+def check_weight_grad(at, p):
+    spec = p.spec()
+    figs = figures(at)
+    # only the rows/columns some window reaches (a remainder gets no weight gradient)
+    assert z_of(trace(figs[0], "x:values")).shape == tuple(spec.reach)
+    assert z_of(trace(figs[0], "grad_w:values")).shape == spec.kernel_size
+    assert z_of(trace(figs[0], "grad_out:values")).shape == spec.out_size
+    assert headers(at)[0] == "Weight cell w[0, 0, 0, 0]"
+
+
+def check_channels(at, p):
+    spec = p.spec()
+    K, C = spec.out_channels, spec.in_channels
+    summary = at.markdown[0].value
+    assert f"{C} channel(s) of {spec.in_size[0]}×{spec.in_size[1]}" in summary
+    assert f"**output** {K}×{spec.out_size[0]}×{spec.out_size[1]}" in summary
+    x_grid, w_grid, sum_grid, gx_grid = figures(at)
+    assert [z_of(d).shape for d in x_grid["data"]] == [spec.in_size] * C
+    assert [z_of(d).shape for d in w_grid["data"]] == [spec.kernel_size] * (K * C)
+    assert len(sum_grid["data"]) == K + 1
+    assert [z_of(d).shape for d in gx_grid["data"]] == [spec.in_size] * C
+
+
+CHECKS = {
+    OVERVIEW: check_overview,
+    FORWARD: check_forward,
+    INPUT_GRAD: check_input_grad,
+    WEIGHT_GRAD: check_weight_grad,
+    CHANNELS: check_channels,
+}
+
+
+# (not named `page`: pytest-playwright would take a parameter of that name for its fixture)
+@pytest.mark.parametrize("page_file", PAGES, ids=lambda p: Path(p).stem)
+@pytest.mark.parametrize("key", [p.key for p in PRESETS])
+def test_every_page_and_preset_renders_its_shapes(page_file, key):
+    at = open_page(page_file, timeout=60 if key in SLOW else 30, preset=key)
+    assert_clean(at)
+    assert not at.warning, [w.value for w in at.warning]
+    assert state(at)["preset"] == key
+    CHECKS[page_file](at, PRESETS_BY_KEY[key])
+
+
+def test_classroom_overview_names_the_output_shape():
+    at = open_page(preset="classroom")
+    assert shapes_table(at)["y"] == "1 × 1 × 4 × 4"
+    assert "Classroom" in at.info[0].value
+    assert at.success and "agree with" in at.success[0].value  # the live loop-reference check
+
+
+def test_d2l_forward_gives_the_books_answer():
+    at = open_page(FORWARD, preset="d2l")
+    np.testing.assert_array_equal(heat(at, "y:values"), [[19, 25], [37, 43]])
+
+
+# --- controls ------------------------------------------------------------------------------------
+
+
+def test_stride_slider_changes_the_output_size():
+    at = open_page(FORWARD)  # classroom: 7×7, 3×3, stride 2, padding 1 → 4×4
+    assert heat(at, "y:values").shape == (4, 4)
+    at.sidebar.slider(key="w_sh").set_value(1).run()
+    assert_clean(at)
+    assert heat(at, "y:values").shape == (7, 7)
+    assert slider_steps(figures(at)[0]) == 49
+    assert query(at)["sh"] == "1"
+    assert query(at)["preset"] == "custom"
+
+
+def test_separate_axes_show_a_second_stride():
+    at = open_page(FORWARD)
+    keys = [s.key for s in at.sidebar.slider]
+    assert keys == ["w_sh", "w_dh"]
+    at.sidebar.checkbox(key="w_same_axes").set_value(False).run()
+    assert [s.key for s in at.sidebar.slider] == ["w_sh", "w_dh", "w_sw", "w_dw"]
+    at.sidebar.slider(key="w_sw").set_value(1).run()
+    assert_clean(at)
+    assert heat(at, "y:values").shape == (4, 7)
+
+
+@pytest.mark.parametrize(
+    ("kind", "padded", "out"),
+    [("valid", (7, 7), (3, 3)), ("same", (9, 9), (4, 4)), ("full", (11, 11), (5, 5))],
+)
+def test_padding_kind_changes_padded_input_and_output(kind, padded, out):
+    at = open_page(FORWARD)  # 7×7, kernel 3, stride 2
+    side_select(at, "pad").set_value(kind).run()
+    assert_clean(at)
+    assert heat(at, "x:values").shape == padded
+    assert heat(at, "y:values").shape == out
+    assert query(at)["pad"] == kind
+    # explicit per-side inputs only for the explicit kind
+    assert "w_pt" not in [n.key for n in at.sidebar.number_input]
+
+
+def test_explicit_padding_sides():
+    at = open_page(FORWARD)
+    assert [n.key for n in at.sidebar.number_input if n.key in ("w_pt", "w_pb", "w_pl", "w_pr")]
+    side_number(at, "pb").set_value(3).run()
+    assert_clean(at)
+    assert heat(at, "x:values").shape == (11, 9)  # 1 top + 7 + 3 bottom
+
+
+def test_padding_mode_fills_the_ring():
+    at = open_page(FORWARD, preset="reflect")  # 5×5, padding 1, reflect
+    x = heat(at, "x:values")
+    np.testing.assert_array_equal(x[0, 1:-1], x[2, 1:-1])  # reflect: row -1 mirrors row 1
+    side_select(at, "mode").set_value("zeros").run()
+    assert_clean(at)
+    x = heat(at, "x:values")
+    assert not np.any(np.nan_to_num(x[0])), x[0]
+    side_select(at, "mode").set_value("replicate").run()
+    x = heat(at, "x:values")
+    np.testing.assert_array_equal(x[0, 1:-1], x[1, 1:-1])
+    assert query(at)["mode"] == "replicate"
+
+
+def test_channels_and_batch_change_the_shapes():
+    at = open_page()
+    side_number(at, "cin").set_value(2).run()
+    side_number(at, "cout").set_value(3).run()
+    side_number(at, "batch").set_value(2).run()
+    assert_clean(at)
+    rows = shapes_table(at)
+    assert rows["x"] == "2 × 2 × 7 × 7"
+    assert rows["w"] == "3 × 2 × 3 × 3"
+    assert rows["y"] == "2 × 3 × 4 × 4"
+    at.switch_page(CHANNELS).run()
+    assert_clean(at)
+    assert "**output** 3×4×4" in at.markdown[0].value
+    assert len(figures(at)[1]["data"]) == 6  # grad_w: 3 filters × 2 channels
+    # the slice selectors are bounded by the new counts
+    assert side_number(at, "k").max == 2
+    side_number(at, "k").set_value(2).run()
+    assert_clean(at)
+    assert query(at)["k"] == "2"
+
+
+def test_shrinking_channels_clips_the_slice():
+    at = open_page(CHANNELS, preset="channels-small")
+    side_number(at, "k").set_value(2).run()
+    side_number(at, "cout").set_value(1).run()
+    assert_clean(at)
+    assert state(at)["k"] == 0
+
+
+def test_kernel_choice_sets_the_kernel_values():
+    at = open_page(FORWARD)
+    assert "sobel x" in KERNEL_CHOICES
+    side_select(at, "kernel").set_value("sobel x").run()
+    assert_clean(at)
+    np.testing.assert_array_equal(heat(at, "w:values"), [[1, 0, -1], [2, 0, -2], [1, 0, -1]])
+    assert query(at)["kernel"] == "sobel x"
+
+
+def test_grad_out_kind():
+    at = open_page(INPUT_GRAD)  # classroom: random grad_out
+    assert not np.all(heat(at, "grad_out:values") == 1)
+    side_select(at, "gout").set_value("ones").run()
+    assert_clean(at)
+    np.testing.assert_array_equal(heat(at, "grad_out:values"), np.ones((4, 4)))
+    side_select(at, "gout").set_value("mse").run()
+    assert_clean(at)
+    assert query(at)["gout"] == "mse"
+
+
+def test_seed_and_reroll_change_the_values():
+    at = open_page(FORWARD)
+    x0 = heat(at, "x:values")
+    side_number(at, "seed").set_value(7).run()
+    assert_clean(at)
+    x7 = heat(at, "x:values")
+    assert not np.array_equal(x0, x7)
+    assert query(at)["seed"] == "7"
+    at.sidebar.button[0].click().run()  # Re-roll
+    assert_clean(at)
+    assert state(at)["seed"] != 7
+    assert side_number(at, "seed").value == state(at)["seed"]
+    assert not np.array_equal(heat(at, "x:values"), x7)
+
+
+def test_preset_select_applies_the_preset():
+    at = open_page(FORWARD)
+    at.sidebar.toggle(key="w_pres").set_value(True).run()
+    side_select(at, "preset").set_value("d2l").run()
+    assert_clean(at)
+    np.testing.assert_array_equal(heat(at, "y:values"), [[19, 25], [37, 43]])
+    assert side_number(at, "H").value == 3
+    assert query(at)["preset"] == "d2l"
+    assert state(at)["pres"] is True  # presentation mode is not part of a preset
+
+
+def test_presentation_toggle_bigger_fonts_fewer_words():
+    at = open_page()
+    assert at.caption and at.info
+    font = figures(at)[0]["layout"]["font"]["size"]
+    at.sidebar.toggle(key="w_pres").set_value(True).run()
+    assert_clean(at)
+    assert figures(at)[0]["layout"]["font"]["size"] > font
+    assert not at.info  # the preset's note is a secondary word
+    assert query(at)["pres"] == "1"
+
+
+def test_values_survive_a_page_switch():
+    at = open_page()
+    side_number(at, "H").set_value(9).run()
+    side_select(at, "kernel").set_value("sobel x").run()
+    at.switch_page(FORWARD).run()
+    assert_clean(at)
+    assert side_number(at, "H").value == 9
+    assert side_select(at, "kernel").value == "sobel x"
+    assert heat(at, "x:values").shape == (11, 9)
+    at.switch_page(CHANNELS).run()
+    assert "9×7" in at.markdown[0].value
+    assert query(at)["H"] == "9"
+
+
+# --- the URL -------------------------------------------------------------------------------------
+
+
+def test_url_reflects_every_field():
+    at = open_page()
+    assert query(at)["preset"] == "classroom"
+    assert query(at)["sh"] == "2"
+    at.sidebar.slider(key="w_sh").set_value(1).run()
+    side_number(at, "W").set_value(5).run()
+    q = query(at)
+    assert (q["sh"], q["W"], q["preset"]) == ("1", "5", "custom")
+    share = at.sidebar.code[-1].value
+    assert "sh=1" in share and "W=5" in share
+
+
+def test_a_full_url_reproduces_the_view():
+    at = open_page(FORWARD)
+    at.sidebar.slider(key="w_sh").set_value(1).run()
+    side_select(at, "pad").set_value("same").run()
+    side_select(at, "kernel").set_value("laplacian").run()
+    side_number(at, "seed").set_value(3).run()
+    at.number_input(key="pick_row").set_value(2)
+    at.number_input(key="pick_col").set_value(5)
+    at.button(key="pick_go").click().run()
+    assert_clean(at)
+    url = query(at)
+    assert url["sel"] == "y:2:5"
+    again = open_page(FORWARD, **url)
+    assert_clean(again)
+    assert not again.warning
+    assert query(again) == url
+    assert headers(again) == headers(at) == ["Output cell y[2, 5]"]
+    assert figures(again) == figures(at)
+    assert [lt.value for lt in again.latex] == [lt.value for lt in at.latex]
+
+
+def test_preset_in_the_url_then_overrides():
+    at = open_page(FORWARD, preset="recitation-s1", kernel="sobel y", W="4", sh="2")
+    assert_clean(at)
+    assert heat(at, "x:values").shape == (3, 4)
+    assert heat(at, "y:values").shape == (1, 2)
+    assert state(at)["kernel"] == "sobel y"
+
+
+# --- bad input -----------------------------------------------------------------------------------
+
+
+MALFORMED = [
+    ({"H": "abc"}, "H=abc"),
+    ({"kH": "99"}, "kH=99"),
+    ({"mode": "bogus"}, "mode=bogus"),
+    ({"same_axes": "maybe"}, "same_axes=maybe"),
+    ({"preset": "nope"}, "preset=nope"),
+    ({"step": "0"}, "step=0"),
+    ({"sh": "-1"}, "sh=-1"),
+    ({"sel": "junk"}, "sel"),  # not 'grid:row:col'
+    ({"sel": "y:9:9"}, "sel"),  # outside the 4×4 output
+]
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [pytest.param(q, w, id="&".join(f"{k}={v}" for k, v in q.items())) for q, w in MALFORMED],
+)
+def test_malformed_url_values_are_named_and_ignored(params, words):
+    at = open_page(FORWARD, **params)
+    assert not at.exception
+    messages = [w.value for w in at.warning] + [e.value for e in at.error]
+    assert any(words in m for m in messages), messages
+    assert all(len(m) < 300 for m in messages)
+    assert heat(at, "y:values").shape == (4, 4)  # the defaults' view, drawn
+    # the warning is said once, not on every rerun
+    at.run()
+    assert not at.warning
+
+
+@pytest.mark.parametrize(
+    ("x", "words"),
+    [
+        ("1,2", "has 2 values"),
+        ("1,nan," + ",".join(["1"] * 47), "NaN"),
+        ("a,b", "not a number"),
+    ],
+    ids=["wrong-count", "nan", "text"],
+)
+def test_bad_edited_values_in_the_url(x, words):
+    for page_file in (OVERVIEW, FORWARD, WEIGHT_GRAD):
+        at = open_page(page_file, x=x)
+        assert not at.exception
+        assert len(at.error) == 1
+        assert words in at.error[0].value
+        assert "last valid" in at.error[0].value
+        assert figures(at), page_file
+        assert heat(at, "x:values").shape == (9, 9)
+
+
+def test_wrong_count_edit_is_reset_as_the_message_says():
+    """The message says 'edits were reset': the next run must not repeat the error."""
+    at = open_page(FORWARD, x="1,2")
+    assert "edits were reset" in at.error[0].value
+    at.sidebar.toggle(key="w_pres").set_value(True).run()  # any unrelated rerun
+    assert not at.error, [e.value for e in at.error]
+    assert "x" not in query(at)
+
+
+def test_impossible_url_combination_explains_and_draws_defaults():
+    at = open_page(FORWARD, H="2", W="2", kH="5", kW="5", pad="valid")
+    assert not at.exception
+    (err,) = at.error
+    assert "spans" in err.value and "padded input" in err.value
+    assert heat(at, "y:values").shape == (4, 4)
+
+
+def test_impossible_combination_keeps_the_last_valid_charts():
+    at = open_page(FORWARD)
+    side_select(at, "pad").set_value("valid").run()
+    side_number(at, "kH").set_value(5).run()
+    assert_clean(at)
+    valid = figures(at)
+    assert heat(at, "y:values").shape == (2, 3)
+    side_number(at, "H").set_value(2).run()
+    assert not at.exception
+    (err,) = at.error
+    assert "spans 5 rows" in err.value and "padded input has only 2" in err.value
+    assert figures(at) == valid  # the last valid view stays on screen
+    assert query(at)["H"] == "2"  # the URL keeps what was asked for
+    at.switch_page(WEIGHT_GRAD).run()
+    assert len(at.error) == 1 and not at.exception
+    assert heat(at, "grad_w:values").shape == (5, 3)
+    # fixing it clears the message
+    at.switch_page(FORWARD).run()
+    side_number(at, "H").set_value(6).run()
+    assert_clean(at)
+    assert heat(at, "y:values").shape == (1, 3)
+
+
+def test_edited_values_follow_and_wrong_counts_are_refused():
+    at = open_page(FORWARD, preset="d2l")
+    st = state(at)
+    st.update(x=",".join(["1"] * 9), preset="custom")  # an edit as the data editor stores it
+    at.run()
+    assert_clean(at)
+    np.testing.assert_array_equal(heat(at, "y:values"), [[6, 6], [6, 6]])
+    assert query(at)["x"] == ",".join(["1"] * 9)
+    state(at).update(x="1,2,3")
+    at.run()
+    assert not at.exception
+    assert "has 3 values" in at.error[0].value
+    np.testing.assert_array_equal(heat(at, "y:values"), [[6, 6], [6, 6]])
+    # a shape change drops edits that no longer fit
+    side_number(at, "H").set_value(4).run()
+    assert_clean(at)
+    assert "x" not in query(at)
+
+
+def test_keyboard_cell_picker_selects_a_cell():
+    at = open_page(FORWARD)
+    assert at.expander[0].label == "Select a cell with the keyboard"
+    at.number_input(key="pick_row").set_value(1)
+    at.number_input(key="pick_col").set_value(2)
+    at.button(key="pick_go").click().run()
+    assert_clean(at)
+    assert headers(at)[0] == "Output cell y[1, 2]"
+    assert query(at)["sel"] == "y:1:2"
+    # the animation opens at that cell's step
+    assert figures(at)[0]["layout"]["sliders"][0]["active"] == 1 * 4 + 2
+    # the picker is bounded by the grid it picks in
+    assert at.number_input(key="pick_row").max == 3
+    at.selectbox(key="pick_grid").set_value("x").run()
+    assert at.number_input(key="pick_row").max == 8
+
+
+def test_keyboard_picker_on_the_gradient_pages():
+    at = open_page(INPUT_GRAD)
+    at.number_input(key="pick_row").set_value(0)
+    at.number_input(key="pick_col").set_value(6)
+    at.button(key="pick_go").click().run()
+    assert_clean(at)
+    assert "Gradient of input x cell [0, 6]" in headers(at)
+    at.switch_page(WEIGHT_GRAD).run()
+    at.number_input(key="pick_row").set_value(2)
+    at.number_input(key="pick_col").set_value(1)
+    at.button(key="pick_go").click().run()
+    assert_clean(at)
+    assert headers(at)[0] == "Weight cell w[0, 0, 2, 1]"
+
+
+def test_a_selection_in_the_url_selects_the_cell():
+    at = open_page(FORWARD, sel="y:3:1")
+    assert_clean(at)
+    assert headers(at)[0] == "Output cell y[3, 1]"
+
+
+# --- the input-gradient storyboard ---------------------------------------------------------------
+
+
+def is_step(heading: str, n: int) -> bool:
+    """A storyboard heading of step n, e.g. '### 2. Dilate ∂L/∂y by the stride'."""
+    return re.match(rf"### {n}\b", heading) is not None
+
+
+def test_storyboard_next_and_back_move_the_step():
+    at = open_page(INPUT_GRAD)
+    assert is_step(at.markdown[0].value, 1)
+    assert at.button(key="step_back").disabled
+    titles = []
+    for n in range(2, 7):
+        at.button(key="step_next").click().run()
+        assert_clean(at)
+        assert query(at)["step"] == str(n)
+        titles.append(at.markdown[0].value)
+        assert is_step(titles[-1], n), titles[-1]
+        assert figures(at), n
+    assert at.button(key="step_next").disabled
+    assert len(set(titles)) == len(titles)
+    at.button(key="step_back").click().run()
+    assert query(at)["step"] == "5"
+    assert at.markdown[0].value == titles[-2]
+
+
+def test_storyboard_step_from_the_url_and_the_animated_step():
+    at = open_page(INPUT_GRAD, step="5")
+    assert_clean(at)
+    assert is_step(at.markdown[0].value, 5)
+    # the full correlation, animated: one step per cell of the padded input's gradient (9×9)
+    story = figures(at)[0]
+    assert slider_steps(story) == len(story["frames"]) == 81
+    assert z_of(trace(story, "grad_x_padded:values")).shape == (9, 9)
+    at.button(key="step_back").click().run()
+    assert not figures(at)[0].get("frames")  # step 4, the rotation, is a still
+
+
+def test_default_state_is_the_classroom_preset():
+    at = open_page()
+    assert state(at)["preset"] == DEFAULTS["preset"] == "classroom"
