@@ -98,7 +98,7 @@ class Formula:
             parts.append(_num(self.constant) if numeric else "b")
         if not parts:
             parts = ["0"]
-        target, value = self.target.latex(), _num(self.value)
+        target, value = self.target.latex(), _num(self.value, wrap=False)
         if per_line <= 0 or len(parts) <= per_line:
             return f"{target} = {' + '.join(parts)} = {value}"
         lines = [" + ".join(parts[i : i + per_line]) for i in range(0, len(parts), per_line)]
@@ -112,13 +112,14 @@ class Formula:
         if self.constant:
             parts.append(_num(self.constant) if numeric else "b")
         body = " + ".join(parts) if parts else "0"
-        return f"{self.target.text()} = {body} = {_num(self.value)}"
+        return f"{self.target.text()} = {body} = {_num(self.value, wrap=False)}"
 
 
-def _num(v: float) -> str:
+def _num(v: float, wrap: bool = True) -> str:
+    """A number as written in a sum: whole numbers plain, negatives in parentheses if wrap."""
     v = float(v)
     s = str(round(v)) if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
-    return f"({s})" if s.startswith("-") else s
+    return f"({s})" if wrap and s.startswith("-") else s
 
 
 def _latex_term(t: Term, numeric: bool) -> str:
@@ -127,7 +128,7 @@ def _latex_term(t: Term, numeric: bool) -> str:
         if numeric
         else f"{t.left.latex()}\\,{t.right.latex()}"
     )
-    return rf"\color{{gray}}{{{body}}}" if t.vanishes else body
+    return rf"\textcolor{{gray}}{{{body}}}" if t.vanishes else body
 
 
 def _text_term(t: Term, numeric: bool) -> str:

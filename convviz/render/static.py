@@ -603,7 +603,7 @@ def _closing_brace(s: str, start: int) -> int:
 def mathtext_source(latex: str) -> str:
     """LaTeX reduced to what matplotlib mathtext parses: no \\color, \\tfrac/\\dfrac -> \\frac."""
     s = re.sub(r"\\[td]frac\b", r"\\frac", latex)
-    while (m := re.search(r"\\color\s*\{[^{}]*\}\s*\{", s)) is not None:
+    while (m := re.search(r"\\(?:text)?color\s*\{[^{}]*\}\s*\{", s)) is not None:
         end = _closing_brace(s, m.end() - 1)
         s = s[: m.start()] + "{" + s[m.end() : end] + "}" + s[end + 1 :]
     return re.sub(r"\\color\s*\{[^{}]*\}", "", s)  # the switch form, {\color{gray} x}
