@@ -6,10 +6,10 @@ from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grids import panels_figure
 from convviz.render.stories import overview_panels, shape_rows
 from convviz.ui.compute import reference_check
-from convviz.ui.controls import PAGES, controls
+from convviz.ui.controls import PAGES, controls, page_config
 from convviz.ui.views import chart, export_buttons, page_header, share_link, value_editors
 
-st.set_page_config(page_title="convviz", page_icon=":material/grid_on:", layout="wide")
+page_config("Overview", ":material/grid_on:")
 ctx = controls()
 page_header(
     ctx,

@@ -5,10 +5,10 @@ import streamlit as st
 from convviz.render.channels import heatmap_grid
 from convviz.render.stories import channel_grids
 from convviz.ui.compute import contributions_for
-from convviz.ui.controls import controls
+from convviz.ui.controls import controls, page_config
 from convviz.ui.views import page_header, share_link
 
-st.set_page_config(page_title="convviz · Channels", page_icon="🧮", layout="wide")
+page_config("Channels", ":material/layers:")
 ctx = controls()
 page_header(
     ctx,

@@ -481,7 +481,7 @@ def test_frames_carry_only_the_overlay_traces(fwd):
     assert all(len(f["data"]) == len(traces) for f in frames_json(fig))
 
 
-def test_each_frame_covers_exactly_the_window_with_the_products(classroom):
+def test_each_frame_covers_exactly_the_window_with_the_operand_values(classroom):
     lay = make_layer(H=9, stride=1, padding=2, dilation=2)  # gaps between the taps
     sw, operand, kernel, output = forward_case(lay)
     fig = animate.sweep_figure(sw, operand, kernel, output)
@@ -501,7 +501,8 @@ def test_each_frame_covers_exactly_the_window_with_the_products(classroom):
         assert cells == expect
         text = np.asarray(win["text"])
         shown = text[np.isfinite(z)].reshape(3, 3)
-        np.testing.assert_array_equal(shown, grids.format_values(sw.products[t, 0]))
+        covered = sw.operand[0][np.ix_(sw.rows[t], sw.cols[t])]
+        np.testing.assert_array_equal(shown, grids.format_values(covered))
         assert set(text[~np.isfinite(z)]) <= {""}
 
 

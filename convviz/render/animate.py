@@ -489,7 +489,7 @@ def sweep_figure(
     T = sweep.steps
     start = int(np.clip(start, 0, T - 1))
     steps, k = sampled_steps(T, max_frames, start)
-    note = "window shows the products"
+    note = "window coloured by kernel tap"
     sub = f"{operand.subtitle} · {note}" if operand.subtitle else note
     op = replace(operand, taps=None, highlight=None, selected=None, subtitle=sub)
     out = replace(output, values=sweep.result())
@@ -548,8 +548,11 @@ def _sweep_traces(sweep, steps, channel, op, kernel, out, theme, geo):
 
 
 def _sweep_frames(sweep, steps, channel, op, kernel, out, show: bool) -> list[dict]:
-    """Frame dicts: the window (tap colours, products), its outline, the cover, the target."""
-    z, text = _window_grids(sweep.products[steps, channel], _tap_ids(kernel), sweep.dilation, show)
+    """Frame dicts: the window (tap colours, operand values), its outline, the cover, the target."""
+    # the covered operand cells keep their own numbers; the products are in the running sum
+    rows, cols = sweep.rows[steps], sweep.cols[steps]  # (S, kh), (S, kw)
+    covered = sweep.operand[channel][rows[:, :, None], cols[:, None, :]]  # (S, kh, kw)
+    z, text = _window_grids(covered, _tap_ids(kernel), sweep.dilation, show)
     (oy, ox), span = op.origin, z.shape
     frames = []
     for s, t in enumerate(steps):

@@ -66,6 +66,11 @@ def step_of(sweep: Sweep, cell: tuple[int, int]) -> int:
     return int(cell[0]) * sweep.out_size[1] + int(cell[1])
 
 
+def centre(shape: tuple[int, int]) -> tuple[int, int]:
+    """The middle cell of a grid: the default cell whose formula a page shows."""
+    return shape[0] // 2, shape[1] // 2
+
+
 def _in(key: str, selected: tuple[str, int, int] | None) -> tuple[int, int] | None:
     """The selected (row, col) if it belongs to panel `key`."""
     return selected[1:] if selected is not None and selected[0] == key else None
@@ -473,3 +478,36 @@ def channel_grids(lay: Layer, n: int, c: int, contributions: np.ndarray) -> list
         ),
         Grid("grad_x", f"∂L/∂x[{n}]: every channel", ig.grad_x[n][None], [""], chans),
     ]
+
+
+def _sub(r: int, c: int) -> str:
+    return f"{r},{c}" if max(abs(r), abs(c)) > 9 or min(r, c) < 0 else f"{r}{c}"
+
+
+def feeds_text(sweep: Sweep, cell: tuple[int, int], origin: tuple[int, int]) -> str:
+    """Which output cells read operand cell `cell`, through which tap: the forward pass seen
+    from one input, which is exactly the list of terms of that input's gradient."""
+    r, q = cell
+    hit_r, hit_c = sweep.rows == r, sweep.cols == q  # (T, kh), (T, kw)
+    steps = np.flatnonzero(hit_r.any(axis=1) & hit_c.any(axis=1))
+    name = f"x_{{{_sub(r + origin[0], q + origin[1])}}}"
+    if steps.size == 0:
+        return f"${name}$ is read by no window (a remainder cell): its gradient is 0."
+    pairs = [(sweep.targets[t], hit_r[t].argmax(), hit_c[t].argmax()) for t in steps]
+    reads = ", ".join(f"$y_{{{_sub(*o)}}}$ through $f_{{{a}{b}}}$" for o, a, b in pairs)
+    grad = " + ".join(
+        rf"\frac{{\partial L}}{{\partial y_{{{_sub(*o)}}}}} f_{{{a}{b}}}" for o, a, b in pairs
+    )
+    return (
+        f"${name}$ is read by {reads}. So, by the chain rule, "
+        rf"$\frac{{\partial L}}{{\partial {name}}} = {grad}$ (see the Input gradient page)."
+    )
+
+
+def formula_notes(formula: Formula) -> str:
+    """What the mask did to a gradient cell, in words."""
+    if formula.dropped:
+        return "This cell is on the zero-padded ring: the mask drops its gradient."
+    if any(t.folded for t in formula.terms):
+        return "Terms from the padded copies of this cell are folded back onto it."
+    return ""

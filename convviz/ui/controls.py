@@ -83,9 +83,8 @@ def _state() -> dict:
 def _store(name: str) -> None:
     state = st.session_state[STATE]
     state[name] = st.session_state[f"w_{name}"]
-    if name in LAYER_FIELDS:
+    if name in LAYER_FIELDS:  # the selection stays while its cell exists (pages check bounds)
         state["preset"] = "custom"
-        state["sel"] = ""
     if name in SHAPE_FIELDS:  # edited values no longer fit the new shapes
         state.update(x="", w="", g="")
 
@@ -99,9 +98,7 @@ def _apply_preset() -> None:
 
 def _reroll() -> None:
     state = st.session_state[STATE]
-    state.update(
-        seed=secrets.randbelow(FIELDS["seed"].hi + 1), x="", w="", g="", sel="", preset="custom"
-    )
+    state.update(seed=secrets.randbelow(FIELDS["seed"].hi + 1), x="", w="", g="", preset="custom")
 
 
 def _widget(fn, name: str, label: str, **kwargs):
@@ -227,6 +224,25 @@ def _clip_slice(state: dict) -> None:
     state["n"] = min(state["n"], state["batch"] - 1)
     state["k"] = min(state["k"], state["cout"] - 1)
     state["c"] = min(state["c"], state["cin"] - 1)
+
+
+COMPACT_CSS = """<style>
+.block-container {padding-top: 1.2rem; padding-bottom: 0;}
+h1 {font-size: 1.9rem; padding-top: 0;}
+</style>"""
+
+
+def page_config(title: str, icon: str) -> None:
+    """Page title, icon and wide layout; presentation mode starts with the sidebar folded."""
+    pres = _state()["pres"]
+    st.set_page_config(
+        page_title=f"convviz · {title}",
+        page_icon=icon,
+        layout="wide",
+        initial_sidebar_state="collapsed" if pres else "expanded",
+    )
+    if pres:
+        st.markdown(COMPACT_CSS, unsafe_allow_html=True)
 
 
 def controls() -> Context:

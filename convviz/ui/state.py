@@ -172,7 +172,44 @@ def from_query(query: dict[str, str], base: dict | None = None) -> tuple[dict, l
             problems.append(f"{problem}; kept {state[name]!r}")
         else:
             state[name] = value
-    return state, problems
+    try:
+        spec = spec_of(state)
+    except ConvSpecError:
+        return state, problems  # the page says why; nothing else can be checked
+    return state, problems + _drop_misfits(state, spec)
+
+
+def cell_grids(spec: ConvSpec) -> dict[str, tuple[int, int]]:
+    """The grids a cell can be selected in (panel keys of the pages) and their shapes."""
+    return {
+        "y": spec.out_size,
+        "x": spec.padded_size,
+        "grad_x": spec.in_size,
+        "grad_x_padded": spec.padded_size,
+        "grad_w": spec.kernel_size,
+    }
+
+
+def _drop_misfits(state: dict, spec: ConvSpec) -> list[str]:
+    """Reset a selection or edited values that do not fit the layer; say what was reset."""
+    problems = []
+    sel = selection_of(state)
+    shape = cell_grids(spec).get(sel[0]) if sel else None
+    if state["sel"] and (shape is None or not (0 <= sel[1] < shape[0] and 0 <= sel[2] < shape[1])):
+        problems.append(
+            f"'sel={state['sel']}' is not a cell of this layer "
+            f"(grid:row:col, grids {', '.join(cell_grids(spec))}); nothing selected"
+        )
+        state["sel"] = ""
+    shapes = {"x": spec.input_shape, "w": spec.weight_shape, "g": spec.output_shape}
+    for name, label in (("x", "input"), ("w", "kernel"), ("g", "grad_out")):
+        if state[name]:
+            try:
+                decode_array(state[name], shapes[name], label)
+            except ConvSpecError as exc:
+                problems.append(str(exc).replace(": edits were reset", "") + "; edits reset")
+                state[name] = ""
+    return problems
 
 
 def to_query(state: dict) -> dict[str, str]:

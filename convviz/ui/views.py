@@ -11,6 +11,7 @@ from PIL import Image
 
 from convviz.formulas import Formula
 from convviz.render import static
+from convviz.render.animate import sweep_figure
 from convviz.render.grids import PLOTLY_CONFIG
 from convviz.render.panel import Panel
 from convviz.sweeps import Sweep
@@ -37,6 +38,22 @@ def chart(fig, key: str) -> None:
         width="content",
         theme=None,
     )
+
+
+def animation(
+    ctx: Context,
+    sweep: Sweep,
+    panels: list[Panel],
+    name: str,
+    title: str,
+    *,
+    channel: int,
+    start: int,
+    formula: Formula | None = None,
+) -> None:
+    """A sweep's animation (opened at step `start`) and its PNG/SVG/GIF exports."""
+    chart(sweep_figure(sweep, *panels, ctx.theme, channel=channel, start=start, title=title), name)
+    export_buttons(panels, ctx, name, title, formula, sweep, channel)
 
 
 def selected_in(ctx: Context, keys: tuple[str, ...], shape: tuple[int, int]):
@@ -132,7 +149,7 @@ def export_buttons(
             st.download_button(
                 label,
                 data,
-                file_name=f"{name}.{ext}",
+                file_name=f"convviz-{ctx.state['preset']}-{name}.{ext}",
                 mime=mime,
                 on_click="ignore",
                 key=f"{ext}_{name}",
