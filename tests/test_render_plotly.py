@@ -553,13 +553,16 @@ def test_base_figure_shows_the_start_step(fwd):
 def test_play_pause_and_speed_buttons(fwd):
     *_, fig = fwd
     play_pause, speed = fig.layout.updatemenus
-    play, pause = play_pause.buttons
+    play, pause, resume = play_pause.buttons
     assert play.method == "animate" and play.args[0] is None
+    assert play.args[1]["frame"]["duration"] == animate.FRAME_MS
+    assert not play.args[1]["fromcurrent"], "the figure opens on the last step: play from 0"
+    assert resume.args[1]["fromcurrent"], "resume goes on from the paused step"
     assert tuple(pause.args[0]) == (None,) and pause.args[1]["mode"] == "immediate"
     assert pause.args[1]["frame"]["duration"] == 0
     durations = [b.args[1]["frame"]["duration"] for b in speed.buttons]
-    assert [b.label for b in speed.buttons] == ["0.5×", "1×", "2×", "4×"]
-    assert durations == sorted(durations, reverse=True) and durations[1] == animate.FRAME_MS
+    assert [b.label for b in speed.buttons] == ["▶ 0.5×", "▶ 2×", "▶ 4×"]
+    assert durations == [animate.FRAME_MS * 2, animate.FRAME_MS / 2, animate.FRAME_MS / 4]
 
 
 def _evaluate(formula: str) -> float:

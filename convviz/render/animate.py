@@ -49,7 +49,7 @@ from convviz.render.theme import (
 from convviz.sweeps import Scatter, Sweep
 
 FRAME_MS = 700  # one step at 1× speed
-SPEEDS = (0.5, 1, 2, 4)
+SPEEDS = (0.5, 2, 4)  # extra play buttons beside ▶ Play (1×)
 
 
 def _controls_px(theme: Theme) -> int:
@@ -59,8 +59,8 @@ def _controls_px(theme: Theme) -> int:
 
 def _speed_x_px(theme: Theme) -> tuple[float, float]:
     """Left edges of the 'speed' label and its buttons, right of play/pause (sized by font)."""
-    label = 13 * theme.font_size + 8
-    return label, label + 3.6 * theme.font_size
+    label = 19 * theme.font_size + 8
+    return label, label + 5.2 * theme.font_size
 
 
 # --- steps and text ------------------------------------------------------------------------------
@@ -263,11 +263,12 @@ def _window_trace(
 # --- controls ------------------------------------------------------------------------------------
 
 
-def _frame_args(duration: float, redraw: bool = True) -> dict:
+def _frame_args(duration: float, redraw: bool = True, fromcurrent: bool = False) -> dict:
+    """Animate options; from the first frame unless fromcurrent (the figure opens on the last)."""
     return {
         "frame": {"duration": duration, "redraw": redraw},
         "mode": "immediate",
-        "fromcurrent": True,
+        "fromcurrent": fromcurrent,
         "transition": {"duration": 0},
     }
 
@@ -311,20 +312,24 @@ def animation_controls(
                     },
                 ],
             },
+            {
+                "label": "▷ Resume",
+                "method": "animate",
+                "args": [None, _frame_args(FRAME_MS, fromcurrent=True)],
+            },
         ],
     }
     speed = {
         "type": "buttons",
         "direction": "left",
-        "showactive": True,
-        "active": 1,
+        "showactive": False,
         "font": font,
         "x": _speed_x_px(theme)[1] / geo.plot_w,
         "xanchor": "left",
         "y": y_buttons,
         "yanchor": "top",
         "buttons": [
-            {"label": f"{s:g}×", "method": "animate", "args": [None, _frame_args(FRAME_MS / s)]}
+            {"label": f"▶ {s:g}×", "method": "animate", "args": [None, _frame_args(FRAME_MS / s)]}
             for s in SPEEDS
         ],
     }
@@ -370,7 +375,7 @@ def animation_controls(
 def _annotate_speed(layout: dict, geo: GridLayout, theme: Theme, top_px: float) -> None:
     layout["annotations"].append(
         {
-            "text": "speed",
+            "text": "or play at",
             "xref": "paper",
             "yref": "paper",
             "x": _speed_x_px(theme)[0] / geo.plot_w,
