@@ -82,3 +82,14 @@ def rot180(w: np.ndarray) -> np.ndarray:
 def crop(a: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     """Keep the top-left (rows, cols) of the last two axes."""
     return a[..., : size[0], : size[1]]
+
+
+def copies_mask(size: tuple[int, int], padding: Sides, mode: str, cell: tuple[int, int]):
+    """(Hp, Wp) bool mask of the padded cells holding input cell `cell`: itself and its copies.
+
+    For zero padding that is the cell alone; reflect/replicate/circular add ring copies, whose
+    gradient `unpad` adds back onto the cell.
+    """
+    rows = source_index(size[0], padding[0], mode) == cell[0]  # (Hp,)
+    cols = source_index(size[1], padding[1], mode) == cell[1]  # (Wp,)
+    return rows[:, None] & cols[None, :]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from convviz.formulas import Formula
+from convviz.ops import copies_mask
 from convviz.render.panel import Panel
 from convviz.stages import ForwardStages, InputGradStages, Layer, WeightGradStages
 from convviz.sweeps import Sweep
@@ -64,6 +65,14 @@ def window_mask(shape: tuple[int, int], sweep: Sweep, t: int, channel_taps=None)
 def step_of(sweep: Sweep, cell: tuple[int, int]) -> int:
     """The step at which the sweep writes output cell (row, col)."""
     return int(cell[0]) * sweep.out_size[1] + int(cell[1])
+
+
+def _copies(st: InputGradStages, cell: tuple[int, int] | None) -> np.ndarray | None:
+    """The padded cells that hold input `cell` (itself and, unless zero padding, its copies)."""
+    if cell is None:
+        return None
+    spec = st.spec
+    return copies_mask(spec.in_size, spec.padding, spec.padding_mode, cell)
 
 
 def centre(shape: tuple[int, int]) -> tuple[int, int]:
@@ -227,7 +236,12 @@ def input_grad_story(
         ),
         Step(
             "6 · mask",
-            f"The gradient on the padded ring is {fate}. What is left is ∂L/∂x.",
+            f"The gradient on the padded ring is {fate}. What is left is ∂L/∂x."
+            + (
+                " Outlined: the selected cell and its padded copies, whose gradients add up."
+                if mode != "zeros"
+                else ""
+            ),
             [
                 Panel(
                     st.grad_x_padded[n, c],
@@ -238,6 +252,7 @@ def input_grad_story(
                     origin=(-pt, -pl),
                     subtitle=_shape(st.grad_x_padded[n, c]),
                     selected=_in("grad_x_padded", selected),
+                    highlight=_copies(st, _in("grad_x", selected)),
                 ),
                 Panel(
                     st.grad_x[n, c],
