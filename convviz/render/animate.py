@@ -59,7 +59,7 @@ def _controls_px(theme: Theme) -> int:
 
 def _speed_x_px(theme: Theme) -> tuple[float, float]:
     """Left edges of the 'speed' label and its buttons, right of play/pause (sized by font)."""
-    label = 19 * theme.font_size + 8
+    label = 22 * theme.font_size + 12
     return label, label + 5.2 * theme.font_size
 
 

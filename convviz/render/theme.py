@@ -36,7 +36,9 @@ MATH_FONTSET = "cm"  # LaTeX-like formulas (matplotlib mathtext)
 
 # Plotly views (browser).
 PENDING_COLOR = "#eceff3"  # output cells an animation has not computed yet
-MAX_FIGURE_PX = 1400  # widest plotly figure; bigger grids get smaller cells
+MAX_FIGURE_PX = (
+    980  # widest plotly figure (the main column at a 1280 px window); cells shrink to fit
+)
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ class Theme:
 
 THEME = Theme()
 PRESENTATION = Theme(
-    font_size=20, cell_font_size=22, title_font_size=24, cell_px=60, show_secondary=False
+    font_size=20, cell_font_size=22, title_font_size=24, cell_px=48, show_secondary=False
 )
 
 

@@ -226,10 +226,7 @@ def _clip_slice(state: dict) -> None:
     state["c"] = min(state["c"], state["cin"] - 1)
 
 
-COMPACT_CSS = """<style>
-.block-container {padding-top: 1.2rem; padding-bottom: 0;}
-h1 {font-size: 1.9rem; padding-top: 0;}
-</style>"""
+COMPACT_CSS = "<style>.block-container {padding-top: 1rem; padding-bottom: 0;}</style>"
 
 
 def page_config(title: str, icon: str) -> None:

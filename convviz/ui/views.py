@@ -12,7 +12,7 @@ from PIL import Image
 from convviz.formulas import Formula
 from convviz.render import static
 from convviz.render.animate import sweep_figure
-from convviz.render.grids import PLOTLY_CONFIG
+from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.panel import Panel
 from convviz.sweeps import Sweep
 from convviz.ui.controls import STATE, Context
@@ -21,10 +21,12 @@ from convviz.values import image_to_input
 
 
 def page_header(ctx: Context, title: str, intro: str) -> None:
-    """The page title and one intro sentence (hidden in presentation mode)."""
-    st.title(title)
+    """The page title and one intro sentence; presentation mode keeps a one-line title only."""
     if ctx.theme.show_secondary:
+        st.title(title)
         st.caption(intro)
+    else:
+        st.markdown(f"**{title}**")
 
 
 def chart(fig, key: str) -> None:
@@ -53,6 +55,9 @@ def animation(
 ) -> None:
     """A sweep's animation (opened at step `start`) and its PNG/SVG/GIF exports."""
     chart(sweep_figure(sweep, *panels, ctx.theme, channel=channel, start=start, title=title), name)
+    if max(panels[0].shape) > ctx.theme.max_text_cells:  # big operand: the kernel gets tiny
+        st.caption("At this size the grids are drawn without numbers; the kernel's numbers:")
+        chart(panels_figure([panels[1]], ctx.theme), f"{name}_kernel")
     export_buttons(panels, ctx, name, title, formula, sweep, channel)
 
 
