@@ -1,8 +1,9 @@
 """The public numeric API: conv2d and its gradients with PyTorch's semantics.
 
 Cross-correlation, NCHW activations, (C_out, C_in, kH, kW) weights, dilation 1 = none.
-The fast path loops over the kH·kW kernel taps only; each tap is one batched GEMM on a strided
-view of the padded input (for the input gradient, a strided-slice addition: col2im).
+The fast path loops over the kH·kW kernel taps only, to copy each tap's strided window into an
+im2col block that meets the whole kernel in one GEMM (for the input gradient, the reverse: one
+GEMM, then a strided-slice addition per tap, col2im).
 The textbook route the app draws lives in `stages`; tests check that both agree.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from convviz._threads import run_split
 from convviz.ops import pad, unpad
 from convviz.spec import ConvSpec, ConvSpecError
 
@@ -46,49 +48,141 @@ def tap_slices(spec: ConvSpec, i: int, j: int) -> tuple[slice, slice]:
     )
 
 
-def _taps(spec: ConvSpec):
-    kH, kW = spec.kernel_size
+# --- fast path -----------------------------------------------------------------------------------
+# im2col + GEMM in blocks of a few output rows: a block copies the windows of all kH·kW taps (one
+# strided-slice copy per tap) and meets the whole kernel in one GEMM, so the contraction is long
+# (kH·kW·C_in) while the copy stays in cache. The input gradient runs it backwards (col2im): one
+# GEMM per block gives every tap's stamps, and strided-slice additions put them in place.
+# Large work is split over two threads (see `_threads`): NumPy's copies and additions use one core.
+
+_BLOCK_BYTES = 1 << 21  # im2col (or stamp) bytes per block: long GEMMs, cache-resident copies
+_THREAD_FLOPS = 2e7  # below this, a second thread costs about what it saves
+
+
+def _tap_windows(spec: ConvSpec, r0: int, r1: int) -> list[tuple[slice, slice]]:
+    """`tap_slices` of every tap (row-major), cut to the windows of output rows r0:r1."""
+    sh, (kH, kW) = spec.stride[0], spec.kernel_size
+    windows = []
     for i in range(kH):
         for j in range(kW):
-            yield i, j, tap_slices(spec, i, j)
+            rows, cols = tap_slices(spec, i, j)
+            windows.append((slice(rows.start + r0 * sh, rows.start + (r1 - 1) * sh + 1, sh), cols))
+    return windows
+
+
+def _blocks(spec: ConvSpec, depth: int, itemsize: int) -> list[tuple[int, int, int, int]]:
+    """(n0, n1, r0, r1) blocks of samples × output rows, each ~_BLOCK_BYTES of (depth, cells)."""
+    N, (oH, oW) = spec.batch, spec.out_size
+    row_bytes = depth * oW * itemsize  # one output row's im2col
+    n_rows = -(-oH // max(1, _BLOCK_BYTES // row_bytes))
+    if N % 2 and 1 < n_rows < oH:  # an even count splits evenly over two threads
+        n_rows += n_rows % 2
+    rows = -(-oH // n_rows)
+    per = max(1, _BLOCK_BYTES // (row_bytes * oH)) if n_rows == 1 else 1
+    return [
+        (n, min(n + per, N), r, min(r + rows, oH))
+        for n in range(0, N, per)
+        for r in range(0, oH, rows)
+    ]
+
+
+def _scratch(blocks: list, depth: int, oW: int, dtype):
+    """view(n0, n1, r0, r1) -> a (B, depth, R·oW) array in one buffer shared by the blocks."""
+    buf = np.empty(depth * oW * max((n1 - n0) * (r1 - r0) for n0, n1, r0, r1 in blocks), dtype)
+    return lambda n0, n1, r0, r1: buf[: (n1 - n0) * depth * (r1 - r0) * oW].reshape(
+        n1 - n0, depth, (r1 - r0) * oW
+    )
+
+
+def _im2col(x_pad: np.ndarray, spec: ConvSpec, block: tuple, out: np.ndarray) -> np.ndarray:
+    """The windows of every tap for one block into out (B, kH·kW·C_in, R·oW), tap-major."""
+    n0, n1, r0, r1 = block
+    C, oW = x_pad.shape[1], spec.out_size[1]
+    cols = out.reshape(n1 - n0, -1, C, r1 - r0, oW)  # (B, T, C_in, R, oW)
+    for t, (rows, cs) in enumerate(_tap_windows(spec, r0, r1)):
+        cols[:, t] = x_pad[n0:n1, :, rows, cs]
+    return out
+
+
+def _split(work, parts: list, flops: float) -> list:
+    """work over two halves of `parts` on two threads when the work is large, else one call."""
+    half = len(parts) // 2
+    return run_split(
+        work, [parts[:half], parts[half:]] if half else [parts], flops >= _THREAD_FLOPS
+    )
 
 
 def forward_padded(x_pad: np.ndarray, w: np.ndarray, spec: ConvSpec) -> np.ndarray:
     """y (N, C_out, oH, oW) from the already padded input (N, C_in, Hp, Wp); no bias."""
-    N, C = x_pad.shape[:2]
-    O, (oH, oW) = spec.out_channels, spec.out_size
+    N, O, (oH, oW) = spec.batch, spec.out_channels, spec.out_size
     dtype = np.result_type(x_pad, w)
-    y = np.zeros((N, O, oH * oW), dtype=dtype)
-    for i, j, (rows, cols) in _taps(spec):
-        x_tap = x_pad[:, :, rows, cols].reshape(N, C, oH * oW)  # (N, C, P)
-        y += w[:, :, i, j].astype(dtype, copy=False) @ x_tap  # (O, C) @ (N, C, P) -> (N, O, P)
+    x_pad = x_pad.astype(dtype, copy=False)
+    w2 = w.astype(dtype, copy=False).transpose(0, 2, 3, 1).reshape(O, -1)  # (O, kH·kW·C_in)
+    y = np.empty((N, O, oH * oW), dtype=dtype)
+    blocks = _blocks(spec, w2.shape[1], y.itemsize)
+
+    def work(part):
+        scratch = _scratch(part, w2.shape[1], oW, dtype)
+        for n0, n1, r0, r1 in part:
+            cols = _im2col(x_pad, spec, (n0, n1, r0, r1), scratch(n0, n1, r0, r1))
+            np.matmul(w2, cols, out=y[n0:n1, :, r0 * oW : r1 * oW])  # (O, TC) @ (B, TC, R·oW)
+
+    _split(work, blocks, 2.0 * y.size * w2.shape[1])
     return y.reshape(N, O, oH, oW)
-
-
-def input_grad_padded(grad_out: np.ndarray, w: np.ndarray, spec: ConvSpec) -> np.ndarray:
-    """Gradient w.r.t. the padded input (N, C_in, Hp, Wp), ring included: col2im by taps."""
-    N, O = grad_out.shape[:2]
-    C, (oH, oW) = spec.in_channels, spec.out_size
-    dtype = np.result_type(grad_out, w)
-    g = grad_out.reshape(N, O, oH * oW)
-    grad_pad = np.zeros((N, C, *spec.padded_size), dtype=dtype)
-    for i, j, (rows, cols) in _taps(spec):
-        stamp = w[:, :, i, j].T.astype(dtype, copy=False) @ g  # (C, O) @ (N, O, P) -> (N, C, P)
-        grad_pad[:, :, rows, cols] += stamp.reshape(N, C, oH, oW)
-    return grad_pad
 
 
 def weight_grad_padded(x_pad: np.ndarray, grad_out: np.ndarray, spec: ConvSpec) -> np.ndarray:
     """grad_w (C_out, C_in, kH, kW): the padded input correlated with grad_out, summed over N."""
-    N, C = x_pad.shape[:2]
-    O, (oH, oW) = spec.out_channels, spec.out_size
+    N, (O, C, kH, kW), (oH, oW) = spec.batch, spec.weight_shape, spec.out_size
     dtype = np.result_type(x_pad, grad_out)
-    g = grad_out.reshape(N, O, oH * oW)
-    grad_w = np.zeros(spec.weight_shape, dtype=dtype)
-    for i, j, (rows, cols) in _taps(spec):
-        x_tap = x_pad[:, :, rows, cols].reshape(N, C, oH * oW)  # (N, C, P)
-        grad_w[:, :, i, j] = np.einsum("nop,ncp->oc", g, x_tap, optimize=True)
-    return grad_w
+    x_pad = x_pad.astype(dtype, copy=False)
+    g = grad_out.astype(dtype, copy=False).reshape(N, O, oH * oW)  # (N, O, oH·oW)
+    blocks = _blocks(spec, kH * kW * C, g.itemsize)
+
+    def work(part):
+        scratch = _scratch(part, kH * kW * C, oW, dtype)
+        grad_w = np.zeros((O, kH * kW * C), dtype=dtype)
+        for n0, n1, r0, r1 in part:
+            cols = _im2col(x_pad, spec, (n0, n1, r0, r1), scratch(n0, n1, r0, r1))
+            # (B, O, R·oW) @ (B, R·oW, TC) -> (B, O, TC), summed over the block's samples
+            grad_w += (g[n0:n1, :, r0 * oW : r1 * oW] @ cols.transpose(0, 2, 1)).sum(axis=0)
+        return grad_w
+
+    grad_w = sum(_split(work, blocks, 2.0 * g.size * kH * kW * C))  # (O, kH·kW·C_in)
+    return np.ascontiguousarray(grad_w.reshape(O, kH, kW, C).transpose(0, 3, 1, 2))
+
+
+def input_grad_padded(grad_out: np.ndarray, w: np.ndarray, spec: ConvSpec) -> np.ndarray:
+    """Gradient w.r.t. the padded input (N, C_in, Hp, Wp), ring included, remainder zero.
+
+    col2im: per block, W_tapᵀ @ grad_out for every tap in one GEMM, then each tap's stamps are
+    added onto the padded-input cells that tap met.
+    """
+    N, (O, C, kH, kW), (oH, oW) = spec.batch, spec.weight_shape, spec.out_size
+    dtype = np.result_type(grad_out, w)
+    g = grad_out.astype(dtype, copy=False).reshape(N, O, oH * oW)  # (N, O, oH·oW)
+    w_taps = w.astype(dtype, copy=False).transpose(2, 3, 1, 0).reshape(kH * kW, C, O)  # (T, C, O)
+    grad_pad = np.zeros(spec.padded_shape, dtype=dtype)
+    blocks = _blocks(spec, kH * kW * C, g.itemsize)
+
+    def work(task):
+        part, cs = task  # blocks, and the input channels this thread owns
+        w2 = w_taps[:, cs].reshape(-1, O)  # (T·C', O)
+        scratch = _scratch(part, w2.shape[0], oW, dtype)
+        for n0, n1, r0, r1 in part:
+            stamps = np.matmul(w2, g[n0:n1, :, r0 * oW : r1 * oW], out=scratch(n0, n1, r0, r1))
+            stamps = stamps.reshape(n1 - n0, kH * kW, -1, r1 - r0, oW)  # (B, T, C', R, oW)
+            for t, (rows, cols) in enumerate(_tap_windows(spec, r0, r1)):
+                grad_pad[n0:n1, cs, rows, cols] += stamps[:, t]
+
+    # windows overlap, so the two threads must own disjoint samples (or channels, for one sample)
+    mid = next((i for i, b in enumerate(blocks) if b[0] >= N // 2 > 0), None)
+    if mid is not None:
+        tasks = [(blocks[:mid], slice(0, C)), (blocks[mid:], slice(0, C))]
+    else:
+        tasks = [(blocks, slice(0, C // 2)), (blocks, slice(C // 2, C))][C < 2 :]
+    run_split(work, tasks, 2.0 * g.size * kH * kW * C >= _THREAD_FLOPS)
+    return grad_pad
 
 
 def conv2d(
@@ -107,8 +201,14 @@ def conv2d(
     Returns y : shape (N, C_out, oH, oW).
     """
     x, w = as_array(x, "the input x", 4), as_array(w, "the kernel w", 4)
-    spec = ConvSpec.create(x.shape, w.shape, stride=stride, padding=padding,
-                           dilation=dilation, padding_mode=padding_mode)
+    spec = ConvSpec.create(
+        x.shape,
+        w.shape,
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        padding_mode=padding_mode,
+    )
     y = forward_padded(pad(x, spec.padding, spec.padding_mode), w, spec)
     if bias is not None:
         b = as_array(bias, "the bias", 1)
@@ -118,7 +218,13 @@ def conv2d(
 
 
 def conv2d_input(
-    input_shape, w: ArrayLike, grad_out: ArrayLike, *, stride=1, padding=0, dilation=1,
+    input_shape,
+    w: ArrayLike,
+    grad_out: ArrayLike,
+    *,
+    stride=1,
+    padding=0,
+    dilation=1,
     padding_mode: str = "zeros",
 ) -> NDArray[np.floating]:
     """Gradient of conv2d w.r.t. its input, as torch.nn.grad.conv2d_input.
@@ -127,14 +233,26 @@ def conv2d_input(
     grad_out : shape (N, C_out, oH, oW). Returns grad_x : shape (N, C_in, H, W).
     """
     w, g = as_array(w, "the kernel w", 4), as_array(grad_out, "grad_out", 4)
-    spec = ConvSpec.create(tuple(input_shape), w.shape, stride=stride, padding=padding,
-                           dilation=dilation, padding_mode=padding_mode)
+    spec = ConvSpec.create(
+        tuple(input_shape),
+        w.shape,
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        padding_mode=padding_mode,
+    )
     _check_shape(g, spec.output_shape, "grad_out")
     return unpad(input_grad_padded(g, w, spec), spec.padding, spec.padding_mode)
 
 
 def conv2d_weight(
-    x: ArrayLike, weight_shape, grad_out: ArrayLike, *, stride=1, padding=0, dilation=1,
+    x: ArrayLike,
+    weight_shape,
+    grad_out: ArrayLike,
+    *,
+    stride=1,
+    padding=0,
+    dilation=1,
     padding_mode: str = "zeros",
 ) -> NDArray[np.floating]:
     """Gradient of conv2d w.r.t. its weight, as torch.nn.grad.conv2d_weight.
@@ -143,8 +261,14 @@ def conv2d_weight(
     grad_out : shape (N, C_out, oH, oW). Returns grad_w : shape (C_out, C_in, kH, kW).
     """
     x, g = as_array(x, "the input x", 4), as_array(grad_out, "grad_out", 4)
-    spec = ConvSpec.create(x.shape, tuple(weight_shape), stride=stride, padding=padding,
-                           dilation=dilation, padding_mode=padding_mode)
+    spec = ConvSpec.create(
+        x.shape,
+        tuple(weight_shape),
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        padding_mode=padding_mode,
+    )
     _check_shape(g, spec.output_shape, "grad_out")
     return weight_grad_padded(pad(x, spec.padding, spec.padding_mode), g, spec)
 

@@ -1,0 +1,185 @@
+"""Benchmark of the public numeric API: `python -m convviz.bench [--repeats R] [--no-loop]`.
+
+Prints median wall times (ms) of conv2d, conv2d_input, conv2d_weight and conv2d_bias, their total
+(median, and best of the runs: the machine is shared), PyTorch's total when torch is installed, the
+plain loop reference on one case, the peak extra memory of each call, and the sweeps' build time.
+Figures for the issues' closing notes: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+import tracemalloc
+
+import numpy as np
+
+from convviz import conv2d, conv2d_bias, conv2d_input, conv2d_weight
+from convviz.reference import conv2d_loop
+from convviz.spec import ConvSpec
+
+# name, input shape (N, C_in, H, W), weight shape (C_out, C_in, kH, kW), layer arguments
+CASES = [
+    ("a", (1, 1, 5, 5), (1, 1, 3, 3), {"stride": 2}),
+    ("b", (1, 5, 100, 100), (10, 5, 5, 5), {}),
+    ("c", (8, 64, 56, 56), (64, 64, 3, 3), {"padding": 1}),
+    ("d", (8, 64, 56, 56), (128, 64, 3, 3), {"stride": 2, "padding": 1}),
+]
+OPS = ("forward", "grad_x", "grad_w", "grad_b")
+
+
+def times_ms(fn, repeats: int) -> list[float]:
+    """Wall times of fn() in ms, after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(1e3 * (time.perf_counter() - start))
+    return times
+
+
+def median_ms(fn, repeats: int) -> float:
+    return statistics.median(times_ms(fn, repeats))
+
+
+def operands(case, dtype, seed: int = 0):
+    """x, w, grad_out of one case, standard normal in `dtype`."""
+    _, x_shape, w_shape, kwargs = case
+    rng = np.random.default_rng(seed)
+    out_shape = ConvSpec.create(x_shape, w_shape, **kwargs).output_shape
+    return tuple(rng.standard_normal(s).astype(dtype) for s in (x_shape, w_shape, out_shape))
+
+
+def numpy_calls(x, w, g, kwargs) -> dict:
+    """The four public calls of one layer, each a no-argument function."""
+    return {
+        "forward": lambda: conv2d(x, w, **kwargs),
+        "grad_x": lambda: conv2d_input(x.shape, w, g, **kwargs),
+        "grad_w": lambda: conv2d_weight(x, w.shape, g, **kwargs),
+        "grad_b": lambda: conv2d_bias(g),
+    }
+
+
+def torch_total(x, w, g, kwargs, repeats: int) -> float | None:
+    """PyTorch's time for the same four calls, or None when torch is not installed."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    tx, tw, tg = (torch.from_numpy(a) for a in (x, w, g))
+    stride, padding = kwargs.get("stride", 1), kwargs.get("padding", 0)
+
+    def run():
+        torch.nn.functional.conv2d(tx, tw, stride=stride, padding=padding)
+        torch.nn.grad.conv2d_input(tx.shape, tw, tg, stride=stride, padding=padding)
+        torch.nn.grad.conv2d_weight(tx, tw.shape, tg, stride=stride, padding=padding)
+        tg.sum(dim=(0, 2, 3))
+
+    with torch.no_grad():
+        return median_ms(run, repeats)
+
+
+def speed_table(repeats: int) -> dict:
+    """Print one row per case and dtype; return the float64 forward time of each case."""
+    heads = (*OPS, "total", "best", "torch")
+    print(f"{'case':<5}{'dtype':<8}" + "".join(f"{h:>9}" for h in heads))
+    forward64 = {}
+    for case in CASES:
+        for dtype in (np.float32, np.float64):
+            x, w, g = operands(case, dtype)
+            calls = numpy_calls(x, w, g, case[3])
+            times = [median_ms(calls[op], repeats) for op in OPS]
+            totals = times_ms(lambda c=calls: [f() for f in c.values()], repeats)
+            ref = torch_total(x, w, g, case[3], repeats)
+            cells = [*times, statistics.median(totals), min(totals)] + (
+                [] if ref is None else [ref]
+            )
+            print(f"{case[0]:<5}{np.dtype(dtype).name:<8}" + "".join(f"{t:9.3f}" for t in cells))
+            if dtype is np.float64:
+                forward64[case[0]] = times[0]
+    return forward64
+
+
+def loop_ratio(forward64: dict) -> None:
+    """Time the plain-loop forward of case b once and compare it with the fast forward."""
+    case = CASES[1]
+    x, w, _ = operands(case, np.float64)
+    start = time.perf_counter()
+    conv2d_loop(x, w, **case[3])
+    loop = 1e3 * (time.perf_counter() - start)
+    print(
+        f"\nloop reference, case b forward (float64, one run): {loop:.0f} ms, "
+        f"{loop / forward64['b']:.0f}× the fast forward ({forward64['b']:.3f} ms)"
+    )
+
+
+def memory_table() -> None:
+    """Peak memory each call allocates (tracemalloc), relative to max(input, output), case c."""
+    print("\npeak extra memory / max(input, output), case c (result and padding included)")
+    for dtype in (np.float32, np.float64):
+        x, w, g = operands(CASES[2], dtype)
+        calls = numpy_calls(x, w, g, CASES[2][3])
+        ratios = []
+        for op in OPS:
+            calls[op]()  # warm-up: the thread pool and its stacks are not the call's memory
+            tracemalloc.start()
+            calls[op]()
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            ratios.append(peak / max(x.nbytes, g.nbytes))
+        cells = "  ".join(f"{op} {r:.2f}×" for op, r in zip(OPS, ratios))
+        print(f"  {np.dtype(dtype).name:<8}{cells}")
+
+
+def sweep_timing(repeats: int) -> None:
+    """Time building the layer's stages and every sweep for a 64×64 input and a 3×3 kernel."""
+    try:
+        from convviz import stages, sweeps
+
+        if not hasattr(sweeps, "forward_sweep"):
+            raise ImportError("convviz.sweeps has no forward_sweep yet")
+        spec = ConvSpec.create((1, 1, 64, 64), (1, 1, 3, 3), padding=1)
+        rng = np.random.default_rng(0)
+        x, w, g = (
+            rng.standard_normal(s) for s in (spec.input_shape, spec.weight_shape, spec.output_shape)
+        )
+        layer = stages.layer(spec, x, w, g)
+        build = [
+            lambda: sweeps.forward_sweep(layer.forward),
+            lambda: sweeps.input_grad_sweep(layer.input_grad),
+            lambda: sweeps.weight_grad_sweep(layer.weight_grad),
+        ]
+        stage_ms = median_ms(lambda: stages.layer(spec, x, w, g), repeats)
+        sweep_ms = median_ms(lambda: [b() for b in build], repeats)
+    except (ImportError, AttributeError, TypeError) as exc:
+        print(f"\nsweeps: skipped ({type(exc).__name__}: {exc})")
+        return
+    print(
+        f"\nsweeps, 64×64 input, 3×3 kernel: stages {stage_ms:.2f} ms, "
+        f"all three sweeps {sweep_ms:.2f} ms"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=30, help="timed runs per figure")
+    parser.add_argument("--no-loop", action="store_true", help="skip the slow loop reference")
+    args = parser.parse_args()
+    blas = np.__config__.CONFIG["Build Dependencies"]["blas"]
+    knobs = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}
+    print(
+        f"numpy {np.__version__}, BLAS {blas['name']} {blas['version']}, "
+        f"{os.cpu_count()} cores, env {knobs or 'clean'}; median ms of {args.repeats} runs\n"
+    )
+    forward64 = speed_table(args.repeats)
+    if not args.no_loop:
+        loop_ratio(forward64)
+    memory_table()
+    sweep_timing(args.repeats)
+
+
+if __name__ == "__main__":
+    main()
