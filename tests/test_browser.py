@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from playwright.sync_api import Page, expect
 
 pytestmark = pytest.mark.browser
@@ -25,7 +26,7 @@ WALK = (
     ("Overview", "overview", "", "Output size", 2),
     ("Forward", "forward", "Forward", "Output cell y[0, 0]", 1),
     ("Input gradient", "input_gradient", "Input_gradient", "Scatter route", 2),
-    ("Weight gradient", "weight_gradient", "Weight_gradient", "Weight cell w[0, 0, 0, 0]", 2),
+    ("Weight gradient", "weight_gradient", "Weight_gradient", "Weight cell [0, 0] of filter", 2),
     ("Channels", "channels", "Channels", "Channels, filters and the batch", 4),
 )
 CHART_MS = 30_000  # a cold first load (imports, plotly.js) can take 10-15 s on 2 busy cores
@@ -100,6 +101,19 @@ CLIPPED_BUTTONS = """() => Array.from(document.querySelectorAll('button'))
   .map(b => b.innerText)"""
 
 
+# For each figure of panels in a row (traces named '<panel>:values'), how far apart (px) the tops
+# of its grids are drawn. The renderer top-aligns them; more than ~0 means the figure was
+# squeezed into a narrower column and plotly shrank each square-celled grid about its own
+# centre (misaligned panels, blank bands). The channel grids (several rows) are left out.
+GRID_TOP_SPREAD = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+  .filter(gd => gd.data.some(d => /:values$/.test(d.name || '')))
+  .map(gd => {
+    const fl = gd._fullLayout;
+    const tops = Object.keys(fl).filter(k => /^yaxis\\d*$/.test(k)).map(k => fl[k]._offset);
+    return Math.round(Math.max(...tops) - Math.min(...tops));
+  })"""
+
+
 # --- every page ----------------------------------------------------------------------------------
 
 
@@ -107,7 +121,7 @@ def test_every_page_loads_draws_and_is_screenshot(tab: Page, app_url, artifacts)
     """Walk the pages through the sidebar links (one session), screenshot each one."""
     goto(tab, app_url, charts=2)
     sidebar = tab.locator("[data-testid='stSidebar']")
-    clipped = {}
+    clipped, spread = {}, {}
     for link, name, path, heading, charts in WALK:
         if name == "channels":  # several channels make the better picture: pick that preset
             sidebar.locator("[data-testid='stSelectbox']").filter(has_text="Preset").click()
@@ -131,8 +145,15 @@ def test_every_page_loads_draws_and_is_screenshot(tab: Page, app_url, artifacts)
         tab.screenshot(path=artifacts / f"{name}.png")
         assert (artifacts / f"{name}.png").stat().st_size > 20_000
         clipped[name] = tab.evaluate(CLIPPED_BUTTONS)
+        spread[name] = tab.evaluate(GRID_TOP_SPREAD)
     expect(tab.get_by_text(re.compile(r"2 channel\(s\) of 5×5"))).to_be_visible()
-    assert not any(clipped.values()), f"button labels cut off: {clipped}"
+    problems = [f"{page}: labels cut off: {labels}" for page, labels in clipped.items() if labels]
+    problems += [
+        f"{page}: grid tops {px} px apart per figure (squeezed into their columns)"
+        for page, px in spread.items()
+        if max(px, default=0) > 2
+    ]
+    assert not problems, "\n".join(problems)
 
 
 # --- the forward animation -----------------------------------------------------------------------
@@ -140,12 +161,15 @@ def test_every_page_loads_draws_and_is_screenshot(tab: Page, app_url, artifacts)
 
 def test_forward_animation_plays_and_steps(tab: Page, app_url):
     goto(tab, f"{app_url}/Forward")
-    assert animation(tab) == (0, 16)  # classroom: 4×4 outputs, one step each
+    assert animation(tab) == (15, 16)  # classroom: 4×4 outputs; it opens on the full result
+    # scrub: a slider label sits under the invisible rail, hence force
+    step_label(tab, "0, 0").click(force=True)
+    tab.wait_for_function(f"() => ({ANIMATION})()[0] === 0")
+    expect(tab.locator(".slider-label", has_text="step → y[0, 0]")).to_have_count(1)
     tab.locator(".updatemenu-button", has_text="4×").click()  # plays at 175 ms per step
     tab.wait_for_function(f"() => ({ANIMATION})()[0] === 15", timeout=CHART_MS)
     expect(tab.locator(".slider-label", has_text="step → y[3, 3]")).to_have_count(1)
-    # scrub: a slider label sits under the invisible rail, hence force
-    tab.locator(".slider-label-group text", has_text=re.compile(r"^2, 1$")).click(force=True)
+    step_label(tab, "2, 1").click(force=True)
     tab.wait_for_function(f"() => ({ANIMATION})()[0] === 9")
     expect(tab.locator(".slider-label", has_text="step → y[2, 1]")).to_have_count(1)
     # playing and scrubbing happen in the browser: no rerun, the formula below is unchanged
@@ -157,6 +181,11 @@ def test_forward_animation_plays_and_steps(tab: Page, app_url):
     paused = animation(tab)[0]
     tab.wait_for_timeout(1_000)  # about three frames at 2×
     assert animation(tab)[0] == paused < 15
+
+
+def step_label(page: Page, text: str):
+    """The plotly slider's label of one step, e.g. '2, 1' for the window of y[2, 1]."""
+    return page.locator(".slider-label-group text", has_text=re.compile(rf"^{re.escape(text)}$"))
 
 
 # --- a click selects a cell ----------------------------------------------------------------------
@@ -203,7 +232,7 @@ def test_stride_change_redraws_and_survives_a_page_switch(tab: Page, app_url):
     stride.focus()
     stride.press("ArrowLeft")  # stride 2 → 1: a 7×7 output, 49 steps
     expect(stride).to_have_value("1")
-    assert animation(tab, steps=49) == (0, 49)
+    assert animation(tab, steps=49) == (48, 49)  # opens on the full result
     assert "sh=1" in tab.url
     expect(tab.get_by_text(re.compile(r"7×7, stride 1×1"))).to_have_count(1)
     tab.locator("[data-testid='stSidebar']").get_by_text("Input gradient").click()
@@ -252,19 +281,25 @@ def formulas(page: Page) -> list[str]:
 # --- exports -------------------------------------------------------------------------------------
 
 
-def test_png_and_svg_exports_download(tab: Page, app_url):
+def test_png_svg_and_gif_exports_download(tab: Page, app_url):
     goto(tab, f"{app_url}/Forward")
     with tab.expect_download(timeout=RERUN_MS) as png:
         tab.get_by_role("button", name="PNG for slides").click()
-    assert png.value.suggested_filename == "convviz-forward.png"
+    assert re.fullmatch(r"convviz-[\w-]*forward\.png", png.value.suggested_filename)
     data = Path(png.value.path()).read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
 
     with tab.expect_download(timeout=RERUN_MS) as svg:
         tab.get_by_role("button", name="SVG").click()
-    assert svg.value.suggested_filename == "convviz-forward.svg"
+    assert re.fullmatch(r"convviz-[\w-]*forward\.svg", svg.value.suggested_filename)
     root = ET.parse(svg.value.path()).getroot()
     assert root.tag in ("svg", "{http://www.w3.org/2000/svg}svg")
+
+    with tab.expect_download(timeout=CHART_MS) as gif:
+        tab.get_by_role("button", name="GIF animation").click()
+    assert re.fullmatch(r"convviz-[\w-]*forward\.gif", gif.value.suggested_filename)
+    with Image.open(gif.value.path()) as im:
+        assert im.format == "GIF" and im.n_frames == 16  # one frame per window position
     assert_no_traceback(tab)
 
 

@@ -17,6 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from convviz.presets import PRESETS, PRESETS_BY_KEY
+from convviz.render.theme import theme_for
 from convviz.ui.state import DEFAULTS, KERNEL_CHOICES
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -126,7 +127,9 @@ def check_overview(at, p):
 
 def check_forward(at, p):
     spec = p.spec()
-    (fig,) = figures(at)
+    fig, *rest = figures(at)  # the animation; at sizes drawn without numbers, the kernel too
+    numbers = max(spec.padded_size) <= theme_for(False).max_text_cells
+    assert [trace(f, "w:values") and "kernel" for f in rest] == ([] if numbers else ["kernel"])
     assert z_of(trace(fig, "x:values")).shape == spec.padded_size
     assert z_of(trace(fig, "w:values")).shape == spec.kernel_size
     assert z_of(trace(fig, "y:values")).shape == spec.out_size
