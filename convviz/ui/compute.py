@@ -14,37 +14,8 @@ from convviz.sweeps import (
     scatter,
     weight_grad_sweep,
 )
-from convviz.ui.state import decode_array, spec_of
+from convviz.ui.state import VALUE_FIELDS, decode_array, spec_of
 from convviz.values import layer_values
-
-# Fields that change the numbers; the rest (slice, selection, display) only change the view.
-VALUE_FIELDS = (
-    "H",
-    "W",
-    "kH",
-    "kW",
-    "sh",
-    "sw",
-    "dh",
-    "dw",
-    "same_axes",
-    "pad",
-    "pt",
-    "pb",
-    "pl",
-    "pr",
-    "mode",
-    "cin",
-    "cout",
-    "batch",
-    "seed",
-    "kernel",
-    "gout",
-    "x",
-    "w",
-    "g",
-)
-
 
 MAX_SCATTER_STEPS = 1024
 

@@ -19,9 +19,11 @@ from convviz.stages import Layer
 from convviz.ui.compute import compute_layer, value_key
 from convviz.ui.state import (
     DEFAULTS,
+    EDITABLE,
     FIELDS,
     KERNEL_CHOICES,
     PAD_KINDS,
+    VALUE_FIELDS,
     from_query,
     preset_state,
     selection_of,
@@ -35,24 +37,8 @@ LAST_VALID = "cv_last_valid"
 PROBLEMS = "cv_url_problems"
 SEEN = "cv_seen_clicks"
 SHAPE_FIELDS = ("H", "W", "kH", "kW", "cin", "cout", "batch")
-# Changing these makes the view 'custom' and resets the selected cell.
-LAYER_FIELDS = (
-    *SHAPE_FIELDS,
-    "sh",
-    "sw",
-    "dh",
-    "dw",
-    "same_axes",
-    "pad",
-    "pt",
-    "pb",
-    "pl",
-    "pr",
-    "mode",
-    "seed",
-    "kernel",
-    "gout",
-)
+# Changing these makes the view 'custom'.
+LAYER_FIELDS = tuple(f for f in VALUE_FIELDS if f not in EDITABLE)
 
 
 @dataclass(frozen=True)

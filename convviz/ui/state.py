@@ -19,6 +19,31 @@ PAD_KINDS = ("explicit", "valid", "same", "full")
 KERNEL_CHOICES = ("random", *NAMED_KERNELS)
 MAX_EDIT_VALUES = 1024  # edited arrays larger than this are not put in the URL
 EDITABLE = ("x", "w", "g")  # input, kernel, grad_out
+# Fields that change the numbers (the cache key); the rest only change the view.
+VALUE_FIELDS = (
+    "H",
+    "W",
+    "kH",
+    "kW",
+    "sh",
+    "sw",
+    "dh",
+    "dw",
+    "same_axes",
+    "pad",
+    "pt",
+    "pb",
+    "pl",
+    "pr",
+    "mode",
+    "cin",
+    "cout",
+    "batch",
+    "seed",
+    "kernel",
+    "gout",
+    *EDITABLE,
+)
 
 
 @dataclass(frozen=True)
