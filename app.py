@@ -22,28 +22,23 @@ if preset and ctx.theme.show_secondary:
     st.info(f"**{preset.title}.** {preset.note}")
 
 forward, backward = overview_panels(ctx.layer, ctx.n, ctx.k, ctx.c)
-left, right = st.columns([5, 2])
+chart(panels_figure(forward, ctx.theme, title="Forward: y = x ⋆ w"), "overview_forward")
+chart(panels_figure(backward, ctx.theme, title="Backward: the gradients"), "overview_backward")
+export_buttons(forward + backward, ctx, "overview", "convviz: the layer at a glance")
+
+left, middle, right = st.columns([2, 2, 1])
 with left:
-    chart(panels_figure(forward, ctx.theme, title="Forward: y = x ⋆ w"), "overview_forward")
-    chart(panels_figure(backward, ctx.theme, title="Backward: the gradients"), "overview_backward")
-    export_buttons(forward + backward, ctx, "convviz-overview", "convviz: the layer at a glance")
-with right:
     st.subheader("Output size")
     st.code(ctx.spec.describe(), language=None, wrap_lines=True)
+with middle:
     check = reference_check(ctx.key)
     if check is not None:
+        st.subheader("Checked")
         st.success(check, icon=":material/verified:")
+with right:
     st.subheader("Where next")
-    blurbs = (
-        "",
-        "the sliding window, animated",
-        "dilate, pad, rotate, correlate, mask",
-        "the input correlated with ∂L/∂y",
-        "filters × channels × batch",
-    )
-    for (path, label, icon), blurb in list(zip(PAGES, blurbs))[1:]:
-        st.page_link(path, label=label, icon=icon, help=blurb)
-        st.caption(blurb)
+    for path, label, icon in PAGES[1:]:
+        st.page_link(path, label=label, icon=icon)
 
 st.subheader("Every array and its shape")
 st.table(shape_rows(ctx.layer))

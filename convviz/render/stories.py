@@ -324,7 +324,7 @@ def overview_panels(lay: Layer, n: int, k: int, c: int) -> tuple[list[Panel], li
             pad_mask=fw.pad_mask,
             remainder_mask=fw.remainder_mask,
             origin=(-pt, -pl),
-            subtitle=_shape(fw.x[n, c]),
+            subtitle=f"{_shape(fw.x[n, c])} → padded {_shape(fw.x_padded[n, c])}",
         ),
         Panel(
             fw.w[k, c],

@@ -36,9 +36,8 @@ MATH_FONTSET = "cm"  # LaTeX-like formulas (matplotlib mathtext)
 
 # Plotly views (browser).
 PENDING_COLOR = "#eceff3"  # output cells an animation has not computed yet
-MAX_FIGURE_PX = (
-    980  # widest plotly figure (the main column at a 1280 px window); cells shrink to fit
-)
+# Widest plotly figure: the main column at a 1280 px window (980 px less its padding).
+MAX_FIGURE_PX = 820
 
 
 @dataclass(frozen=True)

@@ -149,8 +149,8 @@ def export_buttons(
     if sweep is not None:
         gif = partial(static.sweep_gif, sweep, *panels[:3], ctx.theme, channel=channel)
         files.append(("⬇ GIF animation", gif, "gif", "image/gif"))
-    for column, (label, data, ext, mime) in zip(st.columns([1, 1, 1, 3]), files):
-        with column:
+    with st.container(horizontal=True):
+        for label, data, ext, mime in files:
             st.download_button(
                 label,
                 data,
