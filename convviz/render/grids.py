@@ -136,10 +136,14 @@ def grid_layout(
     fixed = len(panels) * _Y_LABELS_PX + (len(panels) - 1) * _PANEL_GAP_PX + 16
     cell = min(theme.cell_px, (max_px - fixed) // max(sum(widths), 1), 900 // max(heights))
     cell = max(cell, 4)
+    while True:  # headers wider than their grids take room too: shrink until all fits
+        columns = [max(w * cell, _header_px(p, theme)) for w, p in zip(widths, panels)]
+        plot_w = sum(columns) + len(panels) * _Y_LABELS_PX + (len(panels) - 1) * _PANEL_GAP_PX
+        if plot_w + 16 <= max_px or cell <= 4:
+            break
+        cell -= 1
     gap = 2 if cell >= 20 else (1 if cell >= 8 else 0)
     cell_font = max(8, round(theme.cell_font_size * min(1.0, cell / theme.cell_px)))
-    columns = [max(w * cell, _header_px(p, theme)) for w, p in zip(widths, panels)]
-    plot_w = sum(columns) + len(panels) * _Y_LABELS_PX + (len(panels) - 1) * _PANEL_GAP_PX
     plot_h = max(heights) * cell
     x_domains, y_domains, left = [], [], 0
     for col, w, h in zip(columns, widths, heights):
