@@ -320,9 +320,7 @@ def test_bias_shows_as_a_constant():
     spec, x, w, _ = keras_same()
     f = forward_formula(forward_stages(spec, x, w, bias=[-2.5]), 0, 0, 1, 1)
     assert f.constant == -2.5 and np.isclose(f.total, -8 - 2.5)
-    assert f.text().endswith(" + b = -10.5") and f.text(numeric=True).endswith(
-        " + (-2.5) = -10.5"
-    )
+    assert f.text().endswith(" + b = -10.5") and f.text(numeric=True).endswith(" + (-2.5) = -10.5")
     assert f.latex().endswith(" + b = -10.5")
 
 
