@@ -455,7 +455,8 @@ def _layout(
     top = round(formula_bottom + 14 + header_px(panels, theme))
     legend_px = theme.font_size + 12 if legend_note(panels, theme) else 0
     bottom = ticks_px(theme) + legend_px + _controls_px(theme)
-    geo = grid_layout(panels, theme, top=top, bottom=bottom)
+    # plotly places controls at paper y >= -2: short grids get a taller plot area
+    geo = grid_layout(panels, theme, top=top, bottom=bottom, min_plot_h=math.ceil(bottom / 1.9))
     layout = base_layout(geo, theme, title)
     layout["title"]["subtitle"] = {"text": "", "font": {"size": theme.font_size + 1}}
     add_panels(layout, panels, theme, geo)

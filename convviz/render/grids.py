@@ -128,7 +128,13 @@ def _header_px(panel: Panel, theme: Theme) -> int:
 
 
 def grid_layout(
-    panels: Sequence[Panel], theme: Theme, *, top: int, bottom: int, max_px: int = MAX_FIGURE_PX
+    panels: Sequence[Panel],
+    theme: Theme,
+    *,
+    top: int,
+    bottom: int,
+    max_px: int = MAX_FIGURE_PX,
+    min_plot_h: int = 0,
 ) -> GridLayout:
     """Columns sized to each panel's width (at least its header), cells shrunk to fit max_px."""
     widths = [p.shape[1] for p in panels]
@@ -144,7 +150,7 @@ def grid_layout(
         cell -= 1
     gap = 2 if cell >= 20 else (1 if cell >= 8 else 0)
     cell_font = max(8, round(theme.cell_font_size * min(1.0, cell / theme.cell_px)))
-    plot_h = max(heights) * cell
+    plot_h = max(max(heights) * cell, min_plot_h)
     x_domains, y_domains, left = [], [], 0
     for col, w, h in zip(columns, widths, heights):
         left += _Y_LABELS_PX
