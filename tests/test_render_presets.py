@@ -38,3 +38,18 @@ def test_animations_build_and_keep_controls_in_range(preset, theme):
         assert len(fig.frames) >= 1
         controls = [*fig.layout.updatemenus, *fig.layout.sliders]
         assert all(-2 <= c.y <= 3 for c in controls), [c.y for c in controls]
+
+
+@pytest.mark.parametrize("size", [1, 2, 5, 7, 16, 17, 32, 33, 100])
+@pytest.mark.parametrize(("rows", "cols"), [(1, 1), (1, 4), (3, 2), (10, 5)])
+def test_channel_grids_build_at_every_size(size, rows, cols):
+    from convviz.render.channels import heatmap_grid
+
+    arrays = np.arange(rows * cols * size * size, dtype=float).reshape(rows, cols, size, size)
+    fig = heatmap_grid(
+        arrays, [f"k={r}" for r in range(rows)], [f"c={c}" for c in range(cols)], title="a grid"
+    )
+    assert len(fig.data) == rows * cols
+    names = ["xaxis", *(f"xaxis{i}" for i in range(2, rows * cols + 1))]
+    domains = [fig.layout[name].domain for name in names]
+    assert all(0 <= lo < hi <= 1 for lo, hi in domains)

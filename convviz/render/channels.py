@@ -44,13 +44,13 @@ def heatmap_grid(
             ax = "" if i == 1 else str(i)
             x0, y0 = c * step_x / width, 1 - (r * step_y + LABEL_PX) / height
             layout[f"xaxis{ax}"] = {
-                "domain": [x0, x0 + pw / width],
+                "domain": [max(0.0, x0), min(1.0, x0 + pw / width)],  # rounding stays in [0, 1]
                 "visible": False,
                 "anchor": f"y{ax}",
                 "range": [-0.5, w - 0.5],
             }
             layout[f"yaxis{ax}"] = {
-                "domain": [y0 - ph / height, y0],
+                "domain": [max(0.0, y0 - ph / height), min(1.0, y0)],
                 "visible": False,
                 "anchor": f"x{ax}",
                 "range": [h - 0.5, -0.5],
