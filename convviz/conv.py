@@ -243,7 +243,7 @@ def conv2d_input(
     """
     w, g = as_array(w, "the kernel w", 4), as_array(grad_out, "grad_out", 4)
     spec = ConvSpec.create(
-        tuple(input_shape),
+        input_shape,  # ConvSpec checks it is a 4-number shape
         w.shape,
         stride=stride,
         padding=padding,
@@ -272,7 +272,7 @@ def conv2d_weight(
     x, g = as_array(x, "the input x", 4), as_array(grad_out, "grad_out", 4)
     spec = ConvSpec.create(
         x.shape,
-        tuple(weight_shape),
+        weight_shape,
         stride=stride,
         padding=padding,
         dilation=dilation,

@@ -218,11 +218,6 @@ def test_bad_input_is_explained(call, fragments):
     assert not missing, f"message {message!r} lacks {missing}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="conv.py calls tuple(input_shape) before validating it: TypeError, not ConvSpecError",
-)
 @pytest.mark.parametrize(
     "call",
     [
