@@ -16,6 +16,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 from convviz.ops import unpad
 from convviz.stages import ForwardStages, InputGradStages, WeightGradStages
 
+MAX_TAP_LOOP = 64  # kernels up to this many taps are multiplied tap by tap
+
 
 @dataclass(frozen=True)
 class Sweep:
@@ -53,13 +55,16 @@ def sweep(
     win = sliding_window_view(operand, span, axis=(1, 2))  # (C, H-eh+1, W-ew+1, eh, ew)
     win = win[:, ::sh, ::sw, ::dh, ::dw]  # (C, oh, ow, kh, kw), a view
     oh, ow = win.shape[1:3]
-    # one strided multiply per tap is ~4x faster than one 5-D broadcast over the window view
-    by_tap = np.empty((kh, kw, C, oh * ow), dtype=np.result_type(operand, kernel))
-    for i in range(kh):
-        for j in range(kw):
-            by_tap[i, j] = (win[..., i, j] * kernel[:, i, j, None, None]).reshape(C, oh * ow)
-    products = by_tap.transpose(3, 2, 0, 1)  # (T, C, kh, kw), a view
-    partial = by_tap.sum(axis=(0, 1)).T  # (T, C)
+    if kh * kw <= MAX_TAP_LOOP:  # one strided multiply per tap: ~4x faster than 5-D broadcast
+        by_tap = np.empty((kh, kw, C, oh * ow), dtype=np.result_type(operand, kernel))
+        for i in range(kh):
+            for j in range(kw):
+                by_tap[i, j] = (win[..., i, j] * kernel[:, i, j, None, None]).reshape(C, oh * ow)
+        products = by_tap.transpose(3, 2, 0, 1)  # (T, C, kh, kw), a view
+        partial = by_tap.sum(axis=(0, 1)).T  # (T, C)
+    else:  # a big 'kernel' (the weight gradient's grad_out) over few steps: one broadcast
+        products = (win * kernel[:, None, None]).reshape(C, oh * ow, kh, kw).transpose(1, 0, 2, 3)
+        partial = products.sum(axis=(2, 3))  # (T, C)
     oy, ox = np.divmod(np.arange(oh * ow), ow)
     return Sweep(
         operand,
