@@ -28,6 +28,7 @@ from convviz.ui.state import (
     preset_state,
     selection_of,
     slice_of,
+    spec_of,
     to_query,
 )
 from convviz.values import GRAD_OUT_LABELS
@@ -162,6 +163,8 @@ def _sidebar(state: dict) -> None:
         ):
             with col:
                 _number(name, label)
+    else:
+        _padding_caption(state)
     with st.expander(
         "Channels and batch", expanded=state["cin"] > 1 or state["cout"] > 1 or state["batch"] > 1
     ):
@@ -181,6 +184,9 @@ def _sidebar(state: dict) -> None:
             _number("c", "channel c", max_value=state["cin"] - 1)
     st.markdown("**Values**")
     _widget(st.selectbox, "kernel", "Kernel", options=KERNEL_CHOICES)
+    edited = [name for key, name in (("x", "x"), ("w", "w"), ("g", "∂L/∂y")) if state[key]]
+    if edited:
+        st.caption(f"Typed-in values in use for {', '.join(edited)} (Re-roll or a preset resets).")
     _widget(
         st.selectbox,
         "gout",
@@ -203,6 +209,15 @@ def _take_chart_selection(state: dict) -> None:
         if cell is not None and seen.get(key) != cell:
             seen[key] = cell
             state["sel"] = ":".join(map(str, cell))
+
+
+def _padding_caption(state: dict) -> None:
+    """What a padding word means for this layer, per side (ConvSpec works it out)."""
+    try:
+        (top, bottom), (left, right) = spec_of(state).padding
+    except ConvSpecError:
+        return
+    st.caption(f"'{state['pad']}' pads top {top}, bottom {bottom}, left {left}, right {right}")
 
 
 def _clip_slice(state: dict) -> None:
