@@ -81,3 +81,31 @@ def conv2d_weight_loop(
         if r >= 0 and q >= 0:
             grad_w[k, c, a, b] += grad_out[n, k, i, j] * x[n, c, r, q]
     return grad_w
+
+
+MAX_LIVE_TERMS = 200_000  # multiply-adds the loops may run while a page waits
+
+
+def largest_difference(spec: ConvSpec, x, w, grad_out, y, grad_x, grad_w) -> float | None:
+    """Largest |engine − loops| over y, ∂L/∂x and ∂L/∂w; None when the loops would be too slow.
+
+    The app runs this live so a student sees the numbers agree with an independent computation.
+    """
+    N, K, oH, oW = spec.output_shape
+    if N * K * oH * oW * spec.in_channels * spec.kernel_size[0] * spec.kernel_size[1] > (
+        MAX_LIVE_TERMS
+    ):
+        return None
+    kw = dict(
+        stride=spec.stride,
+        padding=spec.padding,
+        dilation=spec.dilation,
+        padding_mode=spec.padding_mode,
+    )
+    return float(
+        max(
+            np.abs(conv2d_loop(x, w, **kw) - y).max(),
+            np.abs(conv2d_input_loop(x.shape, w, grad_out, **kw) - grad_x).max(),
+            np.abs(conv2d_weight_loop(x, w.shape, grad_out, **kw) - grad_w).max(),
+        )
+    )
