@@ -49,7 +49,7 @@ _TEXT_BASE = {"x": "x", "xp": "x̃", "f": "f", "y": "y"}
 
 
 def _join(index: tuple[int, ...]) -> str:
-    return ("," if any(i > 9 for i in index) else "").join(str(i) for i in index)
+    return ("," if any(i > 9 or i < 0 for i in index) else "").join(str(i) for i in index)
 
 
 @dataclass(frozen=True)
@@ -76,24 +76,105 @@ class Term:
 
 
 @dataclass(frozen=True)
+class Shown:
+    """What a rendering cut at max_terms shows: the summands written out and the rest, summed.
+
+    A summand is a term, or for a folded ∂L/∂x cell one padded copy's whole gradient.
+    """
+
+    visible: tuple[float, ...]  # the value of each summand written out
+    hidden_count: int  # summands not written out
+    hidden_sum: float  # what they add up to (stated in the formula when hidden_count > 0)
+    constant: float  # the bias, written out when non-zero
+
+    @property
+    def total(self) -> float:
+        """What the written formula adds up to: written summands + stated remainder + constant."""
+        return float(sum(self.visible) + self.hidden_sum + self.constant)
+
+
+@dataclass(frozen=True)
 class Formula:
-    """The terms whose sum is one cell; `value` is the engine's number for that cell."""
+    """The terms whose sum is one cell; `value` is the engine's number for that cell.
+
+    A ∂L/∂x cell whose padded copies send gradient back has `groups`: one Formula per padded cell
+    that holds it (the cell itself first, then each copy), whose values sum to `value`. It is
+    written grouped, ∂L/∂x₁₁ = ∂L/∂x̃₁₁ + ∂L/∂x̃₋₁,₋₁ + …, and each group expands to its taps.
+    """
 
     target: Symbol
     terms: tuple[Term, ...]
     value: float
     constant: float = 0.0  # the bias, for a forward cell
     dropped: bool = False  # the cell itself is on the zero-padded ring: its gradient is dropped
+    groups: tuple[Formula, ...] = ()  # the padded copies of a folded ∂L/∂x cell
 
     @property
     def total(self) -> float:
         return float(sum(t.value for t in self.terms) + self.constant)
 
+    def _summands(self) -> list[float]:
+        if self.groups:
+            return [g.value for g in self.groups]
+        return [t.value for t in self.terms]
+
+    def shown(self, max_terms: int = 30) -> Shown:
+        """The summands `latex`/`text` write out with this max_terms, and the rest, summed."""
+        values = self._summands()
+        return Shown(
+            tuple(values[:max_terms]),
+            max(len(values) - max_terms, 0),
+            float(sum(values[max_terms:])),
+            self.constant,
+        )
+
+    def adds_up(self, max_terms: int = 30, rel: float = 1e-9) -> bool:
+        """True if what is written (summands, the stated remainder, the constant) sums to `value`;
+        for a grouped formula, also each copy's taps to that copy's value."""
+        close = abs(self.shown(max_terms).total - self.value) <= rel * max(1.0, abs(self.value))
+        return close and all(g.adds_up(max_terms, rel) for g in self.groups)
+
+    def check(self, max_terms: int = 30) -> str:
+        """One honest sentence: whether what is written adds up to the engine's value, and how."""
+        shown, value = self.shown(max_terms), _num(self.value, wrap=False)
+        if not self.adds_up(max_terms):
+            return (
+                f"✗ the written terms add up to {_num(shown.total, wrap=False)}, "
+                f"the engine says {value}"
+            )
+        what = "copies" if self.groups else "terms"
+        if shown.hidden_count:
+            return (
+                f"✓ the {len(shown.visible)} {what} written out "
+                f"(Σ = {_num(sum(shown.visible), wrap=False)}) and the {shown.hidden_count} "
+                f"not written (Σ = {_num(shown.hidden_sum, wrap=False)}) add up to the "
+                f"engine's value {value}"
+            )
+        if self.groups:
+            return (
+                f"✓ the cell's own ∂L/∂x̃ and its {len(self.groups) - 1} padded "
+                f"cop{'y' if len(self.groups) == 2 else 'ies'} add up to the engine's value {value}"
+            )
+        return f"✓ the terms add up to the engine's value {value}"
+
     def latex(self, numeric: bool = False, max_terms: int = 30, per_line: int = 0) -> str:
-        """LaTeX of the sum; with per_line > 0, an aligned block of that many terms a line."""
-        parts = [_latex_term(t, numeric) for t in self.terms[:max_terms]]
-        if len(self.terms) > max_terms:
-            parts.append(rf"\dots\ (+{len(self.terms) - max_terms}\ \text{{terms}})")
+        """LaTeX of the sum; with per_line > 0, an aligned block of that many terms a line.
+
+        Past max_terms summands the rest is written as one bracket saying what it adds up to.
+        """
+        if self.groups:
+            parts = [
+                _num(g.value) if numeric else g.target.latex() for g in self.groups[:max_terms]
+            ]
+        else:
+            parts = [_latex_term(t, numeric) for t in self.terms[:max_terms]]
+        shown = self.shown(max_terms)
+        if shown.hidden_count:
+            more = "copies" if self.groups else "terms"
+            parts.append(
+                rf"[\text{{{shown.hidden_count} more {more}}} = "
+                rf"{_num(shown.hidden_sum, wrap=False)}]"
+            )
         if self.constant:
             parts.append(_num(self.constant) if numeric else "b")
         if not parts:
@@ -106,9 +187,17 @@ class Formula:
         return rf"\begin{{aligned}} {target} &= {lines[0]}{rest} \\ &= {value} \end{{aligned}}"
 
     def text(self, numeric: bool = False, max_terms: int = 30) -> str:
-        parts = [_text_term(t, numeric) for t in self.terms[:max_terms]]
-        if len(self.terms) > max_terms:
-            parts.append(f"… (+{len(self.terms) - max_terms} terms)")
+        """Plain text of the sum; past max_terms, '[n more terms = s]' says what the rest is."""
+        if self.groups:
+            parts = [_num(g.value) if numeric else g.target.text() for g in self.groups[:max_terms]]
+        else:
+            parts = [_text_term(t, numeric) for t in self.terms[:max_terms]]
+        shown = self.shown(max_terms)
+        if shown.hidden_count:
+            more = "copies" if self.groups else "terms"
+            parts.append(
+                f"[{shown.hidden_count} more {more} = {_num(shown.hidden_sum, wrap=False)}]"
+            )
         if self.constant:
             parts.append(_num(self.constant) if numeric else "b")
         body = " + ".join(parts) if parts else "0"
@@ -215,32 +304,46 @@ def _full_corr_terms(stages: InputGradStages, n: int, c: int, pr: int, pc: int, 
     return terms
 
 
+def _padded_cell_formula(
+    stages: InputGradStages, n: int, c: int, pr: int, pc: int, **flags
+) -> Formula:
+    """∂L/∂x̃ at padded cell (pr, pc): its taps of the full correlation. x̃ is indexed like x
+    (the panels' axes), so the ring has negative indices: x̃₋₁,₋₁ is the top-left corner."""
+    spec = stages.spec
+    (pt, _), (pl, _) = spec.padding
+    return Formula(
+        Symbol("dxp", (pr - pt, pc - pl), _tags(spec, n=n, c=c)),
+        tuple(_full_corr_terms(stages, n, c, pr, pc, **flags)),
+        float(stages.grad_x_padded[n, c, pr, pc]),
+        dropped=bool(flags.get("dropped", False)),
+    )
+
+
 def input_grad_formula(
     stages: InputGradStages, n: int, c: int, row: int, col: int, padded: bool = False
 ) -> Formula:
     """∂L/∂x[n, c, row, col] by the textbook route (ring copies folded back for non-zero modes).
 
-    With padded=True, (row, col) is a cell of the padded input and the formula is that of
-    grad_x_padded, flagged `dropped` when the mask throws it away.
+    With padded=True, (row, col) is a cell of the padded input (array index) and the formula is
+    that of grad_x_padded, flagged `dropped` when the mask throws it away. A cell whose padded
+    copies fold back gets `groups`: its own ∂L/∂x̃ and each copy's, which add up to ∂L/∂x.
     """
     spec = stages.spec
     (pt, pb), (pl, pright) = spec.padding
     if padded:
         dropped = bool(stages.pad_mask[row, col]) and spec.padding_mode == "zeros"
-        terms = _full_corr_terms(stages, n, c, row, col, dropped=dropped)
-        value = float(stages.grad_x_padded[n, c, row, col])
-        target = Symbol("dxp", (row, col), _tags(spec, n=n, c=c))
-        return Formula(target, tuple(terms), value, dropped=dropped)
+        return _padded_cell_formula(stages, n, c, row, col, dropped=dropped)
     src_r = source_index(spec.in_size[0], (pt, pb), spec.padding_mode)
     src_c = source_index(spec.in_size[1], (pl, pright), spec.padding_mode)
-    terms = _full_corr_terms(stages, n, c, row + pt, col + pl)
-    copies_r, copies_c = np.flatnonzero(src_r == row), np.flatnonzero(src_c == col)
-    for cr in copies_r:  # every padded copy of this cell sends its gradient home
-        for cc in copies_c:
+    groups = [_padded_cell_formula(stages, n, c, row + pt, col + pl)]
+    for cr in np.flatnonzero(src_r == row):  # every padded copy of this cell sends its gradient
+        for cc in np.flatnonzero(src_c == col):  # home, in row-major order of the padded grid
             if stages.pad_mask[cr, cc]:
-                terms += _full_corr_terms(stages, n, c, int(cr), int(cc), folded=True)
+                groups.append(_padded_cell_formula(stages, n, c, int(cr), int(cc), folded=True))
+    terms = tuple(t for g in groups for t in g.terms)
     target = Symbol("dx", (row, col), _tags(spec, n=n, c=c))
-    return Formula(target, tuple(terms), float(stages.grad_x[n, c, row, col]))
+    value = float(stages.grad_x[n, c, row, col])
+    return Formula(target, terms, value, groups=tuple(groups) if len(groups) > 1 else ())
 
 
 def weight_grad_formula(stages: WeightGradStages, k: int, c: int, a: int, b: int) -> Formula:

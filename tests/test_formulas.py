@@ -7,6 +7,8 @@ Oracles: the public API for each cell's value; the input arrays themselves for e
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -303,17 +305,77 @@ def test_latex_of_gradient_targets_and_grey_vanishing_terms():
     assert r"\textcolor{gray}" not in fy.latex(), "the centre window reads no padding"
     assert fy.latex(numeric=True).endswith("= -8")
     fp = input_grad_formula(ig, 0, 0, 0, 0, padded=True)
-    assert fp.latex().startswith(r"\frac{\partial L}{\partial \tilde{x}_{00}}")
+    # x̃ is indexed like x and the panel's axes: padded cell [0, 0] is the ring corner x̃₋₁,₋₁
+    assert fp.latex().startswith(r"\frac{\partial L}{\partial \tilde{x}_{-1,-1}}"), fp.latex()
+    assert input_grad_formula(ig, 0, 0, 1, 1, padded=True).target.text() == "∂L/∂x̃₀₀"
 
 
-def test_max_terms_truncation_notes_the_rest():
+def test_max_terms_truncation_states_what_the_rest_adds_up_to():
+    """y₁₁ of keras-same = 1·1 + 2·0 + 3·(-1) + 4·2 + 5·0 + 6·(-2) + 7·1 + 8·0 + 9·(-1) = -8;
+    cut after 4 terms, the 5 hidden ones add up to 0 + (-12) + 7 + 0 + (-9) = -14."""
     spec, x, w, _ = keras_same()
     f = forward_formula(forward_stages(spec, x, w), 0, 0, 1, 1)
-    text = f.text(max_terms=4)
-    assert text.count("·") == 4 and "(+5 terms)" in text, text
+    text = f.text(numeric=True, max_terms=4)
+    assert text == "y₁₁ = 1·1 + 2·0 + 3·(-1) + 4·2 + [5 more terms = -14] = -8", text
+    assert f.text(max_terms=4).endswith(" + x₁₀·f₁₀ + [5 more terms = -14] = -8")
     latex = f.latex(max_terms=4)
-    assert latex.count(r"\,") == 4 and r"+5\ \text{terms}" in latex, latex
-    assert "terms" not in f.text(max_terms=9), "no note when nothing is cut"
+    assert latex.count(r"\,") == 4 and latex.endswith(r"[\text{5 more terms} = -14] = -8"), latex
+    assert "more" not in f.text(max_terms=9), "no note when nothing is cut"
+    shown = f.shown(4)
+    assert shown.visible == (1, 0, -3, 8) and shown.hidden_count == 5 and shown.hidden_sum == -14
+    assert f.adds_up(4) and f.adds_up(9)
+    assert f.check(4) == (
+        "✓ the 4 terms written out (Σ = 6) and the 5 not written (Σ = -14) add up to the "
+        "engine's value -8"
+    )
+    assert f.check(9) == "✓ the terms add up to the engine's value -8"
+
+
+@pytest.mark.parametrize("max_terms", [1, 2, 5, 12, 27, 100])
+@pytest.mark.parametrize("kind", ["forward", "grad_x", "grad_x_padded", "grad_w"])
+def test_any_cut_of_any_formula_states_a_remainder_that_makes_the_total(kind, max_terms):
+    """Every cell of a layer with channels, batch and reflect padding, cut anywhere: the numbers
+    written in the text (summands and the stated remainder) add up to the value written last."""
+    spec = ConvSpec.create((2, 2, 5, 5), (2, 2, 3, 3), padding=1, padding_mode="reflect")
+    rng = np.random.default_rng(8)
+    x, w = rng.integers(-3, 4, spec.input_shape) * 1.0, rng.integers(-2, 3, spec.weight_shape) * 1.0
+    g = rng.integers(-2, 3, spec.output_shape) * 1.0
+    fwd, ig, wg = (
+        forward_stages(spec, x, w),
+        input_grad_stages(spec, w, g),
+        weight_grad_stages(spec, x, g),
+    )
+    make = {
+        "forward": (lambda idx: forward_formula(fwd, *idx), fwd.y.shape),
+        "grad_x": (lambda idx: input_grad_formula(ig, *idx), ig.grad_x.shape),
+        "grad_x_padded": (
+            lambda idx: input_grad_formula(ig, *idx, padded=True),
+            ig.grad_x_padded.shape,
+        ),
+        "grad_w": (lambda idx: weight_grad_formula(wg, *idx), wg.grad_w.shape),
+    }[kind]
+    for idx in np.ndindex(make[1]):
+        f = make[0](idx)
+        written = written_numbers(f.text(numeric=True, max_terms=max_terms))
+        assert np.isclose(sum(written[:-1]), written[-1]), (kind, idx, f.text(True, max_terms))
+        assert f.adds_up(max_terms) and f.check(max_terms).startswith("✓"), (kind, idx)
+
+
+def written_numbers(text: str) -> list[float]:
+    """The numbers a numeric formula writes, in order: each a·b product, each bracketed
+    remainder, each lone summand (a copy's gradient, a bias); the last is the value."""
+    sum_, value = text.split(" = ", 1)[1].rsplit(" = ", 1)  # after the target, before the value
+    parts = sum_.split(" + ")
+    numbers = []
+    for part in parts:
+        if part.startswith("["):
+            numbers.append(float(part.rsplit("= ", 1)[1].rstrip("]")))
+        elif "·" in part:
+            a, b = (float(v.strip("()")) for v in part.split("·"))
+            numbers.append(a * b)
+        else:
+            numbers.append(float(part.strip("()")))
+    return [*numbers, float(value)]
 
 
 def test_bias_shows_as_a_constant():
@@ -401,3 +463,77 @@ def test_padded_ring_cells_are_dropped_only_for_zeros(mode):
     # x₁₀ has a copy on the ring in every copying mode (reflect: row 1; replicate/circular: col 0)
     folded = [t for t in input_grad_formula(ig, 0, 0, 1, 0).terms if t.folded]
     assert (len(folded) > 0) == (mode != "zeros"), "ring copies fold back except for zeros"
+
+
+# --- fold-back: a ∂L/∂x cell with padded copies is the sum of their ∂L/∂x̃ ---------------------
+def reflect_preset_layer():
+    from convviz.presets import PRESETS_BY_KEY
+
+    preset = PRESETS_BY_KEY["reflect"]
+    spec, (x, w) = preset.spec(), preset.values()
+    g = preset.grad_out_for(conv2d(x, w, padding=spec.padding, padding_mode="reflect"))
+    return spec, input_grad_stages(spec, w, g), g, w
+
+
+def test_folded_cell_is_written_as_the_sum_of_its_copies():
+    """The issue's cell: reflect preset, ∂L/∂x₁₁ gathers x̃₁₁ and its reflections at the corner
+    and on the top and left edges; the copies' values come from the loop reference run on the
+    padded input (no padding), and add up to the loop reference's ∂L/∂x₁₁."""
+    spec, ig, g, w = reflect_preset_layer()
+    oracle_padded = conv2d_input_loop(spec.padded_shape, w, g)[0, 0]  # ∂L/∂x̃, ring included
+    oracle = conv2d_input_loop(spec.input_shape, w, g, padding=1, padding_mode="reflect")
+    f = input_grad_formula(ig, 0, 0, 1, 1)
+    names = [gr.target.text() for gr in f.groups]
+    assert names == ["∂L/∂x̃₁₁", "∂L/∂x̃₋₁,₋₁", "∂L/∂x̃₋₁,₁", "∂L/∂x̃₁,₋₁"]
+    copies = [oracle_padded[r + 1, q + 1] for r, q in [(1, 1), (-1, -1), (-1, 1), (1, -1)]]
+    assert [gr.value for gr in f.groups] == copies
+    assert np.isclose(sum(copies), oracle[0, 0, 1, 1]) and f.value == oracle[0, 0, 1, 1]
+    nums = " + ".join(f"({v:g})" if v < 0 else f"{v:g}" for v in copies)
+    assert f.text(numeric=True) == f"∂L/∂x₁₁ = {nums} = {oracle[0, 0, 1, 1]:g}"
+    assert f.text() == f"∂L/∂x₁₁ = {' + '.join(names)} = {oracle[0, 0, 1, 1]:g}"
+    assert r"\tilde{x}_{-1,-1}" in f.latex()
+    # each copy expands to its 9 taps; the first is the cell's own, the others fold back
+    assert [len(gr.terms) for gr in f.groups] == [9, 9, 9, 9]
+    assert not any(t.folded for t in f.groups[0].terms)
+    assert all(t.folded for gr in f.groups[1:] for t in gr.terms)
+    assert f.terms == tuple(t for gr in f.groups for t in gr.terms), "terms: all taps, in order"
+    assert f.adds_up(27) and all(gr.adds_up(4) for gr in f.groups)
+    assert f.check(27) == (
+        f"✓ the cell's own ∂L/∂x̃ and its 3 padded copies add up to the engine's value "
+        f"{oracle[0, 0, 1, 1]:g}"
+    )
+
+
+def test_a_formula_that_does_not_add_up_says_so():
+    _, ig, _, _ = reflect_preset_layer()
+    f = input_grad_formula(ig, 0, 0, 1, 1)
+    wrong = dataclasses.replace(f, value=f.value + 1)
+    assert not wrong.adds_up(27) and wrong.check(27).startswith("✗")
+    broken_copy = dataclasses.replace(f.groups[1], value=f.groups[1].value + 1)
+    inner = dataclasses.replace(f, groups=(f.groups[0], broken_copy, *f.groups[2:]))
+    assert not inner.adds_up(27), "a copy whose taps do not make its value is caught too"
+
+
+@pytest.mark.parametrize("mode", ["zeros", "reflect", "replicate", "circular"])
+def test_groups_only_where_copies_fold_back(mode):
+    spec = ConvSpec.create((1, 1, 4, 5), (1, 1, 3, 2), padding=((1, 2), (2, 1)), padding_mode=mode)
+    rng = np.random.default_rng(2)
+    w, g = (
+        rng.integers(-2, 3, spec.weight_shape) * 1.0,
+        rng.integers(-2, 3, spec.output_shape) * 1.0,
+    )
+    ig = input_grad_stages(spec, w, g)
+    oracle = conv2d_input_loop(spec.input_shape, w, g, padding=spec.padding, padding_mode=mode)
+    for r, q in np.ndindex(spec.in_size):
+        f = input_grad_formula(ig, 0, 0, r, q)
+        copies = int(ig_copies(spec, r, q))
+        assert len(f.groups) == (copies if copies > 1 else 0), (mode, r, q)
+        assert np.isclose(
+            sum(gr.value for gr in f.groups) if f.groups else f.total, oracle[0, 0, r, q]
+        )
+
+
+def ig_copies(spec: ConvSpec, r: int, q: int) -> int:
+    from convviz.ops import copies_mask
+
+    return copies_mask(spec.in_size, spec.padding, spec.padding_mode, (r, q)).sum()
