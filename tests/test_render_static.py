@@ -14,8 +14,10 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from PIL import Image
 
+from convviz.presets import PRESETS_BY_KEY
 from convviz.render import static
 from convviz.render.panel import Panel
+from convviz.render.stories import input_grad_animation
 from convviz.render.theme import (
     DILATION_COLOR,
     DROPPED_COLOR,
@@ -31,7 +33,7 @@ from convviz.render.theme import (
 )
 from convviz.spec import ConvSpec
 from convviz.stages import layer
-from convviz.sweeps import forward_sweep
+from convviz.sweeps import forward_sweep, input_grad_sweep
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -315,6 +317,83 @@ def test_sweep_caption_adds_up(classroom):
     i, j = sweep.targets[6]
     assert f"cell ({i}, {j})" in caption and caption.endswith(f"= {static.fmt(sweep.sums[6])}")
     assert caption.count(" + ") == 8  # nine products
+
+
+def test_long_sweep_caption_states_what_the_hidden_products_add_up_to():
+    """A 5×5 kernel (25 products) cut at 9: 8 written, then '[17 more = s]' with s the sum of the
+    other 17 products, so the numbers written add up to the total written."""
+    spec = ConvSpec.create((1, 1, 7, 7), (1, 1, 5, 5))
+    rng = np.random.default_rng(4)
+    x, w = rng.integers(-3, 4, spec.input_shape) * 1.0, rng.integers(-2, 3, spec.weight_shape) * 1.0
+    sweep = forward_sweep(layer(spec, x, w, np.ones(spec.output_shape)).forward)
+    for t in range(sweep.steps):
+        caption = static.sweep_caption(sweep, t, max_terms=9)
+        body, total = caption.split(":  ")[1].rsplit(" = ", 1)
+        *written, rest = body.split(" + ")
+        assert len(written) == 8 and rest.startswith("[17 more = "), caption
+        products = [
+            float(a.strip("()").replace(static._MINUS, "-"))
+            * float(b.strip("()").replace(static._MINUS, "-"))
+            for a, b in (p.split("·") for p in written)
+        ]
+        hidden = float(rest[len("[17 more = ") : -1].replace(static._MINUS, "-"))
+        assert np.isclose(sum(products) + hidden, float(total.replace(static._MINUS, "-")))
+        assert np.isclose(
+            float(total.replace(static._MINUS, "-")),
+            x[0, 0][np.ix_(sweep.rows[t], sweep.cols[t])].ravel() @ w.ravel(),
+        )
+
+
+def _input_grad_gif_scene(key: str, k: int = 0, c: int = 0):
+    preset = PRESETS_BY_KEY[key]
+    spec, (x, w) = preset.spec(), preset.values()
+    grad_out = np.random.default_rng(1).integers(-2, 3, spec.output_shape) * 1.0
+    ig = layer(spec, x, w, grad_out).input_grad
+    sweep = input_grad_sweep(ig, 0, c)
+    panels = input_grad_animation(ig, sweep, 0, k, c)
+    return w[k, c], sweep, static._gif_scene(sweep, *panels, THEME, channel=k, max_frames=60)
+
+
+@pytest.mark.parametrize(
+    ("key", "k", "c"),
+    [
+        ("recitation-s2", 0, 0),
+        ("recitation-s1", 0, 0),
+        ("classroom", 0, 0),
+        ("even-same", 0, 0),
+        ("dilation-2", 0, 0),
+        ("channels-small", 2, 1),
+    ],
+)
+def test_full_correlation_gif_taps_wear_the_colour_of_the_tap_they_multiply(key, k, c):
+    """Every frame of the input-gradient GIF: the border on each covered cell, and on its product,
+    has the colour of the kernel tap that multiplies that cell. The sweep's kernel is rot180 of
+    w[k, c], so rotated cell (a, b) holds tap (kh-1-a, kw-1-b) of w, coloured as on step 4."""
+    w, sweep, scene = _input_grad_gif_scene(key, k, c)
+    kh, kw = w.shape
+    colors = [to_rgba(col) for col in tap_colors(kh, kw)]
+    fr = scene.frames
+    for t in scene.steps:
+        static._place_step(fr, sweep, int(t), k, scene.norm, scene.wrap_chars)
+        for box, (a, b) in zip(fr.taps, np.ndindex(kh, kw)):
+            cell = cell_of(box)
+            assert cell == (sweep.rows[t, a], sweep.cols[t, b]), (t, a, b)
+            src = (kh - 1 - a, kw - 1 - b)  # the tap of w that multiplies this cell
+            assert sweep.kernel[k, a, b] == w[src]
+            assert sweep.products[t, k, a, b] == sweep.operand[k][cell] * w[src]
+            assert to_rgba(box.get_edgecolor()) == colors[src[0] * kw + src[1]], (t, cell)
+        for box in fr.products_above:
+            a, b = cell_of(box)
+            src = (kh - 1 - a, kw - 1 - b)
+            assert to_rgba(box.get_edgecolor()) == colors[src[0] * kw + src[1]], ("product", a, b)
+        assert len(fr.products_above) == kh * kw
+
+
+def test_forward_gif_taps_keep_row_major_colours(classroom, panels):
+    _, sweep = classroom
+    scene = static._gif_scene(sweep, *panels, THEME, channel=0, max_frames=3)
+    colors = [to_rgba(col) for col in tap_colors(3, 3)]
+    assert [to_rgba(b.get_edgecolor()) for b in scene.frames.taps] == colors
 
 
 def test_module_never_imports_pyplot():

@@ -730,13 +730,17 @@ def _term(a: float, b: float) -> str:
 
 
 def sweep_caption(sweep: Sweep, t: int, channel: int = 0, max_terms: int = 9) -> str:
-    """'cell (i, j): a·b + … = s' for step t, with the channel sum and bias when there are any."""
+    """'cell (i, j): a·b + … = s' for step t, with the channel sum and bias when there are any.
+
+    Past max_terms products the rest is one bracket that says what it adds up to.
+    """
     i, j = sweep.targets[t]
     x = sweep.operand[channel][np.ix_(sweep.rows[t], sweep.cols[t])].ravel()
     k = sweep.kernel[channel].ravel()
     terms = [_term(a, b) for a, b in zip(x, k)]
     if len(terms) > max_terms:
-        terms = [*terms[: max_terms - 2], "…", *terms[-1:]]
+        hidden = sweep.products[t, channel].ravel()[max_terms - 1 :]
+        terms = [*terms[: max_terms - 1], f"[{hidden.size} more = {fmt(hidden.sum())}]"]
     text = f"step {t + 1}/{sweep.steps} · cell ({i}, {j}):  {' + '.join(terms)} = "
     text += fmt(sweep.partial[t, channel])
     if sweep.kernel.shape[0] > 1 or sweep.offset:
@@ -765,27 +769,43 @@ def _animated(artist):
     return artist
 
 
-def _products_panel(sweep: Sweep, steps: np.ndarray, channel: int) -> tuple[Panel, Normalize]:
-    """The kernel-shaped grid of window · kernel for the first step, on a norm fit for all steps."""
-    kh, kw = sweep.kernel.shape[1:]
+def _kernel_taps(kernel: Panel) -> np.ndarray:
+    """The tap index of each kernel cell: the panel's own (rot180 keeps each tap's colour), or
+    row-major when the panel has none."""
+    kh, kw = kernel.shape
+    return np.arange(kh * kw).reshape(kh, kw) if kernel.taps is None else np.asarray(kernel.taps)
+
+
+def _products_panel(
+    sweep: Sweep, steps: np.ndarray, channel: int, taps: np.ndarray
+) -> tuple[Panel, Normalize]:
+    """The kernel-shaped grid of window · kernel for the first step, on a norm fit for all steps.
+
+    taps : (kh, kw) the kernel's tap index per cell, so each product wears its tap's colour.
+    """
+    kw = sweep.kernel.shape[2]
     prods = sweep.products[steps, channel]  # (frames, kh, kw)
     panel = Panel(
         prods[0],
         "window × kernel",
         "products",
-        taps=np.arange(kh * kw).reshape(kh, kw),
+        taps=taps,
         subtitle=f"Σ = {fmt(-np.abs(sweep.partial[:, channel]).max())}",  # the widest it gets
     )
     return panel, value_norm(replace(panel, values=prods.reshape(-1, kw)))
 
 
-def _frame_artists(fig, axes, drawn, sweep, channel, theme) -> _Frames:
-    """Create every artist the frames move; the output starts blank (the scale's neutral middle)."""
+def _frame_artists(fig, axes, drawn, taps_of, theme) -> _Frames:
+    """Create every artist the frames move; the output starts blank (the scale's neutral middle).
+
+    taps_of : (kh, kw) tap index of each kernel cell; the border that follows kernel cell (a, b)
+    over the operand wears that tap's colour (after rot180, the colour the tap had before).
+    """
     (ax_op, _, ax_prod, ax_out), (op, _, prod, out) = axes, drawn
-    kh, kw = sweep.kernel.shape[1:]
-    colors = tap_colors(kh, kw)
+    colors = tap_colors(1, int(taps_of.max()) + 1)  # a tap's colour depends only on its index
     taps = [
-        ax_op.add_patch(_animated(_tap_box((0, 0), colors[t], op.cell_pt))) for t in range(kh * kw)
+        ax_op.add_patch(_animated(_tap_box((0, 0), colors[t], op.cell_pt)))
+        for t in taps_of.ravel()  # row-major, as _place_step walks the kernel
     ]
     window = _cell_box((0, 0), HIGHLIGHT_COLOR, _HIGHLIGHT_LW * op.cell_pt, 4.5, "highlight")
     for artist in [prod.mesh, *prod.texts.values()]:
@@ -840,6 +860,45 @@ def _place_step(fr: _Frames, sweep: Sweep, t: int, channel: int, norm, wrap_char
     fr.caption.set_text(_wrap_caption(sweep_caption(sweep, t, channel), wrap_chars))
 
 
+@dataclass
+class _GifScene:
+    """A GIF's figure, the artists its frames move, and the steps it samples."""
+
+    fig: Figure
+    axes: list[Axes]
+    frames: _Frames
+    steps: np.ndarray
+    norm: Normalize
+    wrap_chars: int
+
+
+def _gif_scene(
+    sweep: Sweep,
+    operand: Panel,
+    kernel: Panel,
+    output: Panel,
+    theme: Theme,
+    channel: int,
+    max_frames: int,
+) -> _GifScene:
+    """Lay out and draw the still parts of a sweep's GIF; create the artists each frame moves."""
+    taps = _kernel_taps(kernel)
+    if kernel.taps is None:
+        kernel = replace(kernel, taps=taps)
+    steps = sampled_steps(sweep.steps, max_frames)
+    products, norm = _products_panel(sweep, steps, channel, taps)
+    bare = dict(taps=None, highlight=None, selected=None)
+    panels = [replace(operand, **bare), kernel, products, replace(output, **bare)]
+    layout = _layout(panels, theme, None, 2 * _LINE * theme.font_size)
+    fig, axes = _figure(layout, None, theme, dpi=GIF_DPI)
+    drawn = [_draw(ax, p, theme) for ax, p in zip(axes, panels)]
+    fr = _frame_artists(fig, axes, drawn, taps, theme)
+    y_band, h_band = layout.bottom
+    fr.caption.set_position((0.5, (y_band + h_band / 2) / layout.size[1]))
+    wrap_chars = int((layout.size[0] - 2 * _MARGIN) * 72 / (0.5 * theme.font_size))
+    return _GifScene(fig, axes, fr, steps, norm, wrap_chars)
+
+
 def sweep_gif(
     sweep: Sweep,
     operand: Panel,
@@ -856,39 +915,29 @@ def sweep_gif(
     sweep : the sweep whose steps animate; operand, kernel, output : its panels (showing
     sweep.operand[channel], sweep.kernel[channel] and sweep.result()). The operand's and output's
     own taps, highlight and selection give way to the animation's; a kernel without taps gets
-    them. A products panel (window × kernel, tap by tap, and their sum) sits before the output.
-    More than max_frames steps are sampled evenly (first and last kept); every frame shows all
-    output cells up to its step.
+    them row-major. Each tap keeps the kernel panel's colour on the operand and in the products
+    (so a rot180 kernel's taps wear the colours they had before the flip). A products panel
+    (window × kernel, tap by tap, and their sum) sits before the output. More than max_frames
+    steps are sampled evenly (first and last kept); every frame shows all output cells up to its
+    step.
 
     Frames are blitted: the still parts are drawn once and each frame repaints only what moves
     (FuncAnimation and PillowWriter would redraw the whole figure per frame, several times
     slower); Pillow writes the GIF with one shared palette.
     """
-    kh, kw = sweep.kernel.shape[1:]
-    if kernel.taps is None:
-        kernel = replace(kernel, taps=np.arange(kh * kw).reshape(kh, kw))
-    steps = sampled_steps(sweep.steps, max_frames)
-    products, norm = _products_panel(sweep, steps, channel)
-    bare = dict(taps=None, highlight=None, selected=None)
-    panels = [replace(operand, **bare), kernel, products, replace(output, **bare)]
-    layout = _layout(panels, theme, None, 2 * _LINE * theme.font_size)
-    fig, axes = _figure(layout, None, theme, dpi=GIF_DPI)
-    drawn = [_draw(ax, p, theme) for ax, p in zip(axes, panels)]
-    fr = _frame_artists(fig, axes, drawn, sweep, channel, theme)
-    y_band, h_band = layout.bottom
-    fr.caption.set_position((0.5, (y_band + h_band / 2) / layout.size[1]))
-    wrap_chars = int((layout.size[0] - 2 * _MARGIN) * 72 / (0.5 * theme.font_size))
+    scene = _gif_scene(sweep, operand, kernel, output, theme, channel, max_frames)
+    fig, axes, fr = scene.fig, scene.axes, scene.frames
     canvas = fig.canvas
     fr.products_sum.set_alpha(0)  # an Axis draws its label even when animated: keep it blank
     canvas.draw()
     fr.products_sum.set_alpha(1)
     background, shown = canvas.copy_from_bbox(fig.bbox), 0
     frames = []
-    for t in steps:
+    for t in scene.steps:
         canvas.restore_region(background)
         _paint_cells(axes[-1], fr.output, sweep.targets[shown : t + 1])  # written for good
         background, shown = canvas.copy_from_bbox(fig.bbox), t + 1
-        _place_step(fr, sweep, int(t), channel, norm, wrap_chars)
+        _place_step(fr, sweep, int(t), channel, scene.norm, scene.wrap_chars)
         moving = [*fr.taps, fr.window, fr.products.mesh, *fr.products.texts.values()]
         for artist in [*moving, *fr.products_above, fr.products_sum, fr.current, fr.caption]:
             fig.draw_artist(artist)
