@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install chromium bench
+.PHONY: run test install chromium bench load
 
 $(STAMP): requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -29,3 +29,8 @@ test: $(STAMP) chromium
 
 bench: $(STAMP)
 	$(PY) -m convviz.bench
+
+# The lecture-hall load test (scripts/load.py): 10, then 50 concurrent sessions for 60 s each.
+load: $(STAMP)
+	$(PY) scripts/load.py --sessions 10; status=$$?; \
+	$(PY) scripts/load.py --sessions 50 && exit $$status
