@@ -29,6 +29,7 @@ class Preset:
     seed: int = 0
     x: tuple | None = None  # explicit input values (H rows of W), for hand-worked examples
     w: tuple | None = None  # explicit 2D kernel values
+    g: tuple | None = None  # explicit 2D grad_out values (oH rows of oW)
 
     def spec(self) -> ConvSpec:
         return ConvSpec.create(
@@ -56,28 +57,39 @@ class Preset:
         return x, w
 
     def grad_out_for(self, y: np.ndarray) -> np.ndarray:
-        return example_grad_out(self.spec(), y, self.seed, self.grad_out)
+        """grad_out of this preset: its explicit numbers, or the kind it names."""
+        spec = self.spec()
+        if self.g is not None:
+            return np.broadcast_to(np.array(self.g, float), spec.output_shape).copy()
+        return example_grad_out(spec, y, self.seed, self.grad_out)
 
 
 PRESETS: tuple[Preset, ...] = (
+    # The recitation's two examples are symbolic; their numbers here are chosen so that no
+    # weight, input or gradient is 0: every term of every sum shows both of its factors.
     Preset(
         "recitation-s1",
         "Recitation: 3×3 ⋆ 2×2, stride 1",
         "The CNN back-propagation recitation's first example: ∂L/∂X is the full correlation "
-        "of ∂L/∂O with the 180°-rotated filter.",
+        "of ∂L/∂O with the 180°-rotated filter. ∂L/∂x₁₁ = 1·4 + (−2)·3 + 3·2 + (−1)·1 = 3.",
         (1, 1, 3, 3),
         (1, 1, 2, 2),
-        grad_out="random",
+        x=((1, 2, 3), (4, 5, 6), (7, 8, 9)),
+        w=((1, 2), (3, 4)),
+        g=((1, -2), (3, -1)),
     ),
     Preset(
         "recitation-s2",
         "Recitation: 5×5 ⋆ 3×3, stride 2",
         "The recitation's stride-2 example: ∂L/∂y is dilated (one zero between cells) and "
-        "padded by 2 = k − 1 per side (not 'by the stride'). ∂L/∂x₂₂ has four terms.",
+        "padded by 2 = k − 1 per side (not 'by the stride'). ∂L/∂x₂₂ has four terms: "
+        "1·9 + 2·7 + 3·3 + 4·1 = 36.",
         (1, 1, 5, 5),
         (1, 1, 3, 3),
         stride=(2, 2),
-        grad_out="random",
+        x=tuple(tuple(1 + (5 * r + c) % 9 for c in range(5)) for r in range(5)),
+        w=((1, 2, 3), (4, 5, 6), (7, 8, 9)),
+        g=((1, 2), (3, 4)),
     ),
     Preset(
         "keras-same",

@@ -12,9 +12,11 @@ import pytest
 from oracles import assert_array, grid
 
 from convviz import conv2d, conv2d_input, conv2d_weight
+from convviz.formulas import forward_formula, input_grad_formula, weight_grad_formula
 from convviz.presets import DEFAULT_PRESET, PRESETS, PRESETS_BY_KEY, Preset
 from convviz.reference import conv2d_input_loop, conv2d_loop, conv2d_weight_loop
 from convviz.spec import PADDING_MODES, ConvSpec
+from convviz.stages import forward_stages, input_grad_stages, weight_grad_stages
 from convviz.values import (
     GRAD_OUT_KINDS,
     GRAD_OUT_LABELS,
@@ -119,6 +121,68 @@ def test_keras_same_preset_by_hand():
     assert_array(grad_x, grid([[3, 0, -3], [4, 0, -4], [3, 0, -3]]), "keras-same grad_x")
     grad_w = conv2d_weight(x, w.shape, g, **kwargs)
     assert_array(grad_w, grid([[12, 21, 16], [27, 45, 33], [24, 39, 28]]), "keras-same grad_w")
+
+
+WORKED = [pytest.param(PRESETS_BY_KEY[k], id=k) for k in ("recitation-s1", "recitation-s2")]
+
+
+@pytest.mark.parametrize("preset", WORKED)
+def test_recitation_presets_show_every_factor(preset):
+    """The recitation's examples are symbolic: their presets use numbers with no zero among x, w
+    and grad_out, so no term of any formula reads '2·0' and hides which factor was used."""
+    spec, x, w, y, g, _ = run(preset)
+    for name, a in (("x", x), ("w", w), ("grad_out", g)):
+        assert np.all(a != 0), f"{preset.key}: {name} has a zero: {a[0, 0]}"
+    fwd, ig, wg = (
+        forward_stages(spec, x, w),
+        input_grad_stages(spec, w, g),
+        weight_grad_stages(spec, x, g),
+    )
+    formulas = [
+        *(forward_formula(fwd, *i) for i in np.ndindex(y.shape)),
+        *(input_grad_formula(ig, *i) for i in np.ndindex(x.shape)),
+        *(weight_grad_formula(wg, *i) for i in np.ndindex(w.shape)),
+    ]
+    for f in formulas:
+        for t in f.terms:
+            assert t.vanishes or (t.left_value != 0 and t.right_value != 0), (f.text(), t)
+
+
+def test_recitation_s1_preset_by_hand():
+    """x = 1..9, f = [[1, 2], [3, 4]], ∂L/∂y = [[1, -2], [3, -1]] (0-based names).
+
+    y₀₀ = 1·1 + 2·2 + 4·3 + 5·4 = 37 (the recitation's O11).
+    ∂L/∂x₁₁ = ∂L/∂y₀₀·f₁₁ + ∂L/∂y₀₁·f₁₀ + ∂L/∂y₁₀·f₀₁ + ∂L/∂y₁₁·f₀₀
+            = 1·4 + (-2)·3 + 3·2 + (-1)·1 = 3.
+    ∂L/∂x₀₁ = ∂L/∂y₀₀·f₀₁ + ∂L/∂y₀₁·f₀₀ = 1·2 + (-2)·1 = 0.
+    ∂L/∂f₀₀ = Σ ∂L/∂y[i, j]·x[i, j] = 1·1 + (-2)·2 + 3·4 + (-1)·5 = 4.
+    """
+    _, x, w, y, g, kwargs = run(PRESETS_BY_KEY["recitation-s1"])
+    loop_y, loop_gx = conv2d_loop(x, w, **kwargs), conv2d_input_loop(x.shape, w, g, **kwargs)
+    loop_gw = conv2d_weight_loop(x, w.shape, g, **kwargs)
+    assert y[0, 0, 0, 0] == loop_y[0, 0, 0, 0] == 1 * 1 + 2 * 2 + 4 * 3 + 5 * 4 == 37
+    assert loop_gx[0, 0, 1, 1] == 1 * 4 + (-2) * 3 + 3 * 2 + (-1) * 1 == 3
+    assert loop_gx[0, 0, 0, 1] == 1 * 2 + (-2) * 1 == 0
+    assert loop_gw[0, 0, 0, 0] == 1 * 1 + (-2) * 2 + 3 * 4 + (-1) * 5 == 4
+    assert_array(conv2d_input(x.shape, w, g, **kwargs), loop_gx, "recitation-s1 grad_x")
+    assert_array(conv2d_weight(x, w.shape, g, **kwargs), loop_gw, "recitation-s1 grad_w")
+
+
+def test_recitation_s2_preset_by_hand():
+    """x[r, c] = 1 + (5r + c) mod 9, f = 1..9, ∂L/∂y = [[1, 2], [3, 4]], stride 2.
+
+    ∂L/∂x₂₂ = ∂L/∂y₀₀·f₂₂ + ∂L/∂y₀₁·f₂₀ + ∂L/∂y₁₀·f₀₂ + ∂L/∂y₁₁·f₀₀ = 1·9 + 2·7 + 3·3 + 4·1 = 36
+    (the preset's note). ∂L/∂x₁₁ = ∂L/∂y₀₀·f₁₁ = 5: only one window covers it.
+    y₀₀ = rows 1 2 3 / 6 7 8 / 2 3 4 against 1..9 = 1+4+9 + 24+35+48 + 14+24+36 = 195.
+    """
+    preset = PRESETS_BY_KEY["recitation-s2"]
+    _, x, w, y, g, kwargs = run(preset)
+    loop_gx = conv2d_input_loop(x.shape, w, g, **kwargs)
+    assert loop_gx[0, 0, 2, 2] == 1 * 9 + 2 * 7 + 3 * 3 + 4 * 1 == 36
+    assert loop_gx[0, 0, 1, 1] == 1 * 5
+    assert "= 36" in preset.note
+    assert y[0, 0, 0, 0] == conv2d_loop(x, w, **kwargs)[0, 0, 0, 0] == 195
+    assert_array(conv2d_input(x.shape, w, g, **kwargs), loop_gx, "recitation-s2 grad_x")
 
 
 GEOMETRY_ROWS = [

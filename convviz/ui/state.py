@@ -98,6 +98,7 @@ def preset_state(preset: Preset) -> dict:
     else:
         sides = ((0, 0), (0, 0))
     x, w = preset.values()
+    g = preset.grad_out_for(None) if preset.g is not None else None
     return {
         "preset": preset.key,
         "H": H,
@@ -130,7 +131,7 @@ def preset_state(preset: Preset) -> dict:
         "pres": False,
         "x": encode_array(x) if preset.x is not None else "",
         "w": encode_array(w) if preset.w is not None else "",
-        "g": "",
+        "g": encode_array(g) if g is not None else "",
     }
 
 
