@@ -184,12 +184,15 @@ def parse_field(name: str, raw: str):
 def from_query(query: dict[str, str], base: dict | None = None) -> tuple[dict, list[str]]:
     """State from URL query values over `base` (defaults); messages for the values ignored.
 
-    A known preset in the URL sets the whole state first; other keys then override it.
+    A known preset in the URL sets the whole state first; other keys then override it. A link
+    that changes the layer of its preset (or of the defaults) is a 'custom' layer, so the banner,
+    the sidebar and the figures describe one layer; overrides that would make the preset's layer
+    impossible are refused and the preset is kept, with a message saying why.
     """
-    state = dict(base or DEFAULTS)
+    preset = PRESETS_BY_KEY.get(query.get("preset", ""))
+    start = preset_state(preset) if preset else dict(base or DEFAULTS)
+    state = dict(start)
     problems = []
-    if query.get("preset") in PRESETS_BY_KEY:
-        state = preset_state(PRESETS_BY_KEY[query["preset"]])
     for name, raw in query.items():
         if name not in FIELDS:
             continue
@@ -198,11 +201,57 @@ def from_query(query: dict[str, str], base: dict | None = None) -> tuple[dict, l
             problems.append(f"{problem}; kept {state[name]!r}")
         else:
             state[name] = value
+    problems += _customise(state, start, preset)
     try:
         spec = spec_of(state)
     except ConvSpecError:
         return state, problems  # the page says why; nothing else can be checked
     return state, problems + _drop_misfits(state, spec)
+
+
+def _layer_of(state: dict) -> tuple | None:
+    """What makes the numbers: the geometry and the values' sources; None if impossible."""
+    try:
+        spec = spec_of(state)
+    except ConvSpecError:
+        return None
+    return (spec, *(state[f] for f in ("seed", "kernel", "gout", *EDITABLE)))
+
+
+def _customise(state: dict, start: dict, preset: Preset | None) -> list[str]:
+    """Mark a state whose layer differs from its preset's as 'custom'; refuse overrides that
+    make a preset named in the link impossible. Returns what to tell the reader."""
+    named = PRESETS_BY_KEY.get(state["preset"])
+    if named is None:
+        return []
+    changed = [f for f in VALUE_FIELDS if state[f] != start[f]]
+    asked = ", ".join(f"{f}={state[f]}" for f in changed)
+    if preset is not None and changed:
+        try:
+            spec_of(state)
+        except ConvSpecError as exc:
+            state.update({f: start[f] for f in changed})
+            return [f"{exc}; so {asked} was not applied and the preset '{preset.title}' is shown"]
+    if _layer_of(state) == _layer_of(preset_state(named)):
+        return []
+    state["preset"] = "custom"
+    if preset is None:
+        return []
+    for name in EDITABLE:  # the preset's own numbers (not the reader's edits) may no longer fit
+        if name not in changed and state[name] and _misfit(state, name):
+            state[name] = ""
+    return [f"{asked} changes the preset '{preset.title}': this is a custom layer"]
+
+
+def _misfit(state: dict, name: str) -> bool:
+    """True if the edited array `name` does not fit the state's layer."""
+    spec = spec_of(state)
+    shape = {"x": spec.input_shape, "w": spec.weight_shape, "g": spec.output_shape}[name]
+    try:
+        decode_array(state[name], shape, name)
+    except ConvSpecError:
+        return True
+    return False
 
 
 def cell_grids(spec: ConvSpec) -> dict[str, tuple[int, int]]:
