@@ -8,14 +8,28 @@ the page's shapes table.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from convviz.formulas import input_grad_formula
 from convviz.presets import PRESETS
-from convviz.spec import ConvSpecError
+from convviz.render.panel import Panel
+from convviz.render.stories import (
+    Step,
+    channel_grids,
+    formula_notes,
+    forward_panels,
+    input_grad_story,
+    overview_panels,
+    weight_grad_panels,
+)
+from convviz.spec import ConvSpec, ConvSpecError
+from convviz.stages import layer
+from convviz.sweeps import channel_contributions, forward_sweep, weight_grad_sweep
 from convviz.ui.state import (
     EDITABLE,
     VALUE_FIELDS,
@@ -126,3 +140,75 @@ def test_banner_sidebar_and_figures_describe_one_layer(query):
     else:
         assert at.session_state["cv_state"]["preset"] == "custom"
         assert shapes["w"].endswith(f"{kernel[0]} × {kernel[1]}"), (shapes["w"], kernel)
+
+
+# --- words that fit the layer ------------------------------------------------------------------
+WORDING_SPECS = [
+    pytest.param(p.spec(), id=p.key) for p in PRESETS if np.prod(p.input_shape) <= 1000
+] + [
+    pytest.param(
+        ConvSpec.create((1, 1, 5, 6), (1, 1, 2, 3), stride=(2, 3), padding=((0, 1), (1, 0))),
+        id="one-sided padding, remainder",
+    ),
+    pytest.param(ConvSpec.create((1, 1, 4, 4), (1, 1, 1, 1)), id="1x1 kernel, nothing to pad"),
+    pytest.param(ConvSpec.create((1, 1, 6, 6), (1, 1, 2, 2), stride=3), id="stride 3, 2x2"),
+]
+BAD_WORDS = re.compile(r"\(s\)|\b1 (rows|columns|cols|samples|filters|channels|copies)\b")
+
+
+def words_of(spec: ConvSpec) -> tuple[list[Step], list[Panel]]:
+    """The storyboard and every panel the pages draw for a layer with seeded values."""
+    x, w, g = layer_values(spec, 3, "random", "random")
+    lay = layer(spec, x, w, g)
+    steps = input_grad_story(lay.input_grad, 0, 0, 0)
+    forward = forward_panels(lay.forward, forward_sweep(lay.forward), 0, 0, 0)
+    wg = weight_grad_panels(lay.weight_grad, weight_grad_sweep(lay.weight_grad), 0, 0, 0)
+    overview = [p for part in overview_panels(lay, 0, 0, 0) for p in part]
+    panels = [*forward, *wg, *overview, *(p for s in steps for p in s.panels)]
+    return steps, panels
+
+
+@pytest.mark.parametrize("spec", WORDING_SPECS)
+def test_captions_fit_the_layer(spec):
+    steps, panels = words_of(spec)
+    texts = [s.caption for s in steps] + [f"{p.title} {p.subtitle}" for p in panels]
+    for text in texts:
+        assert not BAD_WORDS.search(text), text
+    padded = any(side for sides in spec.padding for side in sides)
+    mask = steps[5].caption
+    if not padded:
+        assert "no padding" in mask and "dropped" not in mask and "added back" not in mask, mask
+        assert not any("→ padded" in p.subtitle for p in panels), "nothing is padded"
+    else:
+        assert ("dropped" in mask) == (spec.padding_mode == "zeros"), mask
+        for p in panels:
+            if "→ padded" in p.subtitle:  # 'H×W → padded Hp×Wp' names two different sizes
+                before, after = p.subtitle.split(" → padded ")
+                assert before != after.split(",")[0], p.subtitle
+    dilate = steps[1].caption
+    if spec.stride == (1, 1):
+        assert "no zeros to insert" in dilate and "0×0" not in dilate, dilate
+
+
+def test_grid_titles_count_filters_and_channels():
+    spec = ConvSpec.create((1, 1, 4, 4), (1, 1, 3, 3))
+    x, w, g = layer_values(spec, 0)
+    lay = layer(spec, x, w, g)
+    grids = channel_grids(lay, 0, 0, channel_contributions(lay.input_grad, 0, 0))
+    titles = [gr.title for gr in grids]
+    assert "input x[0]: 1 channel" in titles and "∂L/∂w: 1 filter × 1 channel" in titles[1]
+    many = ConvSpec.create((1, 2, 4, 4), (3, 2, 3, 3))
+    x, w, g = layer_values(many, 0)
+    lay = layer(many, x, w, g)
+    grids = channel_grids(lay, 0, 1, channel_contributions(lay.input_grad, 0, 1))
+    assert grids[1].title.startswith("∂L/∂w: 3 filters × 2 channels")
+    assert grids[2].title == "∂L/∂x[0, 1] = Σ over the 3 filters"
+
+
+def test_formula_note_counts_the_copies_of_a_folded_cell():
+    spec = ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), padding=1, padding_mode="reflect")
+    x, w, g = layer_values(spec, 0, "random", "random")
+    ig = layer(spec, x, w, g).input_grad
+    assert "3 padded copies" in formula_notes(input_grad_formula(ig, 0, 0, 1, 1))
+    assert "1 padded copy on" in formula_notes(input_grad_formula(ig, 0, 0, 1, 2))
+    assert formula_notes(input_grad_formula(ig, 0, 0, 2, 2)) == "", "an inner cell has no copy"

@@ -44,6 +44,18 @@ def _shape(a: np.ndarray) -> str:
     return "×".join(str(s) for s in a.shape)
 
 
+def _count(n: int, word: str, plural: str = "") -> str:
+    """'1 row', '2 rows', '0 rows': a count with its noun in the right number."""
+    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
+
+
+def _padded_note(x: np.ndarray, x_padded: np.ndarray) -> str:
+    """'5×5 → padded 7×7', or '5×5, no padding' when the padding adds nothing."""
+    if x.shape == x_padded.shape:
+        return f"{_shape(x)}, no padding"
+    return f"{_shape(x)} → padded {_shape(x_padded)}"
+
+
 def tap_grid(kH: int, kW: int, rotated: bool = False) -> np.ndarray:
     """Tap index of each kernel cell (row-major); rotated: the tap each cell holds after 180°."""
     taps = np.arange(kH * kW).reshape(kH, kW)
@@ -113,7 +125,7 @@ def forward_panels(
             taps=taps,
             highlight=highlight,
             origin=(-pt, -pl),
-            subtitle=f"{_shape(st.x[n, c])} → padded {_shape(st.x_padded[n, c])}",
+            subtitle=_padded_note(st.x[n, c], st.x_padded[n, c]),
         ),
         Panel(
             st.w[k, c],
@@ -156,17 +168,12 @@ def input_grad_story(
     selected : (panel key, row, col) of the selected grad_x or grad_x_padded cell.
     """
     spec = st.spec
-    (sh, sw), (eh, ew) = spec.stride, spec.span
+    eh, ew = spec.span
     (gt, gb), (gl, gr) = spec.full_padding
     rH, rW = spec.remainder
     kH, kW = spec.kernel_size
     (pt, _), (pl, _) = spec.padding
     mode = spec.padding_mode
-    fate = (
-        "dropped: the padded zeros are constants"
-        if mode == "zeros"
-        else f"added back onto the cells the {mode} padding copied them from"
-    )
     return [
         Step(
             "1 · ∂L/∂y",
@@ -175,8 +182,7 @@ def input_grad_story(
         ),
         Step(
             "2 · dilate",
-            f"Insert stride − 1 = {sh - 1}×{sw - 1} zeros between neighbouring cells, so each "
-            f"gradient sits where its window started: {_shape(st.dilated[n, k])}.",
+            _dilate_caption(spec.stride, st.dilated[n, k]),
             [
                 Panel(
                     st.dilated[n, k],
@@ -189,9 +195,11 @@ def input_grad_story(
         ),
         Step(
             "3 · pad",
-            f"Pad with zeros: dil·(k − 1) = {eh - 1} rows / {ew - 1} columns per side"
+            f"Pad with zeros: dil·(k − 1) = {_count(eh - 1, 'row')} / "
+            f"{_count(ew - 1, 'column')} per side"
             + (
-                f", plus the remainder ({rH} rows, {rW} cols) at the bottom/right"
+                f", plus the remainder ({_count(rH, 'row')}, {_count(rW, 'column')}) at the "
+                "bottom/right"
                 if rH or rW
                 else ""
             )
@@ -236,12 +244,7 @@ def input_grad_story(
         ),
         Step(
             "6 · mask",
-            f"The gradient on the padded ring is {fate}. What is left is ∂L/∂x."
-            + (
-                " Outlined: the selected cell and its padded copies, whose gradients add up."
-                if mode != "zeros"
-                else ""
-            ),
+            _mask_caption(spec.padding, mode),
             [
                 Panel(
                     st.grad_x_padded[n, c],
@@ -264,6 +267,32 @@ def input_grad_story(
             ],
         ),
     ]
+
+
+def _dilate_caption(stride: tuple[int, int], dilated: np.ndarray) -> str:
+    sh, sw = stride
+    if sh == sw == 1:
+        return f"Stride 1: there are no zeros to insert, ∂L/∂y stays {_shape(dilated)}."
+    return (
+        f"Insert stride − 1 = {sh - 1}×{sw - 1} zeros between neighbouring cells, so each "
+        f"gradient sits where its window started: {_shape(dilated)}."
+    )
+
+
+def _mask_caption(padding, mode: str) -> str:
+    """Step 6 in words that fit the layer: no ring, a ring of zeros, or a ring of copies."""
+    if not any(side for sides in padding for side in sides):
+        return "This layer has no padding, so there is no ring to mask: ∂L/∂x̃ is ∂L/∂x."
+    if mode == "zeros":
+        return (
+            "The gradient on the padded ring is dropped: the padded zeros are constants. "
+            "What is left is ∂L/∂x."
+        )
+    return (
+        f"The gradient on the padded ring is added back onto the cells the {mode} padding "
+        "copied them from. What is left is ∂L/∂x. Outlined: the selected cell and its padded "
+        "copies, whose gradients add up."
+    )
 
 
 def weight_grad_panels(
@@ -307,7 +336,7 @@ def weight_grad_panels(
             "grad_w",
             selected=selected,
             highlight=_cell_mask(spec.kernel_size, selected),
-            subtitle=f"{_shape(st.grad_w[k, c])}, Σ over {spec.batch} sample(s)",
+            subtitle=f"{_shape(st.grad_w[k, c])}, Σ over {_count(spec.batch, 'sample')}",
         ),
     ]
 
@@ -324,7 +353,7 @@ def overview_panels(lay: Layer, n: int, k: int, c: int) -> tuple[list[Panel], li
             pad_mask=fw.pad_mask,
             remainder_mask=fw.remainder_mask,
             origin=(-pt, -pl),
-            subtitle=f"{_shape(fw.x[n, c])} → padded {_shape(fw.x_padded[n, c])}",
+            subtitle=_padded_note(fw.x[n, c], fw.x_padded[n, c]),
         ),
         Panel(
             fw.w[k, c],
@@ -474,10 +503,10 @@ def channel_grids(lay: Layer, n: int, c: int, contributions: np.ndarray) -> list
     K, C = fw.spec.out_channels, fw.spec.in_channels
     chans = [f"c={i}" for i in range(C)]
     return [
-        Grid("x", f"input x[{n}]: {C} channel(s)", fw.x[n][None], [""], chans),
+        Grid("x", f"input x[{n}]: {_count(C, 'channel')}", fw.x[n][None], [""], chans),
         Grid(
             "grad_w",
-            f"∂L/∂w: {K} filter(s) × {C} channel(s), each a small correlation",
+            f"∂L/∂w: {_count(K, 'filter')} × {_count(C, 'channel')}, each a small correlation",
             wg.grad_w,
             [f"k={i}" for i in range(K)],
             chans,
@@ -485,7 +514,7 @@ def channel_grids(lay: Layer, n: int, c: int, contributions: np.ndarray) -> list
         ),
         Grid(
             "sum_k",
-            f"∂L/∂x[{n}, {c}] = Σ over the {K} filter(s)",
+            f"∂L/∂x[{n}, {c}] = Σ over {'the ' + _count(K, 'filter') if K > 1 else 'its 1 filter'}",
             np.concatenate([contributions, ig.grad_x[n, c][None]])[None],
             [""],
             [*(f"from k={i}" for i in range(K)), "Σ = ∂L/∂x"],
@@ -523,6 +552,10 @@ def formula_notes(formula: Formula) -> str:
     """What the mask did to a gradient cell, in words."""
     if formula.dropped:
         return "This cell is on the zero-padded ring: the mask drops its gradient."
-    if any(t.folded for t in formula.terms):
-        return "Terms from the padded copies of this cell are folded back onto it."
+    if formula.groups:
+        copies = len(formula.groups) - 1
+        return (
+            f"This cell has {_count(copies, 'padded copy', 'padded copies')} on the "
+            "ring: their gradients fold back onto it, so its ∂L/∂x is its own ∂L/∂x̃ plus theirs."
+        )
     return ""
