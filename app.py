@@ -7,7 +7,14 @@ from convviz.render.grids import panels_figure
 from convviz.render.stories import overview_panels, shape_rows
 from convviz.ui.compute import reference_check
 from convviz.ui.controls import PAGES, controls, page_config
-from convviz.ui.views import chart, export_buttons, page_header, share_link, value_editors
+from convviz.ui.views import (
+    chart,
+    export_buttons,
+    page_header,
+    page_nav,
+    share_link,
+    value_editors,
+)
 
 page_config("Overview", ":material/grid_on:")
 ctx = controls()
@@ -43,4 +50,5 @@ with right:
 st.subheader("Every array and its shape")
 st.table(shape_rows(ctx.layer))
 value_editors(ctx)
+page_nav("app.py")
 share_link(ctx)

@@ -11,6 +11,7 @@ from convviz.ui.views import (
     cell_picker,
     formula_box,
     page_header,
+    page_nav,
     selected_in,
     share_link,
 )
@@ -43,6 +44,7 @@ animation(
     channel=ctx.c,
     start=start,
     formula=formula,
+    formula_of=lambda r, c: forward_formula(fw, ctx.n, ctx.k, r, c),
 )
 
 if x_cell is not None:
@@ -50,4 +52,5 @@ if x_cell is not None:
 st.subheader(f"Output cell y[{cell[0]}, {cell[1]}]")
 formula_box(formula, ctx, "Click any output cell (or use the keyboard picker) to see its sum.")
 cell_picker(ctx, {"y": spec.out_size, "x": spec.padded_size}, "y")
+page_nav("pages/1_Forward.py")
 share_link(ctx)

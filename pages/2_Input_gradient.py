@@ -1,5 +1,7 @@
 """Input gradient: the textbook route step by step, and the scatter route beside it."""
 
+from dataclasses import replace
+
 import streamlit as st
 
 from convviz.formulas import input_grad_formula
@@ -17,17 +19,20 @@ from convviz.render.stories import (
 from convviz.ui.compute import sweeps_for
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import (
+    animated_chart,
     animation,
     cell_picker,
     chart,
     export_buttons,
     formula_box,
     page_header,
+    page_nav,
     selected_in,
     share_link,
     step_picker,
 )
 
+STAGE_PX = 140
 page_config("Input gradient", ":material/undo:")
 ctx = controls()
 page_header(
@@ -46,7 +51,8 @@ formula = input_grad_formula(ig, ctx.n, ctx.c, *cell, padded=pad_cell is not Non
 steps = input_grad_story(
     ig, ctx.n, ctx.k, ctx.c, feeding_cells(formula, ctx.k, spec.out_size), (key, *cell)
 )
-current = step_picker(ctx, [s.title for s in steps])
+current = step_picker("pages/2_Input_gradient.py", ctx, [s.title for s in steps])
+ctx = replace(ctx, theme=ctx.theme.reserve(STAGE_PX))  # the stage bar and heading are above
 step = steps[current]
 st.markdown(f"### {current + 1}. {step.heading}")
 st.markdown(step.caption)
@@ -64,6 +70,7 @@ else:  # the full correlation, animated
         "full correlation: rot180(w) over the padded, dilated ∂L/∂y",
         channel=ctx.k,
         start=step_of(sweep, pad_cell) if pad_cell else sweep.steps - 1,
+        formula_of=lambda r, c: input_grad_formula(ig, ctx.n, ctx.c, r, c, padded=True),
     )
 
 st.subheader(
@@ -80,13 +87,12 @@ if sweeps["scatter"] is None:
         "cells. The textbook route above computes the same numbers at every size."
     )
 else:
-    chart(
-        scatter_figure(
-            sweeps["scatter"],
-            *scatter_panels(ctx.layer, ctx.n, ctx.k, ctx.c),
-            ctx.theme,
-            title="stamps add up to the same ∂L/∂x̃",
-        ),
-        "scatter",
+    fig = scatter_figure(
+        sweeps["scatter"],
+        *scatter_panels(ctx.layer, ctx.n, ctx.k, ctx.c),
+        ctx.theme,
+        title="stamps add up to the same ∂L/∂x̃",
     )
+    animated_chart(fig, "scatter", ctx, None, primary=False)
+page_nav("pages/2_Input_gradient.py", keys=False)
 share_link(ctx)

@@ -13,6 +13,7 @@ from convviz.ui.views import (
     chart,
     formula_box,
     page_header,
+    page_nav,
     selected_in,
     share_link,
 )
@@ -42,6 +43,7 @@ animation(
     channel=ctx.n,
     start=start,
     formula=formula,
+    formula_of=lambda r, c: weight_grad_formula(wg, ctx.k, ctx.c, r, c),
 )
 if spec.batch > 1 and ctx.theme.show_secondary:
     st.caption(f"Sample n = {ctx.n} is drawn; each sum adds all {spec.batch} samples' products.")
@@ -55,4 +57,5 @@ with left:
     chart(panels_figure([dilated_grad_panel(wg, ctx.n, ctx.k)], ctx.theme), "dilated_grad")
 with right:
     st.metric(f"bias gradient ∂L/∂b[{ctx.k}] = Σ ∂L/∂y[:, {ctx.k}]", f"{wg.grad_b[ctx.k]:g}")
+page_nav("pages/3_Weight_gradient.py")
 share_link(ctx)

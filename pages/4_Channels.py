@@ -6,7 +6,7 @@ from convviz.render.channels import heatmap_grid
 from convviz.render.stories import channel_grids
 from convviz.ui.compute import contributions_for
 from convviz.ui.controls import controls, page_config
-from convviz.ui.views import page_header, share_link
+from convviz.ui.views import page_header, page_nav, share_link
 
 page_config("Channels", ":material/layers:")
 ctx = controls()
@@ -34,4 +34,5 @@ for grid in grids:
     )
     if ctx.theme.show_secondary and grid.caption:
         st.caption(grid.caption)
+page_nav("pages/4_Channels.py")
 share_link(ctx)

@@ -74,7 +74,8 @@ def heat(at: AppTest, name: str, chart: int = 0) -> np.ndarray:
 
 
 def slider_steps(fig: dict) -> int:
-    return len(fig["layout"]["sliders"][0]["steps"])
+    """How many steps the page's player offers for this animated figure."""
+    return len(fig["layout"]["meta"]["player"]["names"])
 
 
 def query(at: AppTest) -> dict[str, str]:
@@ -537,7 +538,7 @@ def test_keyboard_cell_picker_selects_a_cell():
     assert headers(at)[0] == "Output cell y[1, 2]"
     assert query(at)["sel"] == "y:1:2"
     # the animation opens at that cell's step
-    assert figures(at)[0]["layout"]["sliders"][0]["active"] == 1 * 4 + 2
+    assert figures(at)[0]["layout"]["meta"]["player"]["active"] == 1 * 4 + 2
     # the picker is bounded by the grid it picks in
     assert at.number_input(key="pick_row").max == 3
     at.selectbox(key="pick_grid").set_value("x").run()
@@ -581,20 +582,33 @@ def is_step(heading: str, n: int) -> bool:
 def test_storyboard_next_and_back_move_the_step():
     at = open_page(INPUT_GRAD)
     assert is_step(at.markdown[0].value, 1)
-    assert at.button(key="step_back").disabled
+    assert at.button(key="nav_back_page").label == "◀ Forward"  # before the first stage
     titles = []
     for n in range(2, 7):
-        at.button(key="step_next").click().run()
+        at.button(key="nav_next").click().run()
         assert_clean(at)
         assert query(at)["step"] == str(n)
         titles.append(at.markdown[0].value)
         assert is_step(titles[-1], n), titles[-1]
         assert figures(at), n
-    assert at.button(key="step_next").disabled
+    assert at.button(key="nav_next_page").label == "Weight gradient ▶"  # the story goes on
     assert len(set(titles)) == len(titles)
-    at.button(key="step_back").click().run()
+    at.button(key="nav_back").click().run()
     assert query(at)["step"] == "5"
     assert at.markdown[0].value == titles[-2]
+
+
+def test_every_page_ends_with_the_way_on():
+    for page, label in [(OVERVIEW, "next: forward ▶"), (FORWARD, "next: input gradient ▶"),
+                        (WEIGHT_GRAD, "next: channels ▶")]:  # fmt: skip
+        at = open_page(page)
+        assert at.button(key="nav_next_page").label == label
+        assert at.button(key="nav_next_page").proto.shortcut == "pagedown"
+    at = open_page(INPUT_GRAD)
+    assert at.button(key="end_next_page").label == "next: weight gradient ▶"
+    assert at.button(key="nav_next").proto.shortcut == "pagedown"  # the storyboard's next stage
+    at.button(key="end_next_page").click().run()
+    assert at.title[0].value == "Weight gradient ∂L/∂w"
 
 
 def test_storyboard_step_from_the_url_and_the_animated_step():
@@ -605,7 +619,7 @@ def test_storyboard_step_from_the_url_and_the_animated_step():
     story = figures(at)[0]
     assert slider_steps(story) == len(story["frames"]) == 81
     assert z_of(trace(story, "grad_x_padded:values")).shape == (9, 9)
-    at.button(key="step_back").click().run()
+    at.button(key="nav_back").click().run()
     assert not figures(at)[0].get("frames")  # step 4, the rotation, is a still
 
 

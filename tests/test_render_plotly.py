@@ -531,13 +531,20 @@ def test_output_shows_the_sums_written_so_far(fwd):
         assert (min(target["x"]), min(target["y"])) == (c - 0.5, r - 0.5)
 
 
-def test_slider_has_one_step_per_frame_and_opens_at_start(fwd):
+def test_player_meta_has_one_label_per_frame_and_opens_at_start(fwd):
+    sw, *_, fig = fwd
+    meta = animate.player_meta(fig)
+    assert meta["names"] == [f.name for f in fig.frames]
+    assert meta["steps"] == [int(f.name) for f in fig.frames]
+    assert meta["active"] == 5
+    assert meta["labels"] == [f"{r}, {c}" for r, c in sw.targets[meta["steps"]]]
+    assert meta["prefix"] == "y[" and meta["sampled"] == 1
+    assert meta["frame_ms"] == animate.FRAME_MS and 1 in meta["speeds"]
+
+
+def test_the_player_drives_the_frames_not_plotly_controls(fwd):
     *_, fig = fwd
-    (slider,) = fig.layout.sliders
-    assert len(slider.steps) == len(fig.frames)
-    assert [tuple(s.args[0]) for s in slider.steps] == [(f.name,) for f in fig.frames]
-    assert slider.active == 5
-    assert all(s.method == "animate" for s in slider.steps)
+    assert not fig.layout.updatemenus and not fig.layout.sliders
 
 
 def test_base_figure_shows_the_start_step(fwd):
@@ -547,56 +554,21 @@ def test_base_figure_shows_the_start_step(fwd):
         for key, value in d.items():
             if key != "type":
                 np.testing.assert_array_equal(np.asarray(fig.data[i][key]), np.asarray(value))
-    assert fig.layout.title.subtitle.text == frame["layout"]["title"]["subtitle"]["text"]
 
 
-def test_play_pause_and_speed_buttons(fwd):
-    *_, fig = fwd
-    play_pause, speed = fig.layout.updatemenus
-    play, pause, resume = play_pause.buttons
-    assert play.method == "animate" and play.args[0] is None
-    assert play.args[1]["frame"]["duration"] == animate.FRAME_MS
-    assert not play.args[1]["fromcurrent"], "the figure opens on the last step: play from 0"
-    assert resume.args[1]["fromcurrent"], "resume goes on from the paused step"
-    assert tuple(pause.args[0]) == (None,) and pause.args[1]["mode"] == "immediate"
-    assert pause.args[1]["frame"]["duration"] == 0
-    durations = [b.args[1]["frame"]["duration"] for b in speed.buttons]
-    assert [b.label for b in speed.buttons] == ["▶ 0.5×", "▶ 2×", "▶ 4×"]
-    assert durations == [animate.FRAME_MS * 2, animate.FRAME_MS / 2, animate.FRAME_MS / 4]
-
-
-def _evaluate(formula: str) -> float:
-    """Evaluate 'cell = a·b + c·(−d) + … = s' term by term."""
-    rhs = formula.split(" = ")[1].replace(MINUS, "-").replace("<br>", "")
-    total = 0.0
-    for term in rhs.split(" + "):
-        a, b = term.split("·")
-        total += float(a.strip("()")) * float(b.strip("()"))
-    return total
-
-
-def test_running_sum_text_matches_the_engine(fwd):
-    sw, *_, fig = fwd
-    last = frames_json(fig)[-1]["layout"]["title"]["subtitle"]["text"]
-    r, c = sw.targets[-1]
-    assert last.startswith(f"y[{r}, {c}] = ")
-    assert last.endswith(f"= {format_value(sw.sums[-1])}")
-    for t, f in enumerate(frames_json(fig)):
-        text = f["layout"]["title"]["subtitle"]["text"]
-        assert text.count("·") == 9  # every tap, zeros included
-        assert _evaluate(text) == pytest.approx(sw.sums[t])
-
-
-def test_running_sum_text_with_channels_and_bias():
-    lay = make_layer(C=2, bias=True)
-    sw = forward_sweep(lay.forward)
-    _, operand, kernel, output = forward_case(lay, channel=1)
-    fig = animate.sweep_figure(sw, operand, kernel, output, channel=1)
-    last = frames_json(fig)[-1]["layout"]["title"]["subtitle"]["text"]
-    assert "channel 1: " in last
-    assert f"= {format_value(sw.partial[-1, 1])};" in last
-    assert f"Σ over 2 channels + b = {format_value(sw.sums[-1])}" in last
-    assert "(b = 1.5)" in last
+def test_hover_link_holds_every_output_cells_window(fwd):
+    sw, operand, kernel, output, fig = fwd
+    link = animate.player_meta(fig)["link"]
+    assert [p["key"] for p in link["panels"]] == [operand.key, kernel.key, output.key]
+    np.testing.assert_array_equal(link["r0"], sw.rows[:, 0])
+    np.testing.assert_array_equal(link["c0"], sw.cols[:, 0])
+    assert link["dilation"] == list(sw.dilation) and link["kernel"] == list(sw.kernel.shape[1:])
+    hover = [fig.data[i] for i in link["traces"]]
+    assert [h.name for h in hover] == ["hover"] * 3 and all(len(h.x) == 0 for h in hover)
+    # every window read from the link lies on the operand: the browser outlines real cells
+    (kh, kw), (dh, dw) = link["kernel"], link["dilation"]
+    assert max(link["r0"]) + dh * (kh - 1) < operand.shape[0]
+    assert max(link["c0"]) + dw * (kw - 1) < operand.shape[1]
 
 
 def test_sampling_keeps_every_kth_step_the_last_and_start():
@@ -606,14 +578,15 @@ def test_sampling_keeps_every_kth_step_the_last_and_start():
     names = [int(f.name) for f in fig.frames]
     assert names == sorted({*range(0, 49, 5), 48, 23})
     assert "every 5th step shown" in fig.layout.title.text
-    assert fig.layout.sliders[0].active == names.index(23)
-    assert len(fig.layout.sliders[0].steps) == len(names)
+    meta = animate.player_meta(fig)
+    assert meta["active"] == names.index(23) and meta["sampled"] == 5
+    assert len(meta["labels"]) == len(names)
 
 
 def test_start_out_of_range_is_clamped(fwd):
     sw, operand, kernel, output, _ = fwd
     fig = animate.sweep_figure(sw, operand, kernel, output, start=999)
-    assert fig.layout.sliders[0].active == len(fig.frames) - 1
+    assert animate.player_meta(fig)["active"] == len(fig.frames) - 1
 
 
 def test_mismatched_panels_are_refused(fwd):
@@ -681,9 +654,10 @@ def test_scatter_stamp_covers_its_window_in_tap_colours(scat):
 
 def test_scatter_controls_and_start(scat):
     *_, fig = scat
-    assert len(fig.layout.sliders[0].steps) == len(fig.frames) == 16
-    assert fig.layout.sliders[0].active == 2
-    assert len(fig.layout.updatemenus) == 2
+    meta = animate.player_meta(fig)
+    assert len(meta["labels"]) == len(fig.frames) == 16
+    assert meta["active"] == 2 and meta["link"] is None
+    assert len(meta["captions"]) == 16 and meta["captions"][0][0].startswith("∂L/∂y[0, 0] = ")
     go.Figure(fig.to_dict())
 
 

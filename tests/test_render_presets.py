@@ -1,4 +1,7 @@
-"""Every preset's animations build in both display modes (plotly validates every value)."""
+"""Every preset's animations build in both display modes at both screen sizes, and keep the rule
+of the screen: within the box, legible cells on a projector, headers that fit their columns."""
+
+import itertools
 
 import numpy as np
 import pytest
@@ -18,26 +21,73 @@ from convviz.sweeps import forward_sweep, input_grad_sweep, scatter, weight_grad
 SMALL = [p for p in PRESETS if p.spec().out_size[0] * p.spec().out_size[1] <= 1024]
 
 
-@pytest.mark.parametrize("theme", [THEME, PRESENTATION], ids=["normal", "presentation"])
+# (theme, main column width, window height) at 1280×720 and 1920×1080; the sidebar is open in
+# normal mode (the column is 820 / 1460 px) and folded in presentation mode (1232 / 1872 px).
+SCREENS = {
+    "normal-1280x720": THEME.fitted(820, 720),
+    "normal-1920x1080": THEME.fitted(1460, 1080),
+    "presentation-1280x720": PRESENTATION.fitted(1232, 720),
+    "presentation-1920x1080": PRESENTATION.fitted(1872, 1080),
+}
+
+
+def _grid_px(fig, i: int, cols: int) -> float:
+    """The px edge of a cell of panel i (cols columns) in a figure."""
+    name = "xaxis" if i == 0 else f"xaxis{i + 1}"
+    lo, hi = fig.layout[name].domain
+    plot_w = fig.layout.width - fig.layout.margin.l - fig.layout.margin.r
+    return (hi - lo) * plot_w / cols
+
+
+def check_screen_rule(fig, panels, theme) -> None:
+    """The sizing rule on one figure: in the box; big cells for small grids; headers apart."""
+    assert fig.layout.width <= theme.figure_w
+    cell = _grid_px(fig, 0, panels[0].shape[1])
+    rows = max(p.shape[0] for p in panels)
+    if not theme.show_secondary:
+        assert fig.layout.height <= theme.figure_h, "the figure and its player fit the screen"
+        small = 7 if theme.figure_h < 600 else 9  # rows that 48 px cells fit in 720 / 1080 px
+        if rows <= small and max(p.shape[1] for p in panels) <= 9:
+            assert cell >= 48, f"{cell:.0f} px cells on a projector"
+            heatmaps = [t for t in fig.data if t.type == "heatmap" and t.text is not None]
+            assert min(t.textfont.size for t in heatmaps) >= 20
+    # headers sit centred over their columns, and the columns do not overlap
+    heads = [a for a in fig.layout.annotations if a.xref and a.xref.endswith("domain")]
+    spans = []
+    plot_w = fig.layout.width - fig.layout.margin.l - fig.layout.margin.r
+    for a, p in zip(heads, panels):
+        name = "xaxis" if a.xref == "x domain" else f"xaxis{a.xref.split()[0][1:]}"
+        lo, hi = fig.layout[name].domain
+        centre = (lo + hi) / 2 * plot_w
+        half = 0.6 * theme.title_font_size * len(p.title) / 2
+        spans.append((centre - half, centre + half))
+    for (_, right), (left, _) in itertools.pairwise(spans):
+        assert right <= left + 1, "two panel titles overlap"
+
+
+@pytest.mark.parametrize("screen", SCREENS)
 @pytest.mark.parametrize("preset", SMALL, ids=[p.key for p in SMALL])
-def test_animations_build_and_keep_controls_in_range(preset, theme):
+def test_animations_build_and_keep_the_screen_rule(preset, screen):
+    theme = SCREENS[screen]
     spec = preset.spec()
     x, w = preset.values()
     lay = layer(spec, x, w, np.ones(spec.output_shape))
     fw, wg = forward_sweep(lay.forward), weight_grad_sweep(lay.weight_grad)
     ig = input_grad_sweep(lay.input_grad)
-    figures = [
-        sweep_figure(fw, *forward_panels(lay.forward, fw, 0, 0, 0), theme),
-        sweep_figure(wg, *weight_grad_panels(lay.weight_grad, wg, 0, 0, 0), theme),
-        sweep_figure(ig, *input_grad_animation(lay.input_grad, ig, 0, 0, 0), theme),
-        scatter_figure(
-            scatter(lay.forward, lay.input_grad.grad_out), *scatter_panels(lay, 0, 0, 0), theme
-        ),
+    cases = [
+        (fw, forward_panels(lay.forward, fw, 0, 0, 0)),
+        (wg, weight_grad_panels(lay.weight_grad, wg, 0, 0, 0)),
+        (ig, input_grad_animation(lay.input_grad, ig, 0, 0, 0)),
     ]
-    for fig in figures:
+    for sweep, panels in cases:
+        fig = sweep_figure(sweep, *panels, theme)
         assert len(fig.frames) >= 1
-        controls = [*fig.layout.updatemenus, *fig.layout.sliders]
-        assert all(-2 <= c.y <= 3 for c in controls), [c.y for c in controls]
+        check_screen_rule(fig, panels, theme)
+    kernel, grad_out, result = scatter_panels(lay, 0, 0, 0)
+    fig = scatter_figure(
+        scatter(lay.forward, lay.input_grad.grad_out), kernel, grad_out, result, theme
+    )
+    check_screen_rule(fig, [grad_out, kernel, result], theme)  # drawn in this order
 
 
 @pytest.mark.parametrize("size", [1, 2, 5, 7, 16, 17, 32, 33, 100])

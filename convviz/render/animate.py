@@ -4,6 +4,10 @@ A figure holds static traces (the grids, their roles, the click overlays) and a 
 that the frames replace: the window on the operand, what the output shows so far, the running-sum
 text. Frames are plain dicts holding only those overlays, so playing, pausing and scrubbing happen
 in the browser without a server round trip, and the payload stays small.
+
+The figure carries no play buttons or slider of its own: `layout.meta["player"]` tells the page's
+player (an HTML control bar, `convviz.ui.player`) the frames, their labels, the step it opens on
+and how cells link (for hover), and the player drives the frames with plotly's animate.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from convviz.render.grids import (
+    MAX_CLICK_CELLS,
     GridLayout,
     add_legend,
     add_panels,
@@ -25,7 +30,6 @@ from convviz.render.grids import (
     format_value,
     format_values,
     grid_layout,
-    header_px,
     heatmap,
     legend_note,
     panel_traces,
@@ -38,29 +42,18 @@ from convviz.render.panel import Panel
 from convviz.render.theme import (
     GRID_LINE,
     HIGHLIGHT_COLOR,
-    MUTED_TEXT,
+    HOVER_COLOR,
     PAD_COLOR,
     PAD_TEXT,
     PENDING_COLOR,
-    TEXT_COLOR,
     THEME,
     Theme,
 )
 from convviz.sweeps import Scatter, Sweep
 
 FRAME_MS = 700  # one step at 1× speed
-SPEEDS = (0.5, 2, 4)  # extra play buttons beside ▶ Play (1×)
-
-
-def _controls_px(theme: Theme) -> int:
-    """Height of the buttons row and the slider (with its current-value line) under the grids."""
-    return round(8.6 * theme.font_size)
-
-
-def _speed_x_px(theme: Theme) -> tuple[float, float]:
-    """Left edges of the 'speed' label and its buttons, right of play/pause (sized by font)."""
-    label = 22 * theme.font_size + 12
-    return label, label + 5.2 * theme.font_size
+SPEEDS = (0.5, 1, 2, 4)
+CELL_NAMES = {"y": "y", "grad_x_padded": "∂L/∂x̃", "grad_w": "∂L/∂w", "grad_out": "∂L/∂y"}
 
 
 # --- steps and text ------------------------------------------------------------------------------
@@ -79,58 +72,6 @@ def sampled_steps(steps: int, max_frames: int, start: int) -> tuple[np.ndarray, 
 def ordinal(k: int) -> str:
     suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
     return f"{k}{suffix}"
-
-
-def _factor(s: str) -> str:
-    return f"({s})" if s.startswith("\u2212") else s
-
-
-def _terms(left: np.ndarray, right: np.ndarray, max_terms: int) -> list[str]:
-    """'a·b + c·d + …' for each row of left/right, shape (S, n); elided past max_terms terms."""
-    a, b = format_values(left), format_values(right)
-    n = left.shape[1]
-    keep = list(range(n)) if n <= max_terms else [*range(max_terms - 2), n - 1]
-    out = []
-    for row_a, row_b in zip(a, b):
-        parts = [f"{_factor(row_a[j])}·{_factor(row_b[j])}" for j in keep]
-        if n > max_terms:
-            parts.insert(max_terms - 2, "…")
-        out.append(" + ".join(parts))
-    return out
-
-
-def sweep_formulas(
-    sweep: Sweep, steps: np.ndarray, channel: int, out: Panel, max_terms: int
-) -> list[str]:
-    """The running sum of each step written out, e.g. 'y[1, 2] = 3·1 + 0·(−2) + … = 7'."""
-    C = sweep.kernel.shape[0]
-    rows, cols = sweep.rows[steps], sweep.cols[steps]  # (S, kh), (S, kw)
-    x = sweep.operand[channel][rows[:, :, None], cols[:, None, :]].reshape(len(steps), -1)
-    w = np.broadcast_to(sweep.kernel[channel].ravel(), x.shape)
-    terms = _terms(x, w, max_terms)
-    oy, ox = out.origin
-    b = format_value(sweep.offset)
-    lines = []
-    for s, t in enumerate(steps):
-        r, c = sweep.targets[t]
-        cell = f"{out.key}[{r + oy}, {c + ox}]"
-        total = format_value(sweep.sums[t])
-        if C == 1:
-            bias = f" + b = {total}   (b = {b})" if sweep.offset else f" = {total}"
-            lines.append(f"{cell} = {terms[s]}{bias}")
-        else:
-            part = format_value(sweep.partial[t, channel])
-            bias = " + b" if sweep.offset else ""
-            note = f"   (b = {b})" if sweep.offset else ""
-            lines.append(
-                f"{cell}: channel {channel}: {terms[s]} = {part};   "
-                f"Σ over {C} channels{bias} = {total}{note}"
-            )
-    return lines
-
-
-def _max_terms(geo: GridLayout, theme: Theme, chars_per_term: int = 9) -> int:
-    return max(4, int(geo.plot_w / (0.55 * theme.font_size * chars_per_term)))
 
 
 # --- overlay traces ------------------------------------------------------------------------------
@@ -260,134 +201,6 @@ def _window_trace(
     return trace
 
 
-# --- controls ------------------------------------------------------------------------------------
-
-
-def _frame_args(duration: float, redraw: bool = True, fromcurrent: bool = False) -> dict:
-    """Animate options; from the first frame unless fromcurrent (the figure opens on the last)."""
-    return {
-        "frame": {"duration": duration, "redraw": redraw},
-        "mode": "immediate",
-        "fromcurrent": fromcurrent,
-        "transition": {"duration": 0},
-    }
-
-
-def animation_controls(
-    names: Sequence[str],
-    labels: Sequence[str],
-    active: int,
-    geo: GridLayout,
-    theme: Theme,
-    top_px: float,
-    prefix: str,
-) -> tuple[list[dict], list[dict]]:
-    """(updatemenus, sliders): play/pause, speed buttons and a slider with one step per frame.
-
-    top_px is where the controls start, in px below the plot area.
-    """
-    font = {"size": theme.font_size - 1}
-    y_buttons = geo.px_to_paper_y(top_px)
-    play_pause = {
-        "type": "buttons",
-        "direction": "left",
-        "showactive": False,
-        "font": font,
-        "x": 0,
-        "xanchor": "left",
-        "y": y_buttons,
-        "yanchor": "top",
-        "pad": {"r": 6},
-        "buttons": [
-            {"label": "▶ Play", "method": "animate", "args": [None, _frame_args(FRAME_MS)]},
-            {
-                "label": "❚❚ Pause",
-                "method": "animate",
-                "args": [
-                    [None],
-                    {
-                        "mode": "immediate",
-                        "frame": {"duration": 0, "redraw": False},
-                        "transition": {"duration": 0},
-                    },
-                ],
-            },
-            {
-                "label": "▷ Resume",
-                "method": "animate",
-                "args": [None, _frame_args(FRAME_MS, fromcurrent=True)],
-            },
-        ],
-    }
-    speed = {
-        "type": "buttons",
-        "direction": "left",
-        "showactive": False,
-        "font": font,
-        "x": _speed_x_px(theme)[1] / geo.plot_w,
-        "xanchor": "left",
-        "y": y_buttons,
-        "yanchor": "top",
-        "buttons": [
-            {"label": f"▶ {s:g}×", "method": "animate", "args": [None, _frame_args(FRAME_MS / s)]}
-            for s in SPEEDS
-        ],
-    }
-    many = len(names) * 34 > geo.plot_w  # tick labels would overlap: keep them for the rail only
-    slider = {
-        "active": active,
-        "x": 0,
-        "len": 1.0,
-        "xanchor": "left",
-        "y": geo.px_to_paper_y(top_px + 2.9 * theme.font_size),
-        "yanchor": "top",
-        "pad": {"t": 0, "b": 0, "l": 6, "r": 26},
-        "currentvalue": {
-            "prefix": prefix,
-            "xanchor": "left",
-            "font": {"size": theme.font_size, "color": TEXT_COLOR},
-        },
-        "font": {
-            "size": max(9, theme.font_size - 4),
-            "color": "rgba(0,0,0,0)" if many else MUTED_TEXT,
-        },
-        "ticklen": 0 if many else 4,
-        "minorticklen": 0,
-        "steps": [
-            {
-                "label": lab,
-                "method": "animate",
-                "args": [
-                    [name],
-                    {
-                        "mode": "immediate",
-                        "frame": {"duration": 0, "redraw": True},
-                        "transition": {"duration": 0},
-                    },
-                ],
-            }
-            for name, lab in zip(names, labels)
-        ],
-    }
-    return [play_pause, speed], [slider]
-
-
-def _annotate_speed(layout: dict, geo: GridLayout, theme: Theme, top_px: float) -> None:
-    layout["annotations"].append(
-        {
-            "text": "or play at",
-            "xref": "paper",
-            "yref": "paper",
-            "x": _speed_x_px(theme)[0] / geo.plot_w,
-            "y": geo.px_to_paper_y(top_px + 1.2 * theme.font_size),
-            "xanchor": "left",
-            "yanchor": "middle",
-            "showarrow": False,
-            "font": {"size": theme.font_size - 2, "color": MUTED_TEXT},
-        }
-    )
-
-
 class LazyFrame(go.Frame):
     """A Frame stored as plain dicts; reading `.data` validates a copy (tests, debugging)."""
 
@@ -403,13 +216,12 @@ def _animated_figure(
     animated: list[int],
     steps: np.ndarray,
     start: int,
-    labels: Sequence[str],
-    prefix: str,
-    geo: GridLayout,
-    theme: Theme,
-    controls_px: float,
+    player: dict,
 ) -> go.Figure:
-    """Controls, the base state (= the frame of step `start`) and the frames, in one figure.
+    """The base state (= the frame of step `start`), the frames, and the player's meta data.
+
+    player : what the page's player needs besides the frames: "labels" (one per frame),
+        "prefix" (before a label), "sampled" (every k-th step), "link" (hover linking or None).
 
     Frames are attached without plotly's per-frame validation: validating costs ~1 ms per trace
     (0.5 s for 400 frames) and the Figure API has no non-validating frame setter. The base data
@@ -419,13 +231,17 @@ def _animated_figure(
     active = int(np.searchsorted(steps, start))
     for i, d in zip(animated, frames[active]["data"]):
         data[i].update(d)
-    layout["title"]["subtitle"]["text"] = frames[active]["layout"]["title"]["subtitle"]["text"]
-    menus, sliders = animation_controls(
-        [f["name"] for f in frames], labels, active, geo, theme, controls_px, prefix
-    )
-    sliders[0]["currentvalue"]["suffix"] = "]"
-    layout.update(updatemenus=menus, sliders=sliders)
-    _annotate_speed(layout, geo, theme, controls_px)
+    names = [f["name"] for f in frames]
+    layout["meta"] = {
+        "player": {
+            **player,
+            "names": names,
+            "steps": [int(t) for t in steps],
+            "active": active,
+            "frame_ms": FRAME_MS,
+            "speeds": list(SPEEDS),
+        }
+    }
     fig = go.Figure(data=data, layout=layout)
     types = [data[i]["type"] for i in animated]
     fig._frame_objs = tuple(
@@ -433,7 +249,7 @@ def _animated_figure(
             name=f["name"],
             traces=animated,
             data=[{"type": ty, **d} for ty, d in zip(types, f["data"])],
-            layout=f["layout"],
+            layout=f.get("layout", {}),
             _validate=False,
         )
         for f in frames
@@ -441,30 +257,36 @@ def _animated_figure(
     return fig
 
 
+def player_meta(fig: go.Figure) -> dict:
+    """What an animated figure tells its player (see `_animated_figure`)."""
+    return fig.layout.meta["player"]
+
+
 def _outline_px(geo: GridLayout) -> float:
     return max(2.5, geo.cell / 12)
 
 
 def _layout(
-    panels: Sequence[Panel], theme: Theme, title: str, formula_lines: int
-) -> tuple[GridLayout, dict, float]:
-    """Geometry and base layout of an animated figure; returns the px where controls start."""
-    # plotly puts the subtitle ~2.4 title heights below the top; each further line adds 1.3 ems
-    line = 1.3 * (theme.font_size + 1)
-    formula_bottom = 8 + 2.5 * theme.title_font_size + (formula_lines - 1) * line + 0.5 * line
-    top = round(formula_bottom + 14 + header_px(panels, theme))
+    panels: Sequence[Panel], theme: Theme, title: str | None, subtitle: bool = False
+) -> tuple[GridLayout, dict]:
+    """Geometry and base layout of an animated figure (a subtitle line if the frames write one)."""
+    line = theme.font_size + 8
+    top = (theme.title_font_size + 18 if title else 6) + (line if subtitle else 0)
     legend_px = theme.font_size + 12 if legend_note(panels, theme) else 0
-    bottom = ticks_px(theme) + legend_px + _controls_px(theme)
-    # plotly places controls at paper y >= -2: short grids get a taller plot area
-    geo = grid_layout(panels, theme, top=top, bottom=bottom, min_plot_h=math.ceil(bottom / 1.9))
+    geo = grid_layout(panels, theme, top=top, bottom=ticks_px(theme) + legend_px + 6)
     layout = base_layout(geo, theme, title)
-    layout["title"]["subtitle"] = {"text": "", "font": {"size": theme.font_size + 1}}
+    if subtitle:
+        layout.setdefault("title", {"text": "", "x": 0.0, "xanchor": "left"})
+        layout["title"]["subtitle"] = {"text": "", "font": {"size": theme.font_size + 1}}
     add_panels(layout, panels, theme, geo)
     add_legend(layout, panels, theme, geo, ticks_px(theme))
-    return geo, layout, ticks_px(theme) + legend_px + 4
+    return geo, layout
 
 
-def _title(title: str | None, default: str, k: int) -> str:
+def _title(title: str | None, default: str, k: int, theme: Theme) -> str | None:
+    """The figure's title in normal mode (presentation mode: the page title says it)."""
+    if not theme.show_secondary:
+        return None
     text = title or default
     return f"{text} — every {ordinal(k)} step shown" if k > 1 else text
 
@@ -500,30 +322,43 @@ def sweep_figure(
     op = replace(operand, taps=None, highlight=None, selected=None, subtitle=sub)
     out = replace(output, values=sweep.result())
     panels = [op, kernel, out]
-    C, kh, kw = sweep.kernel.shape
-    lines = 2 if kh * kw > 12 or C > 1 else 1
-    geo, layout, controls_px = _layout(panels, theme, _title(title, "Sliding window", k), lines)
-    formulas = sweep_formulas(sweep, steps, channel, out, _max_terms(geo, theme) * lines)
-    formulas = [_wrap(f, lines) for f in formulas]
-
+    geo, layout = _layout(panels, theme, _title(title, "Sliding window", k, theme))
     data, animated = _sweep_traces(sweep, steps, channel, op, kernel, out, theme, geo)
     frames = _sweep_frames(sweep, steps, channel, op, kernel, out, shows_text(op, theme, geo))
-    for f, text in zip(frames, formulas):
-        f["layout"] = {"title": {"subtitle": {"text": text}}}
-    labels = [f"{r + out.origin[0]}, {c + out.origin[1]}" for r, c in sweep.targets[steps]]
-    return _animated_figure(
-        data,
-        layout,
-        frames,
-        animated,
-        steps,
-        start,
-        labels,
-        f"step → {out.key}[",
-        geo,
-        theme,
-        controls_px,
-    )
+    hover = len(data)
+    data += [_rect(i, _outline_px(geo), HOVER_COLOR, "hover") for i in range(3)]
+    oy, ox = out.origin
+    player = {
+        "labels": [f"{r + oy}, {c + ox}" for r, c in sweep.targets[steps]],
+        "prefix": f"{_name(out)}[",
+        "sampled": k,
+        "link": _sweep_link(sweep, op, kernel, out, hover),
+    }
+    return _animated_figure(data, layout, frames, animated, steps, start, player)
+
+
+def _sweep_link(sweep: Sweep, op: Panel, kernel: Panel, out: Panel, hover: int) -> dict | None:
+    """How cells link, for hover in the browser: the window of every output cell (row-major).
+
+    An output cell (r, c) was computed from the operand rows r0[t] + dilation·i, cols c0[t] +
+    dilation·j (t = r·W_out + c) and kernel tap (i, j); the browser inverts that for an operand
+    cell. None when the grids are too big to hover cell by cell.
+    """
+    (h, w), T = out.shape, sweep.steps
+    row_major = np.array_equal(sweep.targets, np.indices((h, w)).reshape(2, -1).T)
+    if not row_major or max(*op.shape, *out.shape) > MAX_CLICK_CELLS:
+        return None
+    return {
+        "panels": [
+            {"key": p.key, "origin": list(p.origin), "shape": list(p.shape)}
+            for p in (op, kernel, out)
+        ],
+        "r0": sweep.rows[:T, 0].tolist(),
+        "c0": sweep.cols[:T, 0].tolist(),
+        "dilation": list(sweep.dilation),
+        "kernel": list(sweep.kernel.shape[1:]),
+        "traces": [hover, hover + 1, hover + 2],
+    }
 
 
 def _sweep_traces(sweep, steps, channel, op, kernel, out, theme, geo):
@@ -581,14 +416,6 @@ def _sweep_frames(sweep, steps, channel, op, kernel, out, show: bool) -> list[di
     return frames
 
 
-def _wrap(formula: str, lines: int) -> str:
-    """Break a long formula after a ' + ' near the middle when two lines are available."""
-    if lines < 2 or len(formula) < 90:
-        return formula
-    cut = formula.find(" + ", len(formula) // 2 - 10)
-    return formula if cut < 0 else formula[: cut + 2] + "<br>" + formula[cut + 3 :]
-
-
 def _check_shapes(sweep: Sweep, operand: Panel, kernel: Panel, output: Panel, channel: int):
     C = sweep.operand.shape[0]
     if not 0 <= channel < C:
@@ -618,6 +445,11 @@ def _masked_z(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return out
 
 
+def _name(panel: Panel) -> str:
+    """How a panel's cells are written: ∂L/∂x̃ for grad_x_padded."""
+    return CELL_NAMES.get(panel.key, panel.key)
+
+
 def scatter_formulas(scatter: Scatter, steps, grad_out: Panel, kernel: Panel, result: Panel):
     """One line per step: which grad_out cell stamps what, and where it lands."""
     oW = grad_out.shape[1]
@@ -633,8 +465,9 @@ def scatter_formulas(scatter: Scatter, steps, grad_out: Panel, kernel: Panel, re
         rows, cols = scatter.rows[t], scatter.cols[t]
         what = f"{format_value(g[t])}·{kernel.key}" if single else "Σₖ ∂L/∂y·w"
         lines.append(
-            f"{grad_out.key}[{r + gy}, {c + gx}] = {format_value(g[t])}: stamp {what} onto "
-            f"{result.key} rows {rows[0] + ry}…{rows[-1] + ry}, cols {cols[0] + rx}…{cols[-1] + rx}"
+            f"{_name(grad_out)}[{r + gy}, {c + gx}] = {format_value(g[t])}: stamp {what} onto "
+            f"{_name(result)} rows {rows[0] + ry}…{rows[-1] + ry}, "
+            f"cols {cols[0] + rx}…{cols[-1] + rx}"
         )
     return lines
 
@@ -670,25 +503,19 @@ def scatter_figure(
     steps, k = sampled_steps(T, max_frames, start)
     g_panel = replace(grad_out, highlight=None, selected=None)
     panels = [g_panel, kernel, result]
-    geo, layout, controls_px = _layout(panels, theme, _title(title, "Scatter route", k), 1)
+    geo, layout = _layout(panels, theme, _title(title, "Scatter route", k, theme))
     data, animated = _scatter_traces(scatter, steps, g_panel, kernel, result, theme, geo)
     show = shows_text(result, theme, geo)
     frames = _scatter_frames(scatter, steps, g_panel, kernel, result, show)
     oW = grad_out.shape[1]
-    labels = [f"{t // oW + grad_out.origin[0]}, {t % oW + grad_out.origin[1]}" for t in steps]
-    return _animated_figure(
-        data,
-        layout,
-        frames,
-        animated,
-        steps,
-        start,
-        labels,
-        f"stamp of {grad_out.key}[",
-        geo,
-        theme,
-        controls_px,
-    )
+    player = {
+        "labels": [f"{t // oW + grad_out.origin[0]}, {t % oW + grad_out.origin[1]}" for t in steps],
+        "prefix": f"stamp of {_name(grad_out)}[",
+        "sampled": k,
+        "link": None,
+        "captions": [[line] for line in scatter_formulas(scatter, steps, g_panel, kernel, result)],
+    }
+    return _animated_figure(data, layout, frames, animated, steps, start, player)
 
 
 def _scatter_traces(scatter, steps, g_panel, kernel, result, theme, geo):
@@ -739,7 +566,6 @@ def _scatter_frames(scatter, steps, g_panel, kernel, result, show: bool) -> list
     texts = format_values(running) if show else None
     z, stamp_text = _window_grids(scatter.stamps[steps], _tap_ids(kernel), _spacing(scatter), show)
     stamp_text = None if stamp_text is None else _plus(stamp_text)
-    formulas = scatter_formulas(scatter, steps, g_panel, kernel, result)
     (ry, rx), span, oW = result.origin, z.shape, g_panel.shape[1]
     frames = []
     for s, t in enumerate(steps):
@@ -759,7 +585,6 @@ def _scatter_frames(scatter, steps, g_panel, kernel, result, show: bool) -> list
                     stamp,
                     _rect_xy(r0, r0 + span[0] - 1, c0, c0 + span[1] - 1, result.origin),
                 ],
-                "layout": {"title": {"subtitle": {"text": formulas[s]}}},
             }
         )
     return frames

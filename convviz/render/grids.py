@@ -9,6 +9,7 @@ geometry) are shared with the animations in `convviz.render.animate`.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,7 +25,6 @@ from convviz.render.theme import (
     EXPORT_SCALE,
     FONT_FAMILY,
     HIGHLIGHT_COLOR,
-    MAX_FIGURE_PX,
     MUTED_TEXT,
     PAD_COLOR,
     PAD_TEXT,
@@ -54,6 +54,7 @@ PLOTLY_CONFIG = {
 }
 MAX_CLICK_CELLS = 64  # per side; bigger grids get no click overlay (the UI has a keyboard fallback)
 HIDDEN_NOTE = "(numbers hidden at this size)"
+SMALL_GRID = 9  # rows: the seeds' layers and their padded inputs; they keep legible cells
 _MINUS = "\u2212"  # the same typographic minus as the matplotlib exports
 _Y_LABELS_PX = 34  # room for a panel's row indices left of its grid
 _PANEL_GAP_PX = 22  # blank space between one panel's row indices and the previous grid
@@ -105,7 +106,8 @@ class GridLayout:
     y_domains: tuple[tuple[float, float], ...]
     plot_w: int  # px of the plot area (margins excluded)
     plot_h: int
-    margin: dict  # l, r, t, b in px
+    margin: dict  # l, r, t, b in px (t includes the panel headers)
+    columns: tuple[int, ...] = ()  # px width of each panel's column (its grid or its title)
 
     @property
     def width(self) -> int:
@@ -120,11 +122,25 @@ class GridLayout:
         return -px / self.plot_h
 
 
-def _header_px(panel: Panel, theme: Theme) -> int:
-    """Rough px width of a panel's title/subtitle, so a narrow grid gets a wide enough column."""
-    title = 0.6 * theme.title_font_size * len(panel.title)
-    sub = 0.52 * (theme.font_size - 1) * len(panel.subtitle)
-    return int(max(title, sub))
+def _title_px(panel: Panel, theme: Theme) -> int:
+    """Rough px width of a panel's bold title: a narrow grid's column is at least this wide."""
+    return int(0.6 * theme.title_font_size * len(panel.title))
+
+
+def _subtitle_lines(panel: Panel, theme: Theme, column_px: float, hidden: bool) -> list[str]:
+    """A panel's subtitle (and the hidden-numbers note) wrapped to its column."""
+    sub = f"{panel.subtitle} {HIDDEN_NOTE}".strip() if hidden else panel.subtitle
+    chars = max(8, int(column_px / (0.52 * (theme.font_size - 1))))
+    most = None if theme.show_secondary else 1  # a projector keeps the grids big instead
+    return textwrap.wrap(sub, chars, max_lines=most, placeholder=" …") if sub else []
+
+
+def _header_h(lines: int, theme: Theme) -> int:
+    """Vertical room of a panel header: the title and `lines` subtitle lines.
+
+    plotly spaces the lines of an annotation by its own font (the title's), whatever their span.
+    """
+    return round((1 + lines) * 1.3 * theme.title_font_size) + 6
 
 
 def grid_layout(
@@ -133,23 +149,41 @@ def grid_layout(
     *,
     top: int,
     bottom: int,
-    max_px: int = MAX_FIGURE_PX,
     min_plot_h: int = 0,
 ) -> GridLayout:
-    """Columns sized to each panel's width (at least its header), cells shrunk to fit max_px."""
+    """The biggest square cells (up to theme.cell_px) with which the panels fit theme's box.
+
+    Each column is as wide as its grid or its title; subtitles wrap to their column. The box
+    is theme.figure_w wide and theme.figure_h tall (top and bottom margins included); cells
+    shrink below theme.min_cell_px only to fit the width.
+    """
     widths = [p.shape[1] for p in panels]
     heights = [p.shape[0] for p in panels]
+    titles = [_title_px(p, theme) for p in panels]
     fixed = len(panels) * _Y_LABELS_PX + (len(panels) - 1) * _PANEL_GAP_PX + 16
-    cell = min(theme.cell_px, (max_px - fixed) // max(sum(widths), 1), 900 // max(heights))
-    cell = max(cell, 4)
-    while True:  # headers wider than their grids take room too: shrink until all fits
-        columns = [max(w * cell, _header_px(p, theme)) for w, p in zip(widths, panels)]
-        plot_w = sum(columns) + len(panels) * _Y_LABELS_PX + (len(panels) - 1) * _PANEL_GAP_PX
-        if plot_w + 16 <= max_px or cell <= 4:
+    fit = None
+    for cell in range(max(theme.cell_px, 4), 3, -1):  # a few dozen sizes, largest first
+        columns = [max(w * cell, t) for w, t in zip(widths, titles)]
+        if sum(columns) + fixed > theme.figure_w:
+            continue
+        hidden = [max(p.shape) > theme.max_text_cells or cell < 16 for p in panels]
+        lines = max(
+            len(_subtitle_lines(p, theme, c, h)) for p, c, h in zip(panels, columns, hidden)
+        )
+        header = _header_h(lines, theme)
+        fit = cell, columns, lines, header
+        if top + header + max(heights) * cell + bottom <= theme.figure_h:
             break
-        cell -= 1
+        if cell <= (theme.min_cell_px if max(heights) <= SMALL_GRID else 16):
+            break
+    cell, columns, lines, header = fit or (
+        4,
+        [max(w * 4, t) for w, t in zip(widths, titles)],
+        1,
+        _header_h(1, theme),
+    )
     gap = 2 if cell >= 20 else (1 if cell >= 8 else 0)
-    cell_font = max(8, round(theme.cell_font_size * min(1.0, cell / theme.cell_px)))
+    plot_w = sum(columns) + len(panels) * _Y_LABELS_PX + (len(panels) - 1) * _PANEL_GAP_PX
     plot_h = max(max(heights) * cell, min_plot_h)
     x_domains, y_domains, left = [], [], 0
     for col, w, h in zip(columns, widths, heights):
@@ -158,9 +192,17 @@ def grid_layout(
         x_domains.append((x0 / plot_w, (x0 + w * cell) / plot_w))
         y_domains.append((1 - h * cell / plot_h, 1.0))
         left += col + _PANEL_GAP_PX
-    margin = {"l": 8, "r": 8, "t": top, "b": bottom}
+    margin = {"l": 8, "r": 8, "t": top + header, "b": bottom}
     return GridLayout(
-        cell, gap, cell_font, tuple(x_domains), tuple(y_domains), plot_w, plot_h, margin
+        cell,
+        gap,
+        theme.cell_font(cell),
+        tuple(x_domains),
+        tuple(y_domains),
+        plot_w,
+        plot_h,
+        margin,
+        tuple(columns),
     )
 
 
@@ -221,13 +263,12 @@ def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
 def panel_header(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
     """The title (bold) and subtitle above panel i, as one annotation."""
     xa, ya = axis_ids(i)
-    sub = panel.subtitle
-    if not shows_text(panel, theme, geo):
-        sub = f"{sub} {HIDDEN_NOTE}".strip()
+    column = geo.columns[i] if geo.columns else panel.shape[1] * geo.cell
+    lines = _subtitle_lines(panel, theme, column, not shows_text(panel, theme, geo))
     text = f"<b>{panel.title}</b>"
-    if sub:
+    if lines:
         style = f"font-size:{theme.font_size - 1}px;color:{MUTED_TEXT}"
-        text += f"<br><span style='{style}'>{sub}</span>"
+        text += "".join(f"<br><span style='{style}'>{line}</span>" for line in lines)
     return {
         "text": text,
         "xref": f"{xa} domain",
@@ -240,12 +281,6 @@ def panel_header(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
         "showarrow": False,
         "font": {"size": theme.title_font_size, "color": TEXT_COLOR},
     }
-
-
-def header_px(panels: Sequence[Panel], theme: Theme) -> int:
-    """Vertical room the panel headers need above the grids."""
-    lines = theme.title_font_size + 8
-    return lines + (theme.font_size + 6)  # the subtitle line (or the hidden-numbers note)
 
 
 # --- traces --------------------------------------------------------------------------------------
@@ -621,12 +656,7 @@ def panels_figure(
     """
     title_px = theme.title_font_size + 18 if title else 6
     legend_px = theme.font_size + 12 if legend_note(panels, theme) else 0
-    geo = grid_layout(
-        panels,
-        theme,
-        top=title_px + header_px(panels, theme),
-        bottom=ticks_px(theme) + legend_px + 6,
-    )
+    geo = grid_layout(panels, theme, top=title_px, bottom=ticks_px(theme) + legend_px + 6)
     layout = base_layout(geo, theme, title)
     add_panels(layout, panels, theme, geo)
     add_legend(layout, panels, theme, geo, ticks_px(theme))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import colorsys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # Cell roles. Real cells are coloured by value (VALUE_SCALE); the roles below override that.
 PAD_COLOR = "#d9d9d9"  # cells the padding added (hatched in exports)
@@ -12,7 +12,7 @@ DILATION_COLOR = "#fde9c8"  # zeros that dilation inserted
 DILATION_TEXT = "#b7791f"
 REMAINDER_COLOR = "#b23a48"  # outline of rows/cols no window reaches
 DROPPED_COLOR = "#b23a48"  # cross over gradient the mask drops
-FOLDED_COLOR = "#2b6cb0"  # arrow/outline for gradient folded back onto its source
+HOVER_COLOR = "#2b6cb0"  # outlines of the cells linked to the one under the pointer
 HIGHLIGHT_COLOR = "#111111"  # outline of cells linked to the selection
 SELECTED_COLOR = "#e53e3e"
 GRID_LINE = "#ffffff"
@@ -38,28 +38,63 @@ MATH_FONTSET = "cm"  # LaTeX-like formulas (matplotlib mathtext)
 PENDING_COLOR = "#eceff3"  # output cells an animation has not computed yet
 # Widest plotly figure: the main column at a 1280 px window (980 px less its padding).
 MAX_FIGURE_PX = 820
+# The screen a figure is sized for until the browser reports its own (1280×720, sidebar open).
+DEFAULT_VIEWPORT = (MAX_FIGURE_PX, 720)
 
 
 @dataclass(frozen=True)
 class Theme:
-    """Sizes for one display mode."""
+    """Sizes for one display mode and the box a figure may fill.
+
+    Cells are as large as the box allows, up to cell_px; cell numbers scale with the cell
+    (cell_font_size at cell_px). A figure never grows taller than figure_h unless its cells would
+    drop below min_cell_px, and never wider than figure_w.
+    """
 
     font_size: int = 14
-    cell_font_size: int = 15
+    cell_font_size: int = 15  # numbers in a cell of cell_px_for_font; they scale with the cell
     title_font_size: int = 17
-    cell_px: int = 44  # pixel edge of one grid cell at default zoom
+    cell_px: int = 44  # largest pixel edge of a grid cell
+    min_cell_px: int = 28  # to fit the height, no smaller (the page scrolls instead)
     max_text_cells: int = 24  # per side; bigger grids are drawn without per-cell numbers
     show_secondary: bool = True
+    figure_w: int = MAX_FIGURE_PX  # px the main column offers
+    figure_h: int = DEFAULT_VIEWPORT[1] - 380  # px left for a figure below the page's header
+    cell_px_for_font: int = 44
+
+    def cell_font(self, cell: int) -> int:
+        """The size of the numbers in a cell `cell` px wide."""
+        return max(
+            8,
+            min(round(self.cell_font_size * cell / self.cell_px_for_font), 2 * self.cell_font_size),
+        )
+
+    def fitted(self, width: int, height: int) -> Theme:
+        """This theme sized for a main column `width` px wide in a window `height` px tall."""
+        chrome = 380 if self.show_secondary else 230  # page title, player and formula
+        return replace(self, figure_w=max(320, width), figure_h=max(240, height - chrome))
+
+    def reserve(self, px: int) -> Theme:
+        """Less height for the figure: the page shows `px` more above the fold."""
+        return replace(self, figure_h=max(200, self.figure_h - px))
 
 
 THEME = Theme()
+# A projector: cells grow to fill the screen (numbers ≥ 20 px from 48 px cells up).
 PRESENTATION = Theme(
-    font_size=20, cell_font_size=22, title_font_size=24, cell_px=48, show_secondary=False
+    font_size=20,
+    cell_font_size=22,
+    title_font_size=24,
+    cell_px=110,
+    min_cell_px=16,  # the whole figure and its player on the screen: never scroll a projector
+    show_secondary=False,
+    cell_px_for_font=48,
 )
 
 
-def theme_for(presentation: bool) -> Theme:
-    return PRESENTATION if presentation else THEME
+def theme_for(presentation: bool, viewport: tuple[int, int] = DEFAULT_VIEWPORT) -> Theme:
+    """The theme of a display mode, fitted to the main column width and window height."""
+    return (PRESENTATION if presentation else THEME).fitted(*viewport)
 
 
 # Twelve hand-picked, clearly distinct tap colours (a 3×3 kernel uses the first nine).

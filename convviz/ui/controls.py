@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
@@ -31,6 +32,7 @@ from convviz.ui.state import (
     spec_of,
     to_query,
 )
+from convviz.ui.viewport import viewport, watch_viewport
 from convviz.values import GRAD_OUT_LABELS
 
 STATE = "cv_state"
@@ -227,7 +229,7 @@ def _clip_slice(state: dict) -> None:
     state["c"] = min(state["c"], state["cin"] - 1)
 
 
-COMPACT_CSS = "<style>.block-container {padding-top: 1rem; padding-bottom: 0;}</style>"
+PRESENTATION_CSS = (Path(__file__).parent / "presentation.css").read_text()
 
 
 def page_config(title: str, icon: str) -> None:
@@ -240,7 +242,7 @@ def page_config(title: str, icon: str) -> None:
         initial_sidebar_state="collapsed" if pres else "expanded",
     )
     if pres:
-        st.markdown(COMPACT_CSS, unsafe_allow_html=True)
+        st.html(f"<style>{PRESENTATION_CSS}</style>")
 
 
 def controls() -> Context:
@@ -249,6 +251,7 @@ def controls() -> Context:
     _clip_slice(state)
     with st.sidebar:
         _sidebar(state)
+        watch_viewport()
     for problem in st.session_state.pop(PROBLEMS, []):
         st.warning(f"Link: {problem}.")
     _take_chart_selection(state)
@@ -269,6 +272,5 @@ def controls() -> Context:
     view = state if error is None else st.session_state.get(LAST_VALID, DEFAULTS)
     spec = lay.forward.spec
     n, k, c = slice_of(view, spec)
-    return Context(
-        state, spec, lay, key, n, k, c, selection_of(view), theme_for(state["pres"]), error
-    )
+    theme = theme_for(state["pres"], viewport())
+    return Context(state, spec, lay, key, n, k, c, selection_of(view), theme, error)

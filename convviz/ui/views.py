@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from urllib.parse import urlencode
 
@@ -11,11 +12,12 @@ from PIL import Image
 
 from convviz.formulas import Formula
 from convviz.render import static
-from convviz.render.animate import sweep_figure
+from convviz.render.animate import player_meta, sweep_figure
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.panel import Panel
 from convviz.sweeps import Sweep
-from convviz.ui.controls import STATE, Context
+from convviz.ui.controls import PAGES, STATE, Context
+from convviz.ui.player import player
 from convviz.ui.state import encode_array, to_query
 from convviz.values import image_to_input
 
@@ -52,13 +54,37 @@ def animation(
     channel: int,
     start: int,
     formula: Formula | None = None,
+    formula_of: Callable[[int, int], Formula] | None = None,
 ) -> None:
-    """A sweep's animation (opened at step `start`) and its PNG/SVG/GIF exports."""
-    chart(sweep_figure(sweep, *panels, ctx.theme, channel=channel, start=start, title=title), name)
+    """A sweep's animation (opened at step `start`), its player and its PNG/SVG/GIF exports.
+
+    formula_of(row, col) : the formula of an output cell; the player shows the one of the cell
+        each frame computes, symbolic and numeric.
+    """
+    fig = sweep_figure(sweep, *panels, ctx.theme, channel=channel, start=start, title=title)
+    captions = None
+    if formula_of is not None:
+        targets = sweep.targets[player_meta(fig)["steps"]]
+        captions = [frame_caption(formula_of(int(r), int(c)), ctx.theme) for r, c in targets]
+    animated_chart(fig, name, ctx, captions)
     if max(panels[0].shape) > ctx.theme.max_text_cells:  # big operand: the kernel gets tiny
         st.caption("At this size the grids are drawn without numbers; the kernel's numbers:")
         chart(panels_figure([panels[1]], ctx.theme), f"{name}_kernel")
     export_buttons(panels, ctx, name, title, formula, sweep, channel)
+
+
+def frame_caption(formula: Formula, theme) -> list[str]:
+    """The two lines the player shows for a frame: the sum in symbols, then in numbers."""
+    most = 27 if theme.show_secondary else 12
+    return [formula.text(numeric=False, max_terms=most), formula.text(numeric=True, max_terms=most)]
+
+
+def animated_chart(
+    fig, name: str, ctx: Context, captions: list[list[str]] | None, primary: bool = True
+) -> None:
+    """An animated figure and the player that drives it (the primary one takes the keys)."""
+    chart(fig, name)
+    player(fig, name, captions, presentation=not ctx.theme.show_secondary, primary=primary)
 
 
 def selected_in(ctx: Context, keys: tuple[str, ...], shape: tuple[int, int]):
@@ -211,6 +237,33 @@ def value_editors(ctx: Context) -> None:
         _editor("grad_out", "g", g, (ctx.n, ctx.k), ctx)
 
 
+NEXT_KEY, BACK_KEY = "PageDown", "PageUp"  # what a clicker sends; n / p work too (player.js)
+
+
+def _neighbours(page: str) -> tuple[tuple | None, tuple | None]:
+    """The (path, label, icon) before and after `page` in the lecture's order."""
+    paths = [path for path, _, _ in PAGES]
+    i = paths.index(page)
+    return (PAGES[i - 1] if i > 0 else None), (PAGES[i + 1] if i + 1 < len(PAGES) else None)
+
+
+def page_nav(page: str, *, keys: bool = True) -> None:
+    """The way on at the end of a page: the previous and the next page.
+
+    keys : the buttons answer to PageUp / PageDown (and p / n); off where a storyboard has them.
+    """
+    back, on = _neighbours(page)
+    name = "nav" if keys else "end"  # nav_* answer to keys (player.js finds them by key)
+    with st.container(horizontal=True, horizontal_alignment="distribute"):
+        shortcut = BACK_KEY if keys else None
+        if back and st.button(f"◀ {back[1]}", key=f"{name}_back_page", shortcut=shortcut):
+            st.switch_page(back[0])
+        shortcut = NEXT_KEY if keys else None
+        label = f"next: {on[1].lower()} ▶" if on else ""
+        if on and st.button(label, key=f"{name}_next_page", type="primary", shortcut=shortcut):
+            st.switch_page(on[0])
+
+
 def _set_step(delta: int, count: int) -> None:
     state = st.session_state[STATE]
     state["step"] = min(max(state["step"] + delta, 1), count)
@@ -221,20 +274,27 @@ def _pick_step(titles: list[str]) -> None:
         st.session_state[STATE]["step"] = titles.index(st.session_state["w_step"]) + 1
 
 
-def step_picker(ctx: Context, titles: list[str]) -> int:
-    """Previous / next buttons and a step selector; returns the 0-based step (kept in the URL)."""
+def step_picker(page: str, ctx: Context, titles: list[str]) -> int:
+    """Back / next (PageUp / PageDown, past the ends to the pages around) and a stage selector.
+
+    Returns the 0-based stage (kept in the URL).
+    """
     count = len(titles)
     current = min(ctx.state["step"], count) - 1
-    a, b, c = st.columns([1, 8, 1])
+    back, on = _neighbours(page)
+    a, b, c = st.columns([2, 7, 2], vertical_alignment="center")
     with a:
-        st.button(
-            "◀ Back",
-            on_click=_set_step,
-            args=(-1, count),
-            disabled=current == 0,
-            key="step_back",
-            width="stretch",
-        )
+        if current > 0:
+            st.button(
+                "◀ Back",
+                on_click=_set_step,
+                args=(-1, count),
+                key="nav_back",
+                shortcut=BACK_KEY,
+                width="stretch",
+            )
+        elif st.button(f"◀ {back[1]}", key="nav_back_page", shortcut=BACK_KEY, width="stretch"):
+            st.switch_page(back[0])
     with b:
         st.session_state["w_step"] = titles[current]
         st.segmented_control(
@@ -246,14 +306,20 @@ def step_picker(ctx: Context, titles: list[str]) -> int:
             label_visibility="collapsed",
         )
     with c:
-        st.button(
-            "Next ▶",
-            on_click=_set_step,
-            args=(1, count),
-            disabled=current == count - 1,
-            key="step_next",
-            width="stretch",
-        )
+        if current < count - 1:
+            st.button(
+                "Next ▶",
+                on_click=_set_step,
+                args=(1, count),
+                key="nav_next",
+                shortcut=NEXT_KEY,
+                width="stretch",
+                type="primary",
+            )
+        elif st.button(
+            f"{on[1]} ▶", key="nav_next_page", shortcut=NEXT_KEY, width="stretch", type="primary"
+        ):
+            st.switch_page(on[0])
     return current
 
 

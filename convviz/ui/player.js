@@ -1,0 +1,242 @@
+// The player of one animated plotly chart: step / play / pause / scrub / speed, the formula of the
+// frame shown, keyboard control and hover linking, all in the browser (no server round trip).
+// The chart is found by its Streamlit key; its frames are driven with plotly's own animate.
+
+const TYPING = /^(INPUT|TEXTAREA|SELECT)$/;
+const TYPING_ROLES = /^(slider|spinbutton|combobox|textbox|listbox)$/;
+
+function registry() {
+  // one keyboard listener per page, shared by every player on it
+  if (!window.__convviz) {
+    window.__convviz = { players: new Map(), last: null };
+    document.addEventListener("keydown", onKey, true);
+  }
+  return window.__convviz;
+}
+
+function typing(event) {
+  const el = event.composedPath ? event.composedPath()[0] : event.target;
+  if (!el || !el.tagName) return false;
+  if (TYPING.test(el.tagName) || el.isContentEditable) return true;
+  return TYPING_ROLES.test(el.getAttribute && (el.getAttribute("role") || ""));
+}
+
+function clickButton(key) {
+  // a stage button of the storyboard, else the page button (nav_next / nav_next_page)
+  const button = document.querySelector(`.st-key-${key} button, .st-key-${key}_page button`);
+  if (button && !button.disabled) button.click();
+  return Boolean(button);
+}
+
+function onKey(event) {
+  if (event.ctrlKey || event.metaKey || event.altKey || typing(event)) return;
+  const reg = window.__convviz;
+  if (event.key === "n" || event.key === "p") {
+    if (clickButton(event.key === "n" ? "nav_next" : "nav_back")) event.preventDefault();
+    return;
+  }
+  const player = reg.players.get(reg.last) || [...reg.players.values()].find((p) => p.primary);
+  if (!player) return;
+  const actions = {
+    ArrowRight: () => player.step(1),
+    ArrowLeft: () => player.step(-1),
+    " ": () => player.toggle(),
+    Home: () => player.show(0),
+    End: () => player.show(player.count - 1),
+  };
+  if (actions[event.key]) {
+    event.preventDefault();
+    event.stopPropagation();
+    actions[event.key]();
+  }
+}
+
+function el(tag, attrs = {}, text = "") {
+  const node = document.createElement(tag);
+  Object.entries(attrs).forEach(([k, v]) => node.setAttribute(k, v));
+  if (text) node.textContent = text;
+  return node;
+}
+
+// --- hover linking: outlines on the cells linked to the one under the pointer ------------------
+
+function box(r0, r1, c0, c1, origin) {
+  const [oy, ox] = origin;
+  const x0 = c0 + ox - 0.5, x1 = c1 + ox + 0.5, y0 = r0 + oy - 0.5, y1 = r1 + oy + 0.5;
+  return { x: [x0, x1, x1, x0, x0, null], y: [y0, y0, y1, y1, y0, null] };
+}
+
+function boxes(cells, origin) {
+  const out = { x: [], y: [] };
+  cells.forEach(([r, c]) => {
+    const b = box(r, r, c, c, origin);
+    out.x.push(...b.x);
+    out.y.push(...b.y);
+  });
+  return out;
+}
+
+function linked(link, key, r, c) {
+  // [operand cells, kernel taps, output cells] linked to panel `key`'s cell (r, c)
+  const [op, kern, out] = link.panels;
+  const [dh, dw] = link.dilation, [kh, kw] = link.kernel;
+  if (key === out.key) {
+    const t = r * out.shape[1] + c;
+    const r0 = link.r0[t], c0 = link.c0[t];
+    return [
+      [box(r0, r0 + dh * (kh - 1), c0, c0 + dw * (kw - 1), op.origin)],
+      [box(0, kh - 1, 0, kw - 1, kern.origin)],
+      [box(r, r, c, c, out.origin)],
+    ];
+  }
+  if (key !== op.key) return null;
+  const outs = [], taps = [];
+  for (let t = 0; t < link.r0.length; t++) {
+    const i = (r - link.r0[t]) / dh, j = (c - link.c0[t]) / dw;
+    if (Number.isInteger(i) && Number.isInteger(j) && i >= 0 && i < kh && j >= 0 && j < kw) {
+      outs.push([Math.floor(t / out.shape[1]), t % out.shape[1]]);
+      taps.push([i, j]);
+    }
+  }
+  return [[box(r, r, c, c, op.origin)], [boxes(taps, kern.origin)], [boxes(outs, out.origin)]];
+}
+
+function drawLinks(gd, link, shapes) {
+  const xs = shapes.map((s) => s.flatMap((b) => b.x));
+  const ys = shapes.map((s) => s.flatMap((b) => b.y));
+  window.Plotly.restyle(gd, { x: xs, y: ys }, link.traces);
+}
+
+// --- the player ------------------------------------------------------------------------------------
+
+export default function (component) {
+  const { parentElement, data } = component;
+  const reg = registry();
+  const d = data;
+  const count = d.names.length;
+  let cur = d.active, timer = null, speed = 1, gdBound = null;
+
+  const chart = () => document.querySelector(`.st-key-${d.chart} .js-plotly-plot`);
+  const root = el("div", { class: `player${d.pres ? " pres" : ""}`, "data-testid": "player" });
+  root.dataset.chart = d.chart;
+  const bar = el("div", { class: "bar" });
+  const button = (label, title, fn, cls = "") => {
+    const b = el("button", { type: "button", title, class: cls }, label);
+    b.addEventListener("click", () => {
+      reg.last = d.chart;
+      fn();
+    });
+    bar.appendChild(b);
+    return b;
+  };
+  button("|◀", "First step (Home)", () => show(0));
+  button("◀", "Previous step (←)", () => step(-1));
+  const playButton = button("▶ Play", "Play / pause (space)", () => toggle(), "play");
+  button("▶", "Next step (→)", () => step(1));
+  button("▶|", "Last step (End)", () => show(count - 1));
+  const speeds = el("span", { class: "speeds" });
+  d.speeds.forEach((s) => {
+    const b = el("button", { type: "button", class: s === 1 ? "on" : "", title: `${s}× speed` }, `${s}×`);
+    b.addEventListener("click", () => {
+      speed = s;
+      speeds.querySelectorAll("button").forEach((x) => x.classList.toggle("on", x === b));
+      if (timer) start();
+    });
+    speeds.appendChild(b);
+  });
+  bar.appendChild(speeds);
+  const scrub = el("input", { type: "range", min: 0, max: count - 1, step: 1, "aria-label": "step" });
+  scrub.value = cur;
+  scrub.addEventListener("input", () => {
+    reg.last = d.chart;
+    stop();
+    show(Number(scrub.value));
+  });
+  bar.appendChild(scrub);
+  const label = el("span", { class: "label", "data-testid": "player-label" });
+  bar.appendChild(label);
+  root.appendChild(bar);
+  const caption = el("div", { class: "caption", "data-testid": "player-formula" });
+  root.appendChild(caption);
+  if (d.hint) {
+    root.appendChild(el("div", { class: "hint" }, d.hint));
+  }
+  parentElement.querySelectorAll(".player").forEach((old) => old.remove());
+  parentElement.appendChild(root);
+
+  function render() {
+    scrub.value = cur;
+    const sampled = d.sampled > 1 ? ` (every ${d.sampled}th step)` : "";
+    label.textContent = `step ${cur + 1}/${count}${sampled} → ${d.prefix}${d.labels[cur]}]`;
+    caption.replaceChildren(...(d.captions[cur] || []).map((line) => el("div", {}, line)));
+    playButton.textContent = timer ? "❚❚ Pause" : "▶ Play";
+  }
+
+  function show(i) {
+    cur = Math.max(0, Math.min(count - 1, i));
+    const gd = chart();
+    if (gd && window.Plotly && gd._fullLayout) {
+      window.Plotly.animate(gd, [d.names[cur]], {
+        mode: "immediate",
+        frame: { duration: 0, redraw: true },
+        transition: { duration: 0 },
+      });
+    }
+    render();
+  }
+  function step(delta) {
+    stop();
+    show(cur + delta);
+  }
+  function start() {
+    clearInterval(timer);
+    timer = setInterval(() => {
+      if (cur >= count - 1) return stop();
+      show(cur + 1);
+    }, d.frame_ms / speed);
+    render();
+  }
+  function stop() {
+    clearInterval(timer);
+    timer = null;
+    render();
+  }
+  function toggle() {
+    if (timer) return stop();
+    if (cur >= count - 1) show(0); // from the start when the result is on screen
+    start();
+  }
+
+  // hover linking, once the chart is drawn (it may be drawn after this player)
+  const onHover = (ev) => {
+    const point = ev.points && ev.points[0];
+    const cd = point && point.customdata;
+    if (!cd) return;
+    const shapes = linked(d.link, cd[0], cd[1], cd[2]);
+    if (shapes) drawLinks(gdBound, d.link, shapes);
+  };
+  const onUnhover = () => drawLinks(gdBound, d.link, [[], [], []]);
+  const bind = setInterval(() => {
+    const gd = chart();
+    if (!gd || !gd._fullLayout || !gd.on) return;
+    clearInterval(bind);
+    gdBound = gd;
+    if (d.link) {
+      gd.on("plotly_hover", onHover);
+      gd.on("plotly_unhover", onUnhover);
+    }
+  }, 100);
+
+  const self = { primary: d.primary, count, show, step, toggle };
+  reg.players.set(d.chart, self);
+  render();
+  return () => {
+    clearInterval(timer);
+    clearInterval(bind);
+    if (gdBound && gdBound.removeListener && d.link) {
+      gdBound.removeListener("plotly_hover", onHover);
+      gdBound.removeListener("plotly_unhover", onUnhover);
+    }
+    if (reg.players.get(d.chart) === self) reg.players.delete(d.chart);
+  };
+}

@@ -1,0 +1,54 @@
+"""The player under an animated chart: an HTML control bar and the formula of the frame shown.
+
+The chart's frames are built by `convviz.render.animate`; the player (player.js) drives them in
+the browser with plotly's animate, so stepping, playing, scrubbing, the keys and hover linking
+never wait for the server. The formula lines of each frame come from the engine's formulas.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from convviz.render.animate import player_meta
+
+_HERE = Path(__file__).parent
+_COMPONENT = st.components.v2.component(
+    "convviz_player",
+    html="<div></div>",
+    css=(_HERE / "player.css").read_text(),
+    js=(_HERE / "player.js").read_text(),
+)
+KEYS_HINT = "Keys: ← → step · space play/pause · Home/End first/last"
+
+
+def player(
+    fig: go.Figure,
+    chart_key: str,
+    captions: list[list[str]] | None,
+    *,
+    presentation: bool,
+    primary: bool = True,
+    hint: str = KEYS_HINT,
+) -> None:
+    """Mount the player of `fig` (drawn by `views.chart` under key `chart_key`).
+
+    captions : per frame, the lines to show under the bar (e.g. the symbolic and the numeric
+        formula of the cell that frame computes); None keeps the figure's own.
+    """
+    meta = dict(player_meta(fig))
+    if captions is not None:
+        meta["captions"] = captions
+    meta.setdefault("captions", [])
+    _COMPONENT(
+        key=f"player_{chart_key}",
+        data={
+            **meta,
+            "chart": f"chart_{chart_key}",
+            "primary": primary,
+            "pres": presentation,
+            "hint": hint,
+        },
+    )

@@ -1,0 +1,43 @@
+"""The size of the screen the page is on, reported by the browser (viewport.js).
+
+Figures are sized on the server; the browser tells it the main column's width and the window's
+height once, and again when they change (a folded sidebar, a projector), never per frame.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from convviz.render.theme import DEFAULT_VIEWPORT
+
+VIEWPORT = "cv_viewport"  # (width, height) kept across pages
+_COMPONENT = st.components.v2.component(
+    "convviz_viewport",
+    html="<div></div>",
+    js=(Path(__file__).parent / "viewport.js").read_text(),
+)
+
+
+def viewport() -> tuple[int, int]:
+    """The last reported (main column width, window height) of this session, or the default."""
+    size = st.session_state.get(VIEWPORT)
+    return tuple(size) if size else DEFAULT_VIEWPORT
+
+
+def _store() -> None:
+    size = st.session_state["w_viewport"].get("viewport")
+    if isinstance(size, list) and len(size) == 2 and all(isinstance(v, int | float) for v in size):
+        st.session_state[VIEWPORT] = (min(int(size[0]), 4000), min(int(size[1]), 3000))
+
+
+def watch_viewport() -> None:
+    """Mount the reporter (an empty element); a new size reruns the page once."""
+    _COMPONENT(
+        key="w_viewport",
+        data={"assumed": list(viewport())},
+        default={"viewport": None},
+        on_viewport_change=_store,
+        height=0,
+    )
