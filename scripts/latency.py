@@ -1,0 +1,258 @@
+"""Latency of the app against the floor of the stack, measured in Chromium in one run.
+
+Serves app.py and scripts/bare_page.py (one number input, one plotly heatmap) side by side on
+free loopback ports and measures, interleaving app and bare page so that load hits both alike:
+
+  (a) control change -> updated chart: the sidebar stride on /Forward?preset=recitation-s2
+      (ArrowLeft/ArrowRight in turn) vs the bare page's number input (ArrowUp/ArrowDown);
+  (b) output-cell click -> updated formula (KaTeX) on Forward vs the bare page's (a);
+  (c) a new browser context -> first plotly chart drawn, app vs bare page.
+
+(a) and (b) are timed inside the page: from the input event's timestamp to the animation frame
+in which the chart's data (or the formula's text) has changed. (c) is wall time from goto.
+Prints median, min and max, the ratios app/bare and the load average. Asserts nothing.
+
+Run: .venv/bin/python scripts/latency.py [--reps 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from playwright.sync_api import Error, Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+VIEWPORT = {"width": 1280, "height": 1400}
+FORWARD = "/Forward?preset=recitation-s2"
+TIMEOUT_MS = 60_000  # a cold first chart under heavy load
+CHANGE_MS = 20_000  # a control change or a click that never shows is reported as lost
+
+# The chart: the Forward animation's container if the page has one, else the first plotly chart.
+CHART = """(document.querySelector('.st-key-chart_forward .js-plotly-plot')
+  || document.querySelector('.js-plotly-plot'))"""
+DRAWN = f"""() => {{ const gd = {CHART};
+  return !!(gd && gd._fullLayout && gd.querySelector('.main-svg')); }}"""
+CHART_PRINT = f"""() => {{ const gd = {CHART};
+  return gd && gd._fullLayout ? JSON.stringify(gd.data) : null; }}"""
+FORMULA_PRINT = (
+    "() => Array.from(document.querySelectorAll('.katex')).map(e => e.textContent).join('|')"
+)
+
+# Arm a watcher: remember the fingerprint now and the timestamp of the next keydown/mousedown;
+# window.__latency resolves with the ms from that event to the first animation frame in which
+# the fingerprint differs. Rejects after CHANGE_MS so that a broken selector cannot hang us.
+ARM = """([src, timeout]) => {
+  const fp = eval(src), before = fp();
+  let t0 = null;
+  const mark = e => { if (t0 === null) t0 = e.timeStamp; };
+  window.addEventListener('keydown', mark, {capture: true, once: true});
+  window.addEventListener('mousedown', mark, {capture: true, once: true});
+  window.__latency = new Promise((resolve, reject) => {
+    const start = performance.now();
+    const tick = now => {
+      if (t0 !== null) { const f = fp(); if (f !== null && f !== before) return resolve(now - t0); }
+      if (now - start > timeout) return reject(new Error('nothing changed'));
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+}"""
+
+# Page pixels and customdata of the clickable (invisible scatter) cells of the output panel y.
+Y_CELLS = f"""() => {{
+  const gd = {CHART}, b = gd.getBoundingClientRect(), fl = gd._fullLayout;
+  const ax = (name, k) => fl[(k + 'axis' + (name || '').slice(1))];
+  return gd._fullData.filter(t => t.customdata && t.customdata.length && t.customdata[0][0] === 'y')
+    .flatMap(t => t.customdata.map((cd, i) => {{
+      const X = ax(t.xaxis, 'x'), Y = ax(t.yaxis, 'y');
+      return [cd[1], cd[2], b.left + X._offset + X.l2p(t.x[i]), b.top + Y._offset + Y.l2p(t.y[i])];
+    }}));
+}}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as r:
+            return r.read() == b"ok"
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def streamlit(script: str):
+    """`streamlit run script` on a free loopback port in its own process group; yields its URL."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true"]
+    cmd += ["--server.address", "127.0.0.1", "--server.port", str(port)]
+    cmd += ["--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            if healthy(url):
+                break
+            if proc.poll() is not None:
+                raise RuntimeError(f"{script}: streamlit exited with {proc.returncode}")
+            time.sleep(0.2)
+        else:
+            raise RuntimeError(f"{script}: streamlit did not answer on {url}")
+        yield url
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def timed(page: Page, print_js: str, act) -> float:
+    """Seconds from the input event `act` causes until `print_js` of the page changes."""
+    page.evaluate(ARM, [f"({print_js})", CHANGE_MS])
+    act()
+    return page.evaluate("() => window.__latency") / 1e3
+
+
+def open_page(context, url: str) -> Page:
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(url)
+    page.wait_for_function(DRAWN, polling="raf")
+    return page
+
+
+def cold(browser, url: str) -> float:
+    """Seconds from goto in a new browser context until the first chart is drawn."""
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        page = context.new_page()
+        start = time.perf_counter()
+        page.goto(url, wait_until="commit", timeout=TIMEOUT_MS)
+        page.wait_for_function(DRAWN, polling="raf", timeout=TIMEOUT_MS)
+        return time.perf_counter() - start
+    finally:
+        context.close()
+
+
+def take(times: dict[str, list[float]], name: str, fn, *args) -> None:
+    """Append one sample; a sample lost (a timeout under load, the app mid-edit) is reported."""
+    try:
+        times[name].append(fn(*args))
+    except Error as exc:
+        print(f"{name}: sample lost: {str(exc).splitlines()[0]}", file=sys.stderr)
+
+
+def measure(app_url: str, bare_url: str, reps: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {k: [] for k in ("a_app", "a_bare", "b_app", "c_app", "c_bare")}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        context = browser.new_context(viewport=VIEWPORT)
+        app = open_page(context, app_url + FORWARD)
+        bare = open_page(context, bare_url)
+        stride = app.locator("[data-testid='stSidebar'] input[type='range'][aria-label^='Stride']")
+        number = bare.locator("input[type='number']")
+        clicked = None
+        for rep in range(reps):
+            key = ("ArrowLeft", "ArrowRight")[rep % 2]  # recitation-s2: stride 2 -> 1 -> 2 ...
+
+            def change_app(key=key):
+                stride.first.focus()
+                app.keyboard.press(key)
+
+            def change_bare(key=("ArrowUp", "ArrowDown")[rep % 2]):
+                number.focus()
+                bare.keyboard.press(key)
+
+            pair = [("a_app", app, change_app), ("a_bare", bare, change_bare)]
+            for name, page, act in pair if rep % 2 == 0 else pair[::-1]:
+                page.bring_to_front()
+                take(times, name, timed, page, CHART_PRINT, act)
+            # (b): click a y cell that is neither the one shown now nor y[0, 0] (the default)
+            app.bring_to_front()
+            cells = [c for c in app.evaluate(Y_CELLS) if (c[0], c[1]) not in ((0, 0), clicked)]
+            row, col, x, y = cells[-1]
+            clicked = (row, col)
+
+            def click(x=x, y=y):
+                app.mouse.move(x, y)  # plotly picks the point on hover; the click selects it
+                app.mouse.click(x, y)
+
+            take(times, "b_app", timed, app, FORMULA_PRINT, click)
+            app.mouse.move(1, 1)
+        context.close()
+        for rep in range(reps):
+            pair = [("c_app", app_url + FORWARD), ("c_bare", bare_url)]
+            for name, url in pair if rep % 2 == 0 else pair[::-1]:
+                take(times, name, cold, browser, url)
+        browser.close()
+    return times
+
+
+def stats(xs: list[float]) -> str:
+    ms = [x * 1e3 for x in xs]
+    if not ms:
+        return "     no samples"
+    return f"{statistics.median(ms):8.0f} ms  (min {min(ms):.0f}, max {max(ms):.0f}, n {len(ms)})"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=10, help="repetitions of each measurement")
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still stop the servers
+    load_before = os.getloadavg()
+    with streamlit("app.py") as app_url, streamlit("scripts/bare_page.py") as bare_url:
+        t = measure(app_url, bare_url, args.reps)
+    load_after = os.getloadavg()
+    rows = (
+        ("(a) control change -> chart, app", "a_app"),
+        ("(a) input change -> chart, bare", "a_bare"),
+        ("(b) cell click -> formula, app", "b_app"),
+        ("(c) cold context -> first chart, app", "c_app"),
+        ("(c) cold context -> first chart, bare", "c_bare"),
+    )
+    print(f"{args.reps} repetitions, Chromium, {FORWARD} vs scripts/bare_page.py")
+    for label, key in rows:
+        print(f"  {label:40}{stats(t[key])}")
+    med = {k: statistics.median(v) if v else math.nan for k, v in t.items()}
+    print("ratios app/bare (medians):")
+    print(f"  (a) control change -> chart      {med['a_app'] / med['a_bare']:5.2f}")
+    print(f"  (b) cell click -> formula        {med['b_app'] / med['a_bare']:5.2f}")
+    print(f"  (c) cold context -> first chart  {med['c_app'] / med['c_bare']:5.2f}")
+    fmt = ", ".join
+    print(f"load average before: {fmt(f'{x:.2f}' for x in load_before)}")
+    print(f"load average after:  {fmt(f'{x:.2f}' for x in load_after)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
