@@ -191,6 +191,10 @@ class ConvSpec:
     def padded_size(self) -> Pair:
         return tuple(s + lo + hi for s, (lo, hi) in zip(self.in_size, self.padding))
 
+    def padded_label(self, index: Pair) -> Pair:
+        """The label of a padded-input cell: its array index less the top/left padding."""
+        return tuple(i - lo for i, (lo, _) in zip(index, self.padding))
+
     @property
     def out_size(self) -> Pair:
         """floor((H + pad_top + pad_bottom - dil*(k-1) - 1) / stride) + 1 per axis."""

@@ -73,8 +73,9 @@ else:  # the full correlation, animated
         formula_of=lambda r, c: input_grad_formula(ig, ctx.n, ctx.c, r, c, padded=True),
     )
 
+label = spec.padded_label(cell) if pad_cell else cell  # x̃'s ring has negative indices
 st.subheader(
-    f"Gradient of {'padded input x̃' if pad_cell else 'input x'} cell [{cell[0]}, {cell[1]}]"
+    f"Gradient of {'padded input x̃' if pad_cell else 'input x'} cell [{label[0]}, {label[1]}]"
 )
 formula_box(formula, ctx, formula_notes(formula))
 cell_picker(ctx, {"grad_x": spec.in_size, "grad_x_padded": spec.padded_size}, "grad_x")

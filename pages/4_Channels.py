@@ -3,7 +3,7 @@
 import streamlit as st
 
 from convviz.render.channels import heatmap_grid
-from convviz.render.stories import channel_grids
+from convviz.render.stories import channel_grids, layer_summary
 from convviz.ui.compute import contributions_for
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import page_header, page_nav, share_link
@@ -19,12 +19,7 @@ page_header(
 )
 spec = ctx.spec
 grids = channel_grids(ctx.layer, ctx.n, ctx.c, contributions_for(ctx.key, ctx.n, ctx.c))
-st.markdown(
-    f"**Input x[{ctx.n}]**: {spec.in_channels} channel(s) of "
-    f"{spec.in_size[0]}×{spec.in_size[1]}; **{spec.out_channels} filter(s)** of "
-    f"{spec.in_channels}×{spec.kernel_size[0]}×{spec.kernel_size[1]}; "
-    f"**output** {spec.out_channels}×{spec.out_size[0]}×{spec.out_size[1]}."
-)
+st.markdown(layer_summary(spec, ctx.n))
 for grid in grids:
     st.plotly_chart(
         heatmap_grid(grid.arrays, grid.row_labels, grid.col_labels, ctx.theme, title=grid.title),

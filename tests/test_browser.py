@@ -15,6 +15,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 from playwright.sync_api import Page, expect
@@ -32,11 +33,11 @@ WALK = (
 CHART_MS = 30_000  # a cold first load (imports, plotly.js) can take 10-15 s on 2 busy cores
 RERUN_MS = 10_000
 
-# The first plotly figure's animation: (active step, number of steps), or null while drawing.
+# The page's main animation, as its player (convviz/ui/player.js) holds it: (frame, frames).
 ANIMATION = """() => {
-  const gd = document.querySelector('.js-plotly-plot');
-  const s = gd && gd.layout && gd.layout.sliders && gd.layout.sliders[0];
-  return s ? [s.active, s.steps.length] : null;
+  const r = window.__convviz;
+  const p = r && [...r.players.values()].find(p => p.primary);
+  return p ? [p.current(), p.count] : null;
 }"""
 
 # Page pixels of cell (row, col) on the given axes of the first plotly figure.
@@ -58,12 +59,15 @@ LOADS: list[float] = []  # goto → first chart of every goto in this module, in
 
 
 def goto(page: Page, url: str, charts: int = 1) -> float:
-    """Open url; wait until `charts` plotly figures are drawn; seconds from goto to the first."""
+    """Open url; wait until `charts` plotly figures are drawn for this screen; seconds from goto
+    to the first chart (the page reruns once to size its figures to the screen)."""
     t0 = time.perf_counter()
     page.goto(url)
     page.locator(".js-plotly-plot").first.wait_for(timeout=CHART_MS)
     first = time.perf_counter() - t0
     LOADS.append(first)
+    page.wait_for_function("() => document.body.dataset.cvViewport === 'fitted'", timeout=CHART_MS)
+    settle(page)
     expect(page.locator(".js-plotly-plot")).to_have_count(charts, timeout=CHART_MS)
     return first
 
@@ -146,7 +150,7 @@ def test_every_page_loads_draws_and_is_screenshot(tab: Page, app_url, artifacts)
         assert (artifacts / f"{name}.png").stat().st_size > 20_000
         clipped[name] = tab.evaluate(CLIPPED_BUTTONS)
         spread[name] = tab.evaluate(GRID_TOP_SPREAD)
-    expect(tab.get_by_text(re.compile(r"2 channel\(s\) of 5×5"))).to_be_visible()
+    expect(tab.get_by_text(re.compile(r"2 channels of 5×5"))).to_be_visible()
     problems = [f"{page}: labels cut off: {labels}" for page, labels in clipped.items() if labels]
     problems += [
         f"{page}: grid tops {px} px apart per figure (squeezed into their columns)"
@@ -159,33 +163,133 @@ def test_every_page_loads_draws_and_is_screenshot(tab: Page, app_url, artifacts)
 # --- the forward animation -----------------------------------------------------------------------
 
 
+def player(page: Page, text: str):
+    """A button of the main animation's player, by its exact label."""
+    bar = page.locator("[data-testid='player']").first
+    return bar.locator("button", has_text=re.compile(rf"^{re.escape(text)}$"))
+
+
+def player_label(page: Page):
+    return page.get_by_test_id("player-label").first
+
+
+def at_frame(page: Page, frame: int, timeout: int = RERUN_MS) -> None:
+    page.wait_for_function(f"() => ({ANIMATION})()[0] === {frame}", timeout=timeout)
+
+
 def test_forward_animation_plays_and_steps(tab: Page, app_url):
     goto(tab, f"{app_url}/Forward")
+    settle(tab)
     assert animation(tab) == (15, 16)  # classroom: 4×4 outputs; it opens on the full result
-    # scrub: a slider label sits under the invisible rail, hence force
-    step_label(tab, "0, 0").click(force=True)
-    tab.wait_for_function(f"() => ({ANIMATION})()[0] === 0")
-    expect(tab.locator(".slider-label", has_text="step → y[0, 0]")).to_have_count(1)
-    tab.locator(".updatemenu-button", has_text="4×").click()  # plays at 175 ms per step
-    tab.wait_for_function(f"() => ({ANIMATION})()[0] === 15", timeout=CHART_MS)
-    expect(tab.locator(".slider-label", has_text="step → y[3, 3]")).to_have_count(1)
-    step_label(tab, "2, 1").click(force=True)
-    tab.wait_for_function(f"() => ({ANIMATION})()[0] === 9")
-    expect(tab.locator(".slider-label", has_text="step → y[2, 1]")).to_have_count(1)
+    player(tab, "|◀").click()
+    at_frame(tab, 0)
+    expect(player_label(tab)).to_have_text("step 1/16 → y[0, 0]")
+    player(tab, "4×").click()  # the speed for the next play: 175 ms per step
+    player(tab, "▶ Play").click()
+    at_frame(tab, 15, CHART_MS)
+    expect(player_label(tab)).to_have_text("step 16/16 → y[3, 3]")
+    tab.get_by_test_id("player").first.locator("input[type='range']").fill("9")  # scrub
+    at_frame(tab, 9)
+    expect(player_label(tab)).to_contain_text("y[2, 1]")
     # playing and scrubbing happen in the browser: no rerun, the formula below is unchanged
     expect(tab.get_by_text("Output cell y[0, 0]")).to_be_visible()
-    # play on from there (the speed buttons play too), then pause: it stays put
-    tab.locator(".updatemenu-button", has_text="2×").click()  # 350 ms per step
-    tab.wait_for_function(f"() => ({ANIMATION})()[0] >= 10", timeout=RERUN_MS)
-    tab.locator(".updatemenu-button", has_text="Pause").click()
+    player(tab, "▶").click()  # one step on
+    at_frame(tab, 10)
+    player(tab, "2×").click()
+    player(tab, "▶ Play").click()  # on from there at 350 ms per step, then pause: it stays put
+    tab.wait_for_function(f"() => ({ANIMATION})()[0] >= 12", timeout=RERUN_MS)
+    player(tab, "❚❚ Pause").click()
     paused = animation(tab)[0]
     tab.wait_for_timeout(1_000)  # about three frames at 2×
     assert animation(tab)[0] == paused < 15
 
 
-def step_label(page: Page, text: str):
-    """The plotly slider's label of one step, e.g. '2, 1' for the window of y[2, 1]."""
-    return page.locator(".slider-label-group text", has_text=re.compile(rf"^{re.escape(text)}$"))
+# The window outline drawn on the operand: its top-left corner in axis units.
+WINDOW_CORNER = """() => { const gd = document.querySelector('.js-plotly-plot');
+  const t = gd.data.find(d => d.name === 'window outline');
+  return [Math.min(...t.x), Math.min(...t.y)]; }"""
+
+
+def test_the_formula_follows_the_frame_shown(tab: Page, app_url):
+    """Stepping, scrubbing and playing: the window drawn and the formula under it agree."""
+    from convviz.formulas import forward_formula
+    from convviz.presets import PRESETS_BY_KEY
+    from convviz.stages import layer
+
+    p = PRESETS_BY_KEY["classroom"]
+    spec, (x, w) = p.spec(), p.values()
+    fw = layer(spec, x, w, np.ones(spec.output_shape)).forward
+    goto(tab, f"{app_url}/Forward")
+    settle(tab)
+    formula = tab.get_by_test_id("player-formula").first
+    for keys, (r, c) in (([], (3, 3)), (["Home"], (0, 0)), (["ArrowRight"] * 6, (1, 2))):
+        for key in keys:
+            tab.keyboard.press(key)
+        at_frame(tab, r * 4 + c)
+        expect(formula).to_have_text(
+            "".join(forward_formula(fw, 0, 0, r, c).text(numeric=n, max_terms=27) for n in (0, 1))
+        )
+        # the chart shows that frame: the window's corner sits at stride × (r, c), less the pad
+        assert tab.evaluate(WINDOW_CORNER) == [2 * c - 1 - 0.5, 2 * r - 1 - 0.5]
+
+
+def test_keys_step_play_and_jump_on_every_animated_page(tab: Page, app_url):
+    # (page, frames): classroom: y 4×4, ∂L/∂x̃ 9×9 (the full correlation, stage 5), ∂L/∂w 3×3
+    for path, count in (("Forward", 16), ("Input_gradient?step=5", 81), ("Weight_gradient", 9)):
+        goto(tab, f"{app_url}/{path}", charts=1 if path == "Forward" else 2)
+        settle(tab)
+        assert animation(tab) == (count - 1, count), path
+        for key, frame in (("ArrowLeft", count - 2), ("Home", 0), ("ArrowRight", 1)):
+            tab.keyboard.press(key)
+            at_frame(tab, frame)
+        tab.keyboard.press("End")
+        at_frame(tab, count - 1)
+        tab.keyboard.press(" ")  # plays from the start when the result is on screen
+        tab.wait_for_function(f"() => ({ANIMATION})()[0] >= 1", timeout=RERUN_MS)
+        tab.keyboard.press(" ")
+        paused = animation(tab)[0]
+        tab.wait_for_timeout(900)
+        assert animation(tab)[0] == paused, f"{path}: space did not pause"
+    # typing in a field: the keys belong to the field, not to the animation
+    field = tab.locator("[data-testid='stSidebar'] input[aria-label='Seed']")
+    field.focus()
+    before = animation(tab)
+    for key in ("ArrowLeft", "Home", "n", " "):
+        field.press(key)
+    tab.wait_for_timeout(400)
+    assert animation(tab) == before
+    assert "Weight_gradient" in tab.url
+
+
+def test_clicker_keys_walk_the_storyboard_and_the_pages(tab: Page, app_url):
+    goto(tab, f"{app_url}/Input_gradient", charts=2)
+    settle(tab)
+    for key, step in (("PageDown", 2), ("n", 3), ("p", 2), ("PageUp", 1)):
+        tab.keyboard.press(key)
+        tab.wait_for_url(re.compile(rf"step={step}\b"), timeout=RERUN_MS)
+        settle(tab)
+    tab.keyboard.press("PageUp")  # before the first stage: the page before
+    tab.wait_for_url(re.compile(r"/Forward\?"), timeout=RERUN_MS)
+    settle(tab)
+    tab.keyboard.press("PageDown")  # Forward → the input gradient
+    tab.wait_for_url(re.compile(r"/Input_gradient\?"), timeout=RERUN_MS)
+    assert_no_traceback(tab)
+
+
+def test_hover_lights_the_linked_cells(tab: Page, app_url):
+    goto(tab, f"{app_url}/Forward")
+    settle(tab)
+    hover = """() => document.querySelector('.js-plotly-plot').data
+      .filter(d => d.name === 'hover').map(d => (d.x || []).filter(v => v !== null).length)"""
+    x, y = tab.evaluate(CELL_XY, ["xaxis3", "yaxis3", 2, 1])
+    tab.mouse.move(x, y)  # y[2, 1]: its window on x̃, the kernel, the cell itself
+    tab.wait_for_function(f"() => ({hover})()[0] > 0", timeout=RERUN_MS)
+    assert tab.evaluate(hover) == [5, 5, 5]
+    x, y = tab.evaluate(CELL_XY, ["xaxis", "yaxis", 3, 3])
+    tab.mouse.move(x, y)  # x̃[3, 3] (stride 2, 3×3 kernel): read by y[1..2, 1..2], 4 outputs
+    tab.wait_for_function(f"() => ({hover})()[2] === 20", timeout=RERUN_MS)
+    assert tab.evaluate(hover) == [5, 20, 20]  # the cell; 4 taps; 4 outputs (5 corners each)
+    assert animation(tab) == (15, 16), "hovering is not a step"
 
 
 # --- a click selects a cell ----------------------------------------------------------------------
@@ -203,7 +307,7 @@ def test_clicking_an_output_cell_selects_it(tab: Page, app_url):
     click_cell(tab, "xaxis3", "yaxis3", 2, 3)  # the output y is the third panel
     expect(tab.get_by_text("Output cell y[2, 3]")).to_be_visible(timeout=RERUN_MS)
     assert "sel=y%3A2%3A3" in tab.url
-    tab.wait_for_function(f"() => ({ANIMATION})()[0] === {2 * 4 + 3}", timeout=RERUN_MS)
+    at_frame(tab, 2 * 4 + 3)
     # a cell of the padding ring selects too; the URL holds its array index (row 0, col 4)
     settle(tab)
     click_cell(tab, "xaxis", "yaxis", -1, 3)  # labelled indices: the top padding row is -1
@@ -270,7 +374,7 @@ def figure_fingerprint(page: Page) -> dict:
         """() => { const gd = document.querySelector('.js-plotly-plot');
         return {data: JSON.stringify(gd.data.map(d => [d.name, d.z, d.text])),
                 frames: gd._transitionData._frames.length,
-                slider: [gd.layout.sliders[0].active, gd.layout.sliders[0].steps.length]}; }"""
+                meta: JSON.stringify(gd.layout.meta)}; }"""
     )
 
 

@@ -170,7 +170,8 @@ def check_channels(at, p):
     spec = p.spec()
     K, C = spec.out_channels, spec.in_channels
     summary = at.markdown[0].value
-    assert f"{C} channel(s) of {spec.in_size[0]}×{spec.in_size[1]}" in summary
+    channels = f"{C} channel" + ("s" if C != 1 else "")
+    assert f"{channels} of {spec.in_size[0]}×{spec.in_size[1]}" in summary
     assert f"**output** {K}×{spec.out_size[0]}×{spec.out_size[1]}" in summary
     x_grid, w_grid, sum_grid, gx_grid = figures(at)
     assert [z_of(d).shape for d in x_grid["data"]] == [spec.in_size] * C
@@ -626,3 +627,15 @@ def test_storyboard_step_from_the_url_and_the_animated_step():
 def test_default_state_is_the_classroom_preset():
     at = open_page()
     assert state(at)["preset"] == DEFAULTS["preset"] == "classroom"
+
+
+def test_a_stride_change_forgets_values_that_no_longer_fit():
+    """recitation-s2 carries its own ∂L/∂y (2×2); at stride 1 the output is 3×3: the layer follows
+    the stride (∂L/∂y is drawn afresh) instead of keeping the last valid one."""
+    at = open_page(FORWARD, preset="recitation-s2")
+    assert slider_steps(figures(at)[0]) == 4
+    at.slider(key="w_sh").set_value(1).run()
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    assert slider_steps(figures(at)[0]) == 9
+    assert query(at)["x"] and "g" not in query(at)  # x still fits; ∂L/∂y did not

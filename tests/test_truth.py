@@ -132,7 +132,7 @@ def test_banner_sidebar_and_figures_describe_one_layer(query):
     shapes = dict(zip(at.table[0].value["array"], at.table[0].value["shape"]))
     kernel = (at.sidebar.number_input(key="w_kH").value, at.sidebar.number_input(key="w_kW").value)
     banner = [i.value for i in at.info]
-    titled = [p for p in PRESETS if any(p.title in b for b in banner)]
+    titled = [p for p in PRESETS if any(b.startswith(f"**{p.title}.**") for b in banner)]
     if titled:
         (preset,) = titled
         assert shapes["w"] == " × ".join(map(str, preset.weight_shape))

@@ -13,6 +13,7 @@ import numpy as np
 from convviz.formulas import Formula
 from convviz.ops import copies_mask
 from convviz.render.panel import Panel
+from convviz.spec import ConvSpec
 from convviz.stages import ForwardStages, InputGradStages, Layer, WeightGradStages
 from convviz.sweeps import Sweep
 
@@ -559,3 +560,13 @@ def formula_notes(formula: Formula) -> str:
             "ring: their gradients fold back onto it, so its ∂L/∂x is its own ∂L/∂x̃ plus theirs."
         )
     return ""
+
+
+def layer_summary(spec: ConvSpec, n: int) -> str:
+    """One line: the input's channels, the filters and the output, e.g. for the Channels page."""
+    (H, W), (kH, kW), (oH, oW) = spec.in_size, spec.kernel_size, spec.out_size
+    C, K = spec.in_channels, spec.out_channels
+    return (
+        f"**Input x[{n}]**: {_count(C, 'channel')} of {H}×{W}; **{_count(K, 'filter')}** of "
+        f"{C}×{kH}×{kW}; **output** {K}×{oH}×{oW}."
+    )

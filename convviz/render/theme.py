@@ -59,7 +59,7 @@ class Theme:
     max_text_cells: int = 24  # per side; bigger grids are drawn without per-cell numbers
     show_secondary: bool = True
     figure_w: int = MAX_FIGURE_PX  # px the main column offers
-    figure_h: int = DEFAULT_VIEWPORT[1] - 380  # px left for a figure below the page's header
+    figure_h: int = DEFAULT_VIEWPORT[1] - 300  # px left for a figure below the page's header
     cell_px_for_font: int = 44
 
     def cell_font(self, cell: int) -> int:
@@ -71,7 +71,7 @@ class Theme:
 
     def fitted(self, width: int, height: int) -> Theme:
         """This theme sized for a main column `width` px wide in a window `height` px tall."""
-        chrome = 380 if self.show_secondary else 230  # page title, player and formula
+        chrome = 300 if self.show_secondary else 230  # page title, player and formula
         return replace(self, figure_w=max(320, width), figure_h=max(240, height - chrome))
 
     def reserve(self, px: int) -> Theme:

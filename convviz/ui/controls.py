@@ -25,6 +25,7 @@ from convviz.ui.state import (
     KERNEL_CHOICES,
     PAD_KINDS,
     VALUE_FIELDS,
+    drop_misfit_edits,
     from_query,
     preset_state,
     selection_of,
@@ -70,15 +71,19 @@ def _state() -> dict:
 
 
 def _store(name: str) -> None:
+    st.session_state[PROBLEMS] = []
     state = st.session_state[STATE]
     state[name] = st.session_state[f"w_{name}"]
     if name in LAYER_FIELDS:  # the selection stays while its cell exists (pages check bounds)
         state["preset"] = "custom"
     if name in SHAPE_FIELDS:  # edited values no longer fit the new shapes
         state.update(x="", w="", g="")
+    elif name in LAYER_FIELDS:  # a stride or padding changes the output's shape: ∂L/∂y's values
+        drop_misfit_edits(state)
 
 
 def _apply_preset() -> None:
+    st.session_state[PROBLEMS] = []
     key = st.session_state["w_preset"]
     if key in PRESETS_BY_KEY:
         pres = st.session_state[STATE]["pres"]
@@ -86,6 +91,7 @@ def _apply_preset() -> None:
 
 
 def _reroll() -> None:
+    st.session_state[PROBLEMS] = []
     state = st.session_state[STATE]
     state.update(seed=secrets.randbelow(FIELDS["seed"].hi + 1), x="", w="", g="", preset="custom")
 
@@ -229,6 +235,8 @@ def _clip_slice(state: dict) -> None:
     state["c"] = min(state["c"], state["cin"] - 1)
 
 
+# A laptop: less blank space above the title, so an animation's player is above the fold.
+NORMAL_CSS = ".block-container { padding-top: 3.5rem; }"
 PRESENTATION_CSS = (Path(__file__).parent / "presentation.css").read_text()
 
 
@@ -241,8 +249,7 @@ def page_config(title: str, icon: str) -> None:
         layout="wide",
         initial_sidebar_state="collapsed" if pres else "expanded",
     )
-    if pres:
-        st.html(f"<style>{PRESENTATION_CSS}</style>")
+    st.html(f"<style>{PRESENTATION_CSS if pres else NORMAL_CSS}</style>")
 
 
 def controls() -> Context:
@@ -252,8 +259,9 @@ def controls() -> Context:
     with st.sidebar:
         _sidebar(state)
         watch_viewport()
-    for problem in st.session_state.pop(PROBLEMS, []):
-        st.warning(f"Link: {problem}.")
+    for problem in st.session_state.get(PROBLEMS, []):  # until the reader changes something
+        custom = "this is a custom layer" in problem  # information, not a fault of the link
+        (st.info if custom else st.warning)(f"Link: {problem}.")
     _take_chart_selection(state)
     error = None
     try:

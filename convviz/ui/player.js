@@ -147,11 +147,14 @@ export default function (component) {
   bar.appendChild(speeds);
   const scrub = el("input", { type: "range", min: 0, max: count - 1, step: 1, "aria-label": "step" });
   scrub.value = cur;
-  scrub.addEventListener("input", () => {
+  const onScrub = () => {
+    const frame = Number(scrub.value); // read before stop() redraws the bar
     reg.last = d.chart;
     stop();
-    show(Number(scrub.value));
-  });
+    show(frame);
+  };
+  scrub.addEventListener("input", onScrub);
+  scrub.addEventListener("change", onScrub);
   bar.appendChild(scrub);
   const label = el("span", { class: "label", "data-testid": "player-label" });
   bar.appendChild(label);
@@ -216,24 +219,22 @@ export default function (component) {
     if (shapes) drawLinks(gdBound, d.link, shapes);
   };
   const onUnhover = () => drawLinks(gdBound, d.link, [[], [], []]);
+  // (again whenever Streamlit draws the chart into a new element, e.g. after a resize)
   const bind = setInterval(() => {
     const gd = chart();
-    if (!gd || !gd._fullLayout || !gd.on) return;
-    clearInterval(bind);
+    if (!d.link || !gd || gd === gdBound || !gd._fullLayout || !gd.on) return;
     gdBound = gd;
-    if (d.link) {
-      gd.on("plotly_hover", onHover);
-      gd.on("plotly_unhover", onUnhover);
-    }
-  }, 100);
+    gd.on("plotly_hover", onHover);
+    gd.on("plotly_unhover", onUnhover);
+  }, 250);
 
-  const self = { primary: d.primary, count, show, step, toggle };
+  const self = { primary: d.primary, count, show, step, toggle, current: () => cur, chart: d.chart };
   reg.players.set(d.chart, self);
   render();
   return () => {
     clearInterval(timer);
     clearInterval(bind);
-    if (gdBound && gdBound.removeListener && d.link) {
+    if (gdBound && gdBound.removeListener) {
       gdBound.removeListener("plotly_hover", onHover);
       gdBound.removeListener("plotly_unhover", onUnhover);
     }

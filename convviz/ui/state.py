@@ -243,6 +243,19 @@ def _customise(state: dict, start: dict, preset: Preset | None) -> list[str]:
     return [f"{asked} changes the preset '{preset.title}': this is a custom layer"]
 
 
+def drop_misfit_edits(state: dict) -> None:
+    """Forget typed-in (or a preset's) values that a new stride, padding or size no longer fits.
+
+    An impossible layer keeps them: the page shows the last valid one and says why.
+    """
+    for name in EDITABLE:
+        try:
+            if state[name] and _misfit(state, name):
+                state[name] = ""
+        except ConvSpecError:
+            return
+
+
 def _misfit(state: dict, name: str) -> bool:
     """True if the edited array `name` does not fit the state's layer."""
     spec = spec_of(state)

@@ -11,9 +11,9 @@ export default function ({ data, setStateValue }) {
     );
     const height = window.innerHeight;
     const [w, h] = data.assumed;
-    if (Math.abs(width - w) > 16 || Math.abs(height - h) > 16) {
-      setStateValue("viewport", [width, height]);
-    }
+    const fits = Math.abs(width - w) <= 16 && Math.abs(height - h) <= 16;
+    document.body.dataset.cvViewport = fits ? "fitted" : "measuring"; // for tests and scripts
+    if (!fits) setStateValue("viewport", [width, height]);
   };
   const later = () => {
     clearTimeout(timer);

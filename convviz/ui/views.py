@@ -98,24 +98,27 @@ def selected_in(ctx: Context, keys: tuple[str, ...], shape: tuple[int, int]):
 
 
 def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
-    """A cell's formula, symbolic and with numbers, and the check that the terms add up."""
+    """A cell's formula, symbolic and with numbers, and whether what is written adds up.
+
+    A cell that padded copies fold onto is written as the sum of its copies, each expandable.
+    """
     most = 27 if ctx.theme.show_secondary else 12
     fractions = formula.target.name.startswith("d")  # ∂L/∂· terms are wide
     per_line = (4 if fractions else 6) if ctx.theme.show_secondary else 3
     st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line))
     st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + 3))
+    for copy in formula.groups:
+        with st.expander(f"{copy.target.text()} = {copy.value:g}: its {len(copy.terms)} taps"):
+            st.latex(copy.latex(numeric=False, max_terms=most, per_line=per_line))
+            st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + 3))
+            st.caption(copy.check(most))
     if ctx.theme.show_secondary:
-        agree = (
-            "✓ the terms add up to the engine's value"
-            if abs(formula.total - formula.value) < 1e-9 * max(1.0, abs(formula.value))
-            else (f"✗ the terms add up to {formula.total:g}, the engine says {formula.value:g}")
-        )
         grey = (
             " Grey terms vanish (a padded or an inserted zero)."
             if any(t.vanishes for t in formula.terms)
             else ""
         )
-        st.caption(f"{agree}.{grey} {note}")
+        st.caption(f"{formula.check(most)}.{grey} {note}")
 
 
 def cell_picker(ctx: Context, panels: dict[str, tuple[int, int]], default: str) -> None:
@@ -282,8 +285,8 @@ def step_picker(page: str, ctx: Context, titles: list[str]) -> int:
     count = len(titles)
     current = min(ctx.state["step"], count) - 1
     back, on = _neighbours(page)
-    a, b, c = st.columns([2, 7, 2], vertical_alignment="center")
-    with a:
+    row = st.container(horizontal=True, vertical_alignment="center")
+    with row:
         if current > 0:
             st.button(
                 "◀ Back",
@@ -291,11 +294,9 @@ def step_picker(page: str, ctx: Context, titles: list[str]) -> int:
                 args=(-1, count),
                 key="nav_back",
                 shortcut=BACK_KEY,
-                width="stretch",
             )
-        elif st.button(f"◀ {back[1]}", key="nav_back_page", shortcut=BACK_KEY, width="stretch"):
+        elif st.button(f"◀ {back[1]}", key="nav_back_page", shortcut=BACK_KEY):
             st.switch_page(back[0])
-    with b:
         st.session_state["w_step"] = titles[current]
         st.segmented_control(
             "Step",
@@ -305,7 +306,6 @@ def step_picker(page: str, ctx: Context, titles: list[str]) -> int:
             args=(titles,),
             label_visibility="collapsed",
         )
-    with c:
         if current < count - 1:
             st.button(
                 "Next ▶",
@@ -313,12 +313,9 @@ def step_picker(page: str, ctx: Context, titles: list[str]) -> int:
                 args=(1, count),
                 key="nav_next",
                 shortcut=NEXT_KEY,
-                width="stretch",
                 type="primary",
             )
-        elif st.button(
-            f"{on[1]} ▶", key="nav_next_page", shortcut=NEXT_KEY, width="stretch", type="primary"
-        ):
+        elif st.button(f"{on[1]} ▶", key="nav_next_page", shortcut=NEXT_KEY, type="primary"):
             st.switch_page(on[0])
     return current
 

@@ -1,0 +1,119 @@
+"""Presentation mode on a projector, checked on the drawn page: every preset × page at 1280×720
+and at 1920×1080 (sidebar folded). The animation and its player fit the screen; small layers
+get big cells with big numbers; no text overlaps other text or leaves its figure. Screenshots
+go to artifacts/screens/ (look at them)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from convviz.presets import PRESETS
+
+pytestmark = pytest.mark.browser
+
+SIZES = ((1280, 720), (1920, 1080))
+# (name, url path, whether its main figure is an animation with a player)
+PAGES = (
+    ("overview", "", False),
+    ("forward", "Forward", True),
+    ("input_gradient", "Input_gradient", True),  # stage 5: the full correlation, animated
+    ("weight_gradient", "Weight_gradient", True),
+    ("channels", "Channels", False),
+)
+LOAD_MS = 60_000  # the Q&A's 5×100×100 layer with 10 filters is slow to compute cold
+
+# Geometry of the drawn page: every chart's box, its panels' cell size, its annotations' boxes,
+# the heatmaps' number sizes, and the first player's box.
+MEASURE = """() => {
+  const box = el => { const r = el.getBoundingClientRect();
+                      return [r.left, r.top, r.right, r.bottom]; };
+  const charts = Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => {
+    const fl = gd._fullLayout;
+    const cells = Object.keys(fl).filter(k => /^xaxis\\d*$/.test(k)).map(k => {
+      const ax = fl[k], cols = Math.abs(ax.range[1] - ax.range[0]);
+      const ya = fl[k.replace('x', 'y')], rows = Math.abs(ya.range[1] - ya.range[0]);
+      return [ax._length / cols, cols, rows];
+    });
+    const fonts = gd.data.filter(d => d.type === 'heatmap' && d.text)
+      .map(d => d.textfont && d.textfont.size);
+    return {box: box(gd), cells, fonts,
+            notes: Array.from(gd.querySelectorAll('g.annotation')).map(box)};
+  });
+  const player = document.querySelector('[class*="st-key-player_"]');
+  return {charts, player: player ? box(player) : null,
+          height: window.innerHeight, width: window.innerWidth};
+}"""
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] - 1 and b[0] < a[2] - 1 and a[1] < b[3] - 1 and b[1] < a[3] - 1
+
+
+def problems_of(view: dict, animated: bool) -> list[str]:
+    """What breaks the screen rule on one drawn page (an empty list when it holds)."""
+    out = []
+    main = view["charts"][0]
+    for chart in view["charts"]:
+        for a, b in itertools.combinations(chart["notes"], 2):
+            if _overlap(a, b):
+                out.append(f"text overlaps text at {a} / {b}")
+        for note in chart["notes"]:
+            if note[0] < chart["box"][0] - 1 or note[2] > chart["box"][2] + 1:
+                out.append(f"text leaves its figure at {note}")
+        if chart["box"][2] > view["width"]:
+            out.append("a figure is wider than the screen")
+    if animated:
+        if main["box"][3] > view["height"] or view["player"][3] > view["height"]:
+            out.append(f"figure / player bottom {main['box'][3]:.0f} / {view['player'][3]:.0f}")
+        small = 7 if view["height"] < 1000 else 9  # rows 48 px cells can fit, with the player
+        rows = max(r for _, _, r in main["cells"])
+        cols = max(c for _, c, _ in main["cells"])
+        if rows <= small and cols <= 9:
+            cell = min(px for px, _, _ in main["cells"])
+            if cell < 47.5:
+                out.append(f"{cell:.0f} px cells")
+            if min(main["fonts"]) < 20:
+                out.append(f"{min(main['fonts'])} px numbers")
+    return out
+
+
+@pytest.fixture(scope="module", params=SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def screen(request, browser: Browser):
+    width, height = request.param
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(LOAD_MS)
+    yield page, f"{width}x{height}"
+    context.close()
+
+
+def open_view(page: Page, url: str) -> dict:
+    """Open a page, let it size itself to the screen (one rerun), and measure it."""
+    page.goto(url)
+    page.wait_for_function("() => document.body.dataset.cvViewport === 'fitted'")
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " && document.querySelectorAll('.js-plotly-plot .main-svg').length > 0"
+        " && Array.from(document.querySelectorAll('.js-plotly-plot')).every(gd => gd._fullLayout)"
+    )
+    page.evaluate("document.fonts.ready")
+    expect(page.locator("[data-testid='stException']")).to_have_count(0)
+    return page.evaluate(MEASURE)
+
+
+@pytest.mark.parametrize("preset", [p.key for p in PRESETS])
+def test_presentation_mode_holds_on_every_page(screen, app_url, artifacts, preset):
+    page, size = screen
+    folder = artifacts / "screens"
+    folder.mkdir(exist_ok=True)
+    problems = []
+    for name, path, animated in PAGES:
+        step = "&step=5" if name == "input_gradient" else ""
+        view = open_view(page, f"{app_url}/{path}?preset={preset}&pres=1{step}")
+        page.mouse.move(0, view["height"] - 1)
+        page.screenshot(path=folder / f"{size}-{preset}-{name}.png")
+        problems += [f"{name}: {p}" for p in problems_of(view, animated)]
+    assert not problems, "\n".join(problems)
