@@ -32,7 +32,7 @@ from convviz.ui.views import (
     step_picker,
 )
 
-STAGE_PX = 140
+STAGE_PX = 140  # the stage bar, the heading and its caption (presentation: the bar alone)
 page_config("Input gradient", ":material/undo:")
 ctx = controls()
 page_header(
@@ -52,10 +52,11 @@ steps = input_grad_story(
     ig, ctx.n, ctx.k, ctx.c, feeding_cells(formula, ctx.k, spec.out_size), (key, *cell)
 )
 current = step_picker("pages/2_Input_gradient.py", ctx, [s.title for s in steps])
-ctx = replace(ctx, theme=ctx.theme.reserve(STAGE_PX))  # the stage bar and heading are above
+ctx = replace(ctx, theme=ctx.theme.reserve(STAGE_PX if ctx.theme.show_secondary else 70))
 step = steps[current]
-st.markdown(f"### {current + 1}. {step.heading}")
-st.markdown(step.caption)
+if ctx.theme.show_secondary:  # on a projector the stage bar says where we are
+    st.markdown(f"### {current + 1}. {step.heading}")
+    st.markdown(step.caption)
 if step.panels:
     chart(panels_figure(step.panels, ctx.theme), f"story_{current}")
     export_buttons(step.panels, ctx, f"input-grad-step{current + 1}", step.heading)

@@ -445,8 +445,11 @@ def test_malformed_url_values_are_named_and_ignored(params, words):
     assert any(words in m for m in messages), messages
     assert all(len(m) < 300 for m in messages)
     assert heat(at, "y:values").shape == (4, 4)  # the defaults' view, drawn
-    # the warning is said once, not on every rerun
+    # the warning stays through reruns (the page reruns once to fit the screen) until the
+    # reader changes something
     at.run()
+    assert at.warning
+    at.number_input(key="w_seed").set_value(5).run()
     assert not at.warning
 
 

@@ -38,8 +38,10 @@ MATH_FONTSET = "cm"  # LaTeX-like formulas (matplotlib mathtext)
 PENDING_COLOR = "#eceff3"  # output cells an animation has not computed yet
 # Widest plotly figure: the main column at a 1280 px window (980 px less its padding).
 MAX_FIGURE_PX = 820
-# The screen a figure is sized for until the browser reports its own (1280×720, sidebar open).
+# The screen a figure is sized for until the browser reports its own: 1280×720, the sidebar
+# open (normal mode) or folded (presentation mode, 1.5 rem of padding each side).
 DEFAULT_VIEWPORT = (MAX_FIGURE_PX, 720)
+PRESENTATION_VIEWPORT = (1232, 720)
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ class Theme:
 
     def fitted(self, width: int, height: int) -> Theme:
         """This theme sized for a main column `width` px wide in a window `height` px tall."""
-        chrome = 300 if self.show_secondary else 230  # page title, player and formula
+        chrome = 300 if self.show_secondary else 232  # page title, player and formula
         return replace(self, figure_w=max(320, width), figure_h=max(240, height - chrome))
 
     def reserve(self, px: int) -> Theme:
@@ -92,8 +94,10 @@ PRESENTATION = Theme(
 )
 
 
-def theme_for(presentation: bool, viewport: tuple[int, int] = DEFAULT_VIEWPORT) -> Theme:
+def theme_for(presentation: bool, viewport: tuple[int, int] | None = None) -> Theme:
     """The theme of a display mode, fitted to the main column width and window height."""
+    if viewport is None:
+        viewport = PRESENTATION_VIEWPORT if presentation else DEFAULT_VIEWPORT
     return (PRESENTATION if presentation else THEME).fitted(*viewport)
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import streamlit as st
 
 from convviz import reference
@@ -17,6 +20,7 @@ from convviz.ui.state import VALUE_FIELDS, decode_array, spec_of
 from convviz.values import layer_values
 
 MAX_SCATTER_STEPS = 1024
+T = TypeVar("T")
 
 
 def value_key(state: dict) -> tuple:
@@ -82,3 +86,13 @@ def reference_check(key: tuple) -> str | None:
 def contributions_for(key: tuple, n: int, c: int):
     """Each filter's share of grad_x[n, c], shape (C_out, H, W)."""
     return channel_contributions(compute_layer(key).input_grad, n, c)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def shared_view(key: tuple, _build: Callable[[], T]) -> T:
+    """What `_build` makes for the view `key`, built once and shared by every session.
+
+    For figures: most students open the same preset, and a figure costs more to build (plotly
+    validates every property) than the layer does to compute. Callers only read the result.
+    """
+    return _build()

@@ -258,7 +258,7 @@ def controls() -> Context:
     _clip_slice(state)
     with st.sidebar:
         _sidebar(state)
-        watch_viewport()
+        watch_viewport(state["pres"])
     for problem in st.session_state.get(PROBLEMS, []):  # until the reader changes something
         custom = "this is a custom layer" in problem  # information, not a fault of the link
         (st.info if custom else st.warning)(f"Link: {problem}.")
@@ -280,5 +280,5 @@ def controls() -> Context:
     view = state if error is None else st.session_state.get(LAST_VALID, DEFAULTS)
     spec = lay.forward.spec
     n, k, c = slice_of(view, spec)
-    theme = theme_for(state["pres"], viewport())
+    theme = theme_for(state["pres"], viewport(state["pres"]))
     return Context(state, spec, lay, key, n, k, c, selection_of(view), theme, error)

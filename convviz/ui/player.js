@@ -158,12 +158,10 @@ export default function (component) {
   bar.appendChild(scrub);
   const label = el("span", { class: "label", "data-testid": "player-label" });
   bar.appendChild(label);
+  if (d.hint) bar.appendChild(el("span", { class: "hint", title: d.hint }, d.hint));
   root.appendChild(bar);
   const caption = el("div", { class: "caption", "data-testid": "player-formula" });
   root.appendChild(caption);
-  if (d.hint) {
-    root.appendChild(el("div", { class: "hint" }, d.hint));
-  }
   parentElement.querySelectorAll(".player").forEach((old) => old.remove());
   parentElement.appendChild(root);
 

@@ -21,7 +21,8 @@ _COMPONENT = st.components.v2.component(
     css=(_HERE / "player.css").read_text(),
     js=(_HERE / "player.js").read_text(),
 )
-KEYS_HINT = "Keys: ← → step · space play/pause · Home/End first/last"
+KEYS_HINT = "keys: ← → step · space play · Home/End"
+NO_CAPTION = "Each of these sums has thousands of terms: click a cell for its formula below."
 
 
 def player(
@@ -41,7 +42,7 @@ def player(
     meta = dict(player_meta(fig))
     if captions is not None:
         meta["captions"] = captions
-    meta.setdefault("captions", [])
+    meta.setdefault("captions", [[NO_CAPTION]] * len(meta["names"]))
     _COMPONENT(
         key=f"player_{chart_key}",
         data={

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from convviz.render.theme import DEFAULT_VIEWPORT
+from convviz.render.theme import DEFAULT_VIEWPORT, PRESENTATION_VIEWPORT
 
 VIEWPORT = "cv_viewport"  # (width, height) kept across pages
 _COMPONENT = st.components.v2.component(
@@ -20,10 +20,13 @@ _COMPONENT = st.components.v2.component(
 )
 
 
-def viewport() -> tuple[int, int]:
-    """The last reported (main column width, window height) of this session, or the default."""
+def viewport(presentation: bool) -> tuple[int, int]:
+    """The last reported (main column width, window height) of this session, or the default
+    of the display mode (a fresh session at 1280×720 needs no second run)."""
     size = st.session_state.get(VIEWPORT)
-    return tuple(size) if size else DEFAULT_VIEWPORT
+    if size:
+        return tuple(size)
+    return PRESENTATION_VIEWPORT if presentation else DEFAULT_VIEWPORT
 
 
 def _store() -> None:
@@ -32,11 +35,11 @@ def _store() -> None:
         st.session_state[VIEWPORT] = (min(int(size[0]), 4000), min(int(size[1]), 3000))
 
 
-def watch_viewport() -> None:
+def watch_viewport(presentation: bool) -> None:
     """Mount the reporter (an empty element); a new size reruns the page once."""
     _COMPONENT(
         key="w_viewport",
-        data={"assumed": list(viewport())},
+        data={"assumed": list(viewport(presentation))},
         default={"viewport": None},
         on_viewport_change=_store,
         height=0,

@@ -16,6 +16,7 @@ from convviz.render.animate import player_meta, sweep_figure
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.panel import Panel
 from convviz.sweeps import Sweep
+from convviz.ui.compute import shared_view
 from convviz.ui.controls import PAGES, STATE, Context
 from convviz.ui.player import player
 from convviz.ui.state import encode_array, to_query
@@ -61,11 +62,17 @@ def animation(
     formula_of(row, col) : the formula of an output cell; the player shows the one of the cell
         each frame computes, symbolic and numeric.
     """
-    fig = sweep_figure(sweep, *panels, ctx.theme, channel=channel, start=start, title=title)
-    captions = None
-    if formula_of is not None:
+
+    def build():
+        fig = sweep_figure(sweep, *panels, ctx.theme, channel=channel, start=start, title=title)
+        if formula_of is None or sweep.kernel.size > MAX_CAPTION_TERMS:
+            return fig, None
         targets = sweep.targets[player_meta(fig)["steps"]]
-        captions = [frame_caption(formula_of(int(r), int(c)), ctx.theme) for r, c in targets]
+        return fig, [frame_caption(formula_of(int(r), int(c)), ctx.theme) for r, c in targets]
+
+    # the panels follow from the layer, the slice and the selection: the key holds them all
+    view = (name, ctx.key, ctx.n, ctx.k, ctx.c, ctx.selection, ctx.theme, channel, start)
+    fig, captions = shared_view(view, build)
     animated_chart(fig, name, ctx, captions)
     if max(panels[0].shape) > ctx.theme.max_text_cells:  # big operand: the kernel gets tiny
         st.caption("At this size the grids are drawn without numbers; the kernel's numbers:")
@@ -73,10 +80,22 @@ def animation(
     export_buttons(panels, ctx, name, title, formula, sweep, channel)
 
 
+MAX_CAPTION_TERMS = 2048  # a frame's sum with more terms is not written under the player
+
+
 def frame_caption(formula: Formula, theme) -> list[str]:
-    """The two lines the player shows for a frame: the sum in symbols, then in numbers."""
-    most = 27 if theme.show_secondary else 12
-    return [formula.text(numeric=False, max_terms=most), formula.text(numeric=True, max_terms=most)]
+    """The two lines the player shows for a frame: the sum in symbols, then in numbers.
+
+    On a projector each is one line: fewer terms written out, the rest stated as their sum.
+    """
+    if theme.show_secondary:
+        return [formula.text(numeric=n, max_terms=27) for n in (False, True)]
+    chars = int(theme.figure_w / (0.55 * 21))  # the player's formula font: 1.3 rem
+    for most in range(9, 0, -1):
+        lines = [formula.text(numeric=n, max_terms=most) for n in (False, True)]
+        if max(map(len, lines)) <= chars:
+            break
+    return lines
 
 
 def animated_chart(
