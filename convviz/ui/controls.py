@@ -98,9 +98,11 @@ def _reroll() -> None:
 
 def _widget(fn, name: str, label: str, **kwargs):
     """Draw a widget seeded from the state; it writes back through `_store`."""
-    st.session_state[f"w_{name}"] = st.session_state[STATE][name]
+    key, value = f"w_{name}", st.session_state[STATE][name]
+    if st.session_state.get(key) != value:  # writing an unchanged value still costs a lookup
+        st.session_state[key] = value
     on_change, args = (_apply_preset, ()) if name == "preset" else (_store, (name,))
-    return fn(label, key=f"w_{name}", on_change=on_change, args=args, **kwargs)
+    return fn(label, key=key, on_change=on_change, args=args, **kwargs)
 
 
 def _slider(name: str, label: str):
