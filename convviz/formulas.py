@@ -7,6 +7,7 @@ the cell a padded copy came from. The numeric sum of the terms equals the engine
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -207,7 +208,10 @@ class Formula:
 def _num(v: float, wrap: bool = True) -> str:
     """A number as written in a sum: whole numbers plain, negatives in parentheses if wrap."""
     v = float(v)
-    s = str(round(v)) if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
+    if not math.isfinite(v):  # never raised by the app's bounded values; said, not crashed
+        s = str(v)
+    else:
+        s = str(round(v)) if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
     return f"({s})" if wrap and s.startswith("-") else s
 
 

@@ -642,3 +642,14 @@ def test_a_stride_change_forgets_values_that_no_longer_fit():
     assert not at.error, [e.value for e in at.error]
     assert slider_steps(figures(at)[0]) == 9
     assert query(at)["x"] and "g" not in query(at)  # x still fits; ∂L/∂y did not
+
+
+@pytest.mark.parametrize("page", [OVERVIEW, FORWARD, INPUT_GRAD, WEIGHT_GRAD, CHANNELS])
+@pytest.mark.parametrize("field", ["x", "w", "g"])
+def test_overflowing_values_get_a_message_and_the_last_valid_view(page, field):
+    """9 values of 1e308 in a link used to crash formulas (inf) and fail the reference check."""
+    size = {"x": 49, "w": 9, "g": 16}[field]  # the default layer: 7×7 ⋆ 3×3 → 4×4
+    at = open_page(page, **{field: ",".join(["1e308"] * size)})
+    assert_clean(at)
+    messages = [e.value for e in at.error] + [w.value for w in at.warning]
+    assert any("beyond ±1e+06" in m for m in messages), messages

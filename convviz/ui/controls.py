@@ -10,6 +10,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas  # noqa: F401  (see below)
 import streamlit as st
 
 from convviz.presets import PRESETS_BY_KEY
@@ -36,6 +37,9 @@ from convviz.ui.state import (
 from convviz.ui.viewport import viewport, watch_viewport
 from convviz.values import GRAD_OUT_LABELS
 
+# pandas is imported above, before any page builds a figure: plotly's validators take it from
+# sys.modules, where a session that starts while another is still importing it would find it
+# half-initialised ("partially initialized module 'pandas'") when a class opens the link at once.
 STATE = "cv_state"
 LAST_VALID = "cv_last_valid"
 PROBLEMS = "cv_url_problems"
@@ -98,9 +102,8 @@ def _reroll() -> None:
 
 def _widget(fn, name: str, label: str, **kwargs):
     """Draw a widget seeded from the state; it writes back through `_store`."""
-    key, value = f"w_{name}", st.session_state[STATE][name]
-    if st.session_state.get(key) != value:  # writing an unchanged value still costs a lookup
-        st.session_state[key] = value
+    key = f"w_{name}"
+    st.session_state[key] = st.session_state[STATE][name]
     on_change, args = (_apply_preset, ()) if name == "preset" else (_store, (name,))
     return fn(label, key=key, on_change=on_change, args=args, **kwargs)
 

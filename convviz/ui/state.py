@@ -18,6 +18,7 @@ from convviz.values import GRAD_OUT_KINDS, NAMED_KERNELS
 PAD_KINDS = ("explicit", "valid", "same", "full")
 KERNEL_CHOICES = ("random", *NAMED_KERNELS)
 MAX_EDIT_VALUES = 1024  # edited arrays larger than this are not put in the URL
+MAX_VALUE = 1e6  # typed-in or linked values: every sum of products stays finite and readable
 EDITABLE = ("x", "w", "g")  # input, kernel, grad_out
 # Fields that change the numbers (the cache key); the rest only change the view.
 VALUE_FIELDS = (
@@ -156,6 +157,11 @@ def decode_array(text: str, shape: tuple[int, ...], name: str) -> np.ndarray:
         )
     if not np.isfinite(values).all():
         raise ConvSpecError(f"the edited {name} holds NaN or infinity")
+    if np.abs(values).max(initial=0) > MAX_VALUE:
+        raise ConvSpecError(
+            f"the edited {name} holds a value beyond ±{MAX_VALUE:g}: sums of such values "
+            "overflow; type smaller numbers"
+        )
     return values.reshape(shape)
 
 

@@ -19,7 +19,7 @@ from convviz.sweeps import Sweep
 from convviz.ui.compute import shared_view
 from convviz.ui.controls import PAGES, STATE, Context
 from convviz.ui.player import player
-from convviz.ui.state import encode_array, to_query
+from convviz.ui.state import MAX_VALUE, encode_array, to_query
 from convviz.values import image_to_input
 
 
@@ -228,6 +228,9 @@ def _editor(label: str, name: str, full, index: tuple[int, int], ctx: Context) -
         return
     if not np.isfinite(edited).all():
         st.warning(f"{label}: empty or non-numeric cells are ignored; type a number.")
+        return
+    if np.abs(edited).max(initial=0) > MAX_VALUE:
+        st.warning(f"{label}: values beyond ±{MAX_VALUE:g} are not taken; type smaller numbers.")
         return
     updated = np.array(full, dtype=float)
     updated[index] = edited
