@@ -158,26 +158,29 @@ class Formula:
             )
         return f"✓ the terms add up to the engine's value {value}"
 
+    def _written(self, numeric: bool, max_terms: int, latex: bool) -> list[str]:
+        """The written summands: terms (or a folded cell's copies), the rest's sum, the bias."""
+        if self.groups:
+            name = (lambda g: g.target.latex()) if latex else (lambda g: g.target.text())
+            parts = [_num(g.value) if numeric else name(g) for g in self.groups[:max_terms]]
+        else:
+            term = _latex_term if latex else _text_term
+            parts = [term(t, numeric) for t in self.terms[:max_terms]]
+        shown = self.shown(max_terms)
+        if shown.hidden_count:
+            more = f"{shown.hidden_count} more {'copies' if self.groups else 'terms'}"
+            more = rf"\text{{{more}}}" if latex else more
+            parts.append(f"[{more} = {_num(shown.hidden_sum, wrap=False)}]")
+        if self.constant:
+            parts.append(_num(self.constant) if numeric else "b")
+        return parts
+
     def latex(self, numeric: bool = False, max_terms: int = 30, per_line: int = 0) -> str:
         """LaTeX of the sum; with per_line > 0, an aligned block of that many terms a line.
 
         Past max_terms summands the rest is written as one bracket saying what it adds up to.
         """
-        if self.groups:
-            parts = [
-                _num(g.value) if numeric else g.target.latex() for g in self.groups[:max_terms]
-            ]
-        else:
-            parts = [_latex_term(t, numeric) for t in self.terms[:max_terms]]
-        shown = self.shown(max_terms)
-        if shown.hidden_count:
-            more = "copies" if self.groups else "terms"
-            parts.append(
-                rf"[\text{{{shown.hidden_count} more {more}}} = "
-                rf"{_num(shown.hidden_sum, wrap=False)}]"
-            )
-        if self.constant:
-            parts.append(_num(self.constant) if numeric else "b")
+        parts = self._written(numeric, max_terms, latex=True)
         if not parts:
             parts = ["0"]
         target, value = self.target.latex(), _num(self.value, wrap=False)
@@ -189,18 +192,7 @@ class Formula:
 
     def text(self, numeric: bool = False, max_terms: int = 30) -> str:
         """Plain text of the sum; past max_terms, '[n more terms = s]' says what the rest is."""
-        if self.groups:
-            parts = [_num(g.value) if numeric else g.target.text() for g in self.groups[:max_terms]]
-        else:
-            parts = [_text_term(t, numeric) for t in self.terms[:max_terms]]
-        shown = self.shown(max_terms)
-        if shown.hidden_count:
-            more = "copies" if self.groups else "terms"
-            parts.append(
-                f"[{shown.hidden_count} more {more} = {_num(shown.hidden_sum, wrap=False)}]"
-            )
-        if self.constant:
-            parts.append(_num(self.constant) if numeric else "b")
+        parts = self._written(numeric, max_terms, latex=False)
         body = " + ".join(parts) if parts else "0"
         return f"{self.target.text()} = {body} = {_num(self.value, wrap=False)}"
 
