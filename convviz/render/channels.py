@@ -8,7 +8,6 @@ import plotly.graph_objects as go
 from convviz.render import theme as th
 from convviz.render.grids import format_values
 
-MAX_GRID_PX = 800  # widest grid of heatmaps (fits the main column at 1280 px); cells shrink to fit
 GAP_PX = 18  # between heatmaps
 LABEL_PX = 26  # room for a column title above / a row title to the right
 
@@ -27,7 +26,8 @@ def heatmap_grid(
     Axes are laid out by hand (pixel domains): make_subplots costs ~40 ms a figure.
     """
     R, C, h, w = arrays.shape
-    cell = max(1.0, min(theme.cell_px * 0.75, (MAX_GRID_PX - GAP_PX * (C - 1)) / (C * w)))
+    widest = theme.figure_w - 100  # the row labels sit right of the grid
+    cell = max(1.0, min(0.75 * theme.cell_px_for_font, (widest - GAP_PX * (C - 1)) / (C * w)))
     labels = format_values(arrays)
     longest = max((len(t) for t in labels.ravel()), default=1)
     show_text = cell >= max(22, 7 * longest + 6) and max(h, w) <= theme.max_text_cells
@@ -37,6 +37,9 @@ def heatmap_grid(
     lim = float(np.abs(arrays).max()) or 1.0
     gap = 1 if cell >= 8 else 0
     font = max(9, min(theme.cell_font_size, int(cell * 0.45)))
+    # column titles no wider than their column (plus the gap): they never run into each other
+    longest_label = max(map(len, col_labels), default=1)
+    label_font = max(8, min(theme.font_size, int((pw + GAP_PX - 4) / (0.6 * longest_label))))
     data, layout, notes = [], {}, []
     for r in range(R):
         for c in range(C):
@@ -79,11 +82,13 @@ def heatmap_grid(
                     {
                         "text": col_labels[c],
                         "x": x0 + pw / width / 2,
+                        "xanchor": "center",  # 'auto' slides labels near the edges sideways
                         "y": y0,
                         "xref": "paper",
                         "yref": "paper",
                         "yanchor": "bottom",
                         "showarrow": False,
+                        "font": {"size": label_font},
                     }
                 )
             if R > 1 and c == C - 1:

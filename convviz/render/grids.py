@@ -161,8 +161,9 @@ def grid_layout(
     heights = [p.shape[0] for p in panels]
     titles = [_title_px(p, theme) for p in panels]
     fixed = len(panels) * _Y_LABELS_PX + (len(panels) - 1) * _PANEL_GAP_PX + 16
+    floor = theme.min_cell_px if max(heights) <= SMALL_GRID else min(16, theme.min_cell_px)
     fit = None
-    for cell in range(max(theme.cell_px, 4), 3, -1):  # a few dozen sizes, largest first
+    for cell in range(max(theme.cell_px, 1), 0, -1):  # a few dozen sizes, largest first
         columns = [max(w * cell, t) for w, t in zip(widths, titles)]
         if sum(columns) + fixed > theme.figure_w:
             continue
@@ -174,7 +175,7 @@ def grid_layout(
         fit = cell, columns, lines, header
         if top + header + max(heights) * cell + bottom <= theme.figure_h:
             break
-        if cell <= (theme.min_cell_px if max(heights) <= SMALL_GRID else 16):
+        if cell <= floor:
             break
     cell, columns, lines, header = fit or (
         4,

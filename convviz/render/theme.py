@@ -88,7 +88,7 @@ PRESENTATION = Theme(
     cell_font_size=22,
     title_font_size=24,
     cell_px=110,
-    min_cell_px=16,  # the whole figure and its player on the screen: never scroll a projector
+    min_cell_px=1,  # the whole figure and its player on the screen: never scroll a projector
     show_secondary=False,
     cell_px_for_font=48,
 )
