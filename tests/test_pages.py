@@ -78,6 +78,11 @@ def slider_steps(fig: dict) -> int:
     return len(fig["layout"]["meta"]["player"]["names"])
 
 
+def shown(markdown: str) -> str:
+    """A message as the page renders it: markdown's backslash escapes removed."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
 def query(at: AppTest) -> dict[str, str]:
     return {k: str(v) for k, v in dict(at.query_params).items()}
 
@@ -441,7 +446,7 @@ MALFORMED = [
 def test_malformed_url_values_are_named_and_ignored(params, words):
     at = open_page(FORWARD, **params)
     assert not at.exception
-    messages = [w.value for w in at.warning] + [e.value for e in at.error]
+    messages = [shown(m.value) for m in [*at.warning, *at.error]]
     assert any(words in m for m in messages), messages
     assert all(len(m) < 300 for m in messages)
     assert heat(at, "y:values").shape == (4, 4)  # the defaults' view, drawn
@@ -468,7 +473,7 @@ def test_bad_edited_values_in_the_url(x, words):
         assert not at.exception
         assert not at.error
         (warning,) = at.warning
-        assert words in warning.value and "edits reset" in warning.value
+        assert words in shown(warning.value) and "edits reset" in shown(warning.value)
         assert figures(at), page_file
         assert heat(at, "x:values").shape == (9, 9)
 
@@ -476,7 +481,7 @@ def test_bad_edited_values_in_the_url(x, words):
 def test_wrong_count_edit_is_reset_as_the_message_says():
     """The message says the edits were reset: the next run must not repeat it."""
     at = open_page(FORWARD, x="1,2")
-    assert "edits reset" in at.warning[0].value
+    assert "edits reset" in shown(at.warning[0].value)
     at.sidebar.toggle(key="w_pres").set_value(True).run()  # any unrelated rerun
     assert not at.error and not at.warning, [e.value for e in at.error]
     assert "x" not in query(at)
@@ -644,12 +649,34 @@ def test_a_stride_change_forgets_values_that_no_longer_fit():
     assert query(at)["x"] and "g" not in query(at)  # x still fits; ∂L/∂y did not
 
 
-@pytest.mark.parametrize("page", [OVERVIEW, FORWARD, INPUT_GRAD, WEIGHT_GRAD, CHANNELS])
+@pytest.mark.parametrize("page_file", [OVERVIEW, FORWARD, INPUT_GRAD, WEIGHT_GRAD, CHANNELS])
 @pytest.mark.parametrize("field", ["x", "w", "g"])
-def test_overflowing_values_get_a_message_and_the_last_valid_view(page, field):
+def test_overflowing_values_get_a_message_and_the_last_valid_view(page_file, field):
     """9 values of 1e308 in a link used to crash formulas (inf) and fail the reference check."""
     size = {"x": 49, "w": 9, "g": 16}[field]  # the default layer: 7×7 ⋆ 3×3 → 4×4
-    at = open_page(page, **{field: ",".join(["1e308"] * size)})
+    at = open_page(page_file, **{field: ",".join(["1e308"] * size)})
     assert_clean(at)
-    messages = [e.value for e in at.error] + [w.value for w in at.warning]
-    assert any("beyond ±1e+06" in m for m in messages), messages
+    messages = [shown(m.value) for m in [*at.error, *at.warning]]
+    assert any("beyond ±1e+09" in m for m in messages), messages
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["[click me](https://example.com)", "![x](http://127.0.0.1:9/track.png)", "9" * 20_000],
+    ids=["link", "image", "20k-chars"],
+)
+def test_echoed_link_values_are_text_and_short(value):
+    at = open_page(FORWARD, H=value)
+    assert_clean(at)
+    (warning,) = [w.value for w in at.warning]
+    assert len(warning) < 200, len(warning)
+    assert "](" not in warning.replace("\\](", "").replace("\\]\\(", ""), warning
+    for mark in "[]()!":
+        assert mark not in warning.replace("\\" + mark, ""), warning  # every mark escaped
+
+
+def test_edited_values_keep_every_digit():
+    from convviz.ui.state import decode_array, encode_array
+
+    a = np.array([123456789.0, 0.1, -2.5, 3.0, 1e-7, 1 / 3])
+    assert np.array_equal(decode_array(encode_array(a), a.shape, "x"), a)

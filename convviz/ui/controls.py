@@ -74,6 +74,15 @@ def _state() -> dict:
     return st.session_state[STATE]
 
 
+_MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+-.!|<>~$:"})
+
+
+def as_text(message: str) -> str:
+    """A message that quotes what a link said, shown as text: a link or an image in it is not
+    rendered (no live link inside the app's warning, no image fetched by every viewer)."""
+    return message.translate(_MARKDOWN)
+
+
 def _store(name: str) -> None:
     st.session_state[PROBLEMS] = []
     state = st.session_state[STATE]
@@ -266,7 +275,7 @@ def controls() -> Context:
         watch_viewport(state["pres"])
     for problem in st.session_state.get(PROBLEMS, []):  # until the reader changes something
         custom = "this is a custom layer" in problem  # information, not a fault of the link
-        (st.info if custom else st.warning)(f"Link: {problem}.")
+        (st.info if custom else st.warning)(f"Link: {as_text(problem)}.")
     _take_chart_selection(state)
     error = None
     try:

@@ -18,7 +18,7 @@ from convviz.values import GRAD_OUT_KINDS, NAMED_KERNELS
 PAD_KINDS = ("explicit", "valid", "same", "full")
 KERNEL_CHOICES = ("random", *NAMED_KERNELS)
 MAX_EDIT_VALUES = 1024  # edited arrays larger than this are not put in the URL
-MAX_VALUE = 1e6  # typed-in or linked values: every sum of products stays finite and readable
+MAX_VALUE = 1e9  # typed-in or linked values: every sum of products stays finite
 EDITABLE = ("x", "w", "g")  # input, kernel, grad_out
 # Fields that change the numbers (the cache key); the rest only change the view.
 VALUE_FIELDS = (
@@ -140,8 +140,8 @@ DEFAULTS: dict = preset_state(DEFAULT_PRESET)
 
 
 def encode_array(a: np.ndarray) -> str:
-    """Compact text of an array's values (row-major), e.g. '1,2,-0.5'."""
-    return ",".join(f"{v:g}" for v in np.asarray(a, float).ravel())
+    """Compact text of an array's values (row-major), e.g. '1,2,-0.5', every digit kept."""
+    return ",".join(repr(v).removesuffix(".0") for v in np.asarray(a, float).ravel().tolist())
 
 
 def decode_array(text: str, shape: tuple[int, ...], name: str) -> np.ndarray:
@@ -165,26 +165,34 @@ def decode_array(text: str, shape: tuple[int, ...], name: str) -> np.ndarray:
     return values.reshape(shape)
 
 
+ECHO_CHARS = 40  # an ignored URL value is quoted back at most this long
+
+
+def echo(raw: str) -> str:
+    """A value from a link as a message quotes it: shortened (the rest is not shown)."""
+    return raw if len(raw) <= ECHO_CHARS else raw[: ECHO_CHARS - 1] + "…"
+
+
 def parse_field(name: str, raw: str):
     """One URL value → (value, None) or (None, message)."""
-    f = FIELDS[name]
+    f, raw_value, raw = FIELDS[name], raw, echo(raw)
     if f.kind == "int":
         try:
-            v = int(raw)
+            v = int(raw_value)
         except ValueError:
             return None, f"'{name}={raw}' is not a whole number"
         if not f.lo <= v <= f.hi:
             return None, f"'{name}={raw}' is outside {f.lo}…{f.hi}"
         return v, None
     if f.kind == "bool":
-        if raw not in ("0", "1", "true", "false"):
+        if raw_value not in ("0", "1", "true", "false"):
             return None, f"'{name}={raw}' must be 0 or 1"
-        return raw in ("1", "true"), None
+        return raw_value in ("1", "true"), None
     if f.kind == "choice":
-        if raw not in f.choices:
+        if raw_value not in f.choices:
             return None, f"'{name}={raw}' is not one of {', '.join(f.choices)}"
-        return raw, None
-    return raw, None
+        return raw_value, None
+    return raw_value, None
 
 
 def from_query(query: dict[str, str], base: dict | None = None) -> tuple[dict, list[str]]:
