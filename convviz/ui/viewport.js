@@ -10,6 +10,7 @@ export default function ({ data, setStateValue }) {
       main.clientWidth - parseFloat(css.paddingLeft) - parseFloat(css.paddingRight),
     );
     const height = window.innerHeight;
+    if (width < 200 || height < 200) return; // mid-navigation: nothing laid out yet
     const [w, h] = data.assumed;
     const fits = Math.abs(width - w) <= 16 && Math.abs(height - h) <= 16;
     document.body.dataset.cvViewport = fits ? "fitted" : "measuring"; // for tests and scripts
