@@ -10,9 +10,8 @@ from convviz.ui.controls import PAGES, controls, page_config
 from convviz.ui.views import (
     chart,
     export_buttons,
+    page_end,
     page_header,
-    page_nav,
-    share_link,
     value_editors,
 )
 
@@ -50,5 +49,4 @@ with right:
 st.subheader("Every array and its shape")
 st.table(shape_rows(ctx.layer))
 value_editors(ctx)
-page_nav("app.py")
-share_link(ctx)
+page_end(ctx, "app.py")

@@ -10,10 +10,9 @@ from convviz.ui.views import (
     animation,
     cell_picker,
     formula_box,
+    page_end,
     page_header,
-    page_nav,
     selected_in,
-    share_link,
 )
 
 page_config("Forward", ":material/play_arrow:")
@@ -52,5 +51,4 @@ if x_cell is not None:
 st.subheader(f"Output cell y[{cell[0]}, {cell[1]}]")
 formula_box(formula, ctx, "Click any output cell (or use the keyboard picker) to see its sum.")
 cell_picker(ctx, {"y": spec.out_size, "x": spec.padded_size}, "y")
-page_nav("pages/1_Forward.py")
-share_link(ctx)
+page_end(ctx, "pages/1_Forward.py")

@@ -25,10 +25,9 @@ from convviz.ui.views import (
     chart,
     export_buttons,
     formula_box,
+    page_end,
     page_header,
-    page_nav,
     selected_in,
-    share_link,
     step_picker,
 )
 
@@ -96,5 +95,4 @@ else:
         title="stamps add up to the same ∂L/∂x̃",
     )
     animated_chart(fig, "scatter", ctx, None, primary=False)
-page_nav("pages/2_Input_gradient.py", keys=False)
-share_link(ctx)
+page_end(ctx, "pages/2_Input_gradient.py", keys=False)

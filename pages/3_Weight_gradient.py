@@ -12,10 +12,9 @@ from convviz.ui.views import (
     cell_picker,
     chart,
     formula_box,
+    page_end,
     page_header,
-    page_nav,
     selected_in,
-    share_link,
 )
 
 page_config("Weight gradient", ":material/tune:")
@@ -57,5 +56,4 @@ with left:
     chart(panels_figure([dilated_grad_panel(wg, ctx.n, ctx.k)], ctx.theme), "dilated_grad")
 with right:
     st.metric(f"bias gradient ∂L/∂b[{ctx.k}] = Σ ∂L/∂y[:, {ctx.k}]", f"{wg.grad_b[ctx.k]:g}")
-page_nav("pages/3_Weight_gradient.py")
-share_link(ctx)
+page_end(ctx, "pages/3_Weight_gradient.py")

@@ -6,7 +6,7 @@ from convviz.render.channels import heatmap_grid
 from convviz.render.stories import channel_grids, layer_summary
 from convviz.ui.compute import contributions_for
 from convviz.ui.controls import controls, page_config
-from convviz.ui.views import page_header, page_nav, share_link
+from convviz.ui.views import page_end, page_header
 
 page_config("Channels", ":material/layers:")
 ctx = controls()
@@ -29,5 +29,4 @@ for grid in grids:
     )
     if ctx.theme.show_secondary and grid.caption:
         st.caption(grid.caption)
-page_nav("pages/4_Channels.py")
-share_link(ctx)
+page_end(ctx, "pages/4_Channels.py")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pandas  # noqa: F401  (see below)
 import streamlit as st
@@ -267,12 +268,13 @@ def page_config(title: str, icon: str) -> None:
 
 
 def controls() -> Context:
-    """Draw the sidebar; return the page's Context (the last valid layer if this one fails)."""
+    """The page's Context (the last valid layer if this one fails); `sidebar` draws the controls.
+
+    The sidebar is drawn last (by `views.page_end`): the browser gets the page's figures first and
+    redraws the many sidebar widgets after them, so a change shows sooner.
+    """
     state = _state()
     _clip_slice(state)
-    with st.sidebar:
-        _sidebar(state)
-        watch_viewport(state["pres"])
     for problem in st.session_state.get(PROBLEMS, []):  # until the reader changes something
         custom = "this is a custom layer" in problem  # information, not a fault of the link
         (st.info if custom else st.warning)(f"Link: {as_text(problem)}.")
@@ -296,3 +298,13 @@ def controls() -> Context:
     n, k, c = slice_of(view, spec)
     theme = theme_for(state["pres"], viewport(state["pres"]))
     return Context(state, spec, lay, key, n, k, c, selection_of(view), theme, error)
+
+
+def sidebar(ctx: Context) -> None:
+    """The controls, the screen-size watcher and the link that reproduces this view."""
+    with st.sidebar:
+        _sidebar(ctx.state)
+        watch_viewport(ctx.state["pres"])
+        st.markdown("**Share this view**")
+        base = str(st.context.url or "").split("?")[0]
+        st.code(f"{base}?{urlencode(to_query(ctx.state))}", language=None, wrap_lines=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from urllib.parse import urlencode
 
 import numpy as np
 import streamlit as st
@@ -17,9 +16,9 @@ from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.panel import Panel
 from convviz.sweeps import Sweep
 from convviz.ui.compute import shared_view
-from convviz.ui.controls import PAGES, STATE, Context
+from convviz.ui.controls import PAGES, STATE, Context, sidebar
 from convviz.ui.player import player
-from convviz.ui.state import MAX_VALUE, encode_array, to_query
+from convviz.ui.state import MAX_VALUE, encode_array
 from convviz.values import image_to_input
 
 
@@ -209,14 +208,6 @@ def export_buttons(
             )
 
 
-def share_link(ctx: Context) -> None:
-    """The address that reproduces this view, with a copy button."""
-    base = str(st.context.url or "").split("?")[0]
-    with st.sidebar:
-        st.markdown("**Share this view**")
-        st.code(f"{base}?{urlencode(to_query(ctx.state))}", language=None, wrap_lines=True)
-
-
 def _editor(label: str, name: str, full, index: tuple[int, int], ctx: Context) -> None:
     """An editable grid for one 2D slice of x, w or grad_out; edits go to the state (and URL)."""
     current = full[index]
@@ -287,6 +278,12 @@ def page_nav(page: str, *, keys: bool = True) -> None:
         label = f"next: {on[1].lower()} ▶" if on else ""
         if on and st.button(label, key=f"{name}_next_page", type="primary", shortcut=shortcut):
             st.switch_page(on[0])
+
+
+def page_end(ctx: Context, page: str, *, keys: bool = True) -> None:
+    """The way on (see `page_nav`), then the sidebar: every page ends with this."""
+    page_nav(page, keys=keys)
+    sidebar(ctx)
 
 
 def _set_step(delta: int, count: int) -> None:
