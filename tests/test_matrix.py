@@ -1,0 +1,154 @@
+"""The matrix view's engine (convviz.matrix) against the public API, over random layers.
+
+M·vec(x) = conv2d, Mᵀ·vec(∂L/∂y) = conv2d_input, im2col both ways, and the transposed
+convolution (with its output_padding for the remainder) = conv2d_input, for every padding mode,
+stride, dilation, per-side padding and remainder hypothesis finds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from convviz import matrix
+from convviz.conv import conv2d, conv2d_input, conv2d_weight
+from convviz.spec import PADDING_MODES, ConvSpec, ConvSpecError
+
+
+@st.composite
+def layers(draw):
+    """A random legal layer and its values: (spec, x, w, grad_out)."""
+    mode = draw(st.sampled_from(PADDING_MODES))
+    H, W = draw(st.integers(1, 8)), draw(st.integers(1, 8))
+    kH, kW = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    pads = draw(st.lists(st.integers(0, 3), min_size=4, max_size=4))
+    C = draw(st.integers(1, 2))
+    try:
+        spec = ConvSpec.create(
+            (draw(st.integers(1, 2)), C, H, W),
+            (draw(st.integers(1, 2)), C, kH, kW),
+            stride=(draw(st.integers(1, 3)), draw(st.integers(1, 3))),
+            padding=((pads[0], pads[1]), (pads[2], pads[3])),
+            dilation=(draw(st.integers(1, 2)), draw(st.integers(1, 2))),
+            padding_mode=mode,
+        )
+    except ConvSpecError:
+        spec = ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), stride=2, padding=1)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    return (
+        spec,
+        rng.normal(size=spec.input_shape),
+        rng.normal(size=spec.weight_shape),
+        rng.normal(size=spec.output_shape),
+    )
+
+
+def api(spec: ConvSpec) -> dict:
+    return dict(
+        stride=spec.stride,
+        padding=spec.padding,
+        dilation=spec.dilation,
+        padding_mode=spec.padding_mode,
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(layers())
+def test_matrix_routes_equal_the_engine(layer):
+    spec, x, w, g = layer
+    y = conv2d(x, w, **api(spec))
+    grad_x = conv2d_input(x.shape, w, g, **api(spec))
+    grad_w = conv2d_weight(x, w.shape, g, **api(spec))
+    np.testing.assert_allclose(matrix.matrix_forward(spec, w, x), y, atol=1e-10)
+    np.testing.assert_allclose(matrix.matrix_input_grad(spec, w, g), grad_x, atol=1e-10)
+    np.testing.assert_allclose(matrix.im2col_forward(spec, x, w), y, atol=1e-10)
+    np.testing.assert_allclose(matrix.im2col_weight_grad(spec, x, g), grad_w, atol=1e-10)
+    np.testing.assert_allclose(matrix.transpose_input_grad(spec, w, g), grad_x, atol=1e-10)
+
+
+@settings(max_examples=60, deadline=None)
+@given(layers())
+def test_transpose_plan_is_a_legal_pytorch_call(layer):
+    spec = layer[0]
+    plan = matrix.transpose_plan(spec)
+    for q, s, d in zip(plan.output_padding, plan.stride, plan.dilation):
+        assert 0 <= q < max(s, d)  # PyTorch's rule for output_padding
+    assert plan.output_padding == spec.remainder
+    symmetric = (
+        spec.padding[0][0] == spec.padding[0][1] and spec.padding[1][0] == spec.padding[1][1]
+    )
+    padded = any(p for side in spec.padding for p in side)
+    direct = symmetric and (spec.padding_mode == "zeros" or not padded)
+    assert (plan.after == "") == direct
+
+
+@settings(max_examples=60, deadline=None)
+@given(layers())
+def test_im2col_sources_name_the_cells_copied(layer):
+    spec, x, _, _ = layer
+    src = matrix.im2col_sources(spec)
+    cols = matrix.im2col(spec, x)
+    flat = x.reshape(spec.batch, -1)
+    for n in range(spec.batch):
+        np.testing.assert_array_equal(np.where(src >= 0, flat[n][src], 0.0), cols[n])
+
+
+def test_recitation_matrix_by_hand():
+    """3×3 ⋆ [[1, 2], [3, 4]]: each row of M is the kernel laid on the flattened input."""
+    spec = ConvSpec.create((1, 1, 3, 3), (1, 1, 2, 2))
+    M, taps = matrix.conv_matrix(spec, np.array([[1.0, 2.0], [3.0, 4.0]]))
+    np.testing.assert_array_equal(
+        M,
+        [
+            [1, 2, 0, 3, 4, 0, 0, 0, 0],
+            [0, 1, 2, 0, 3, 4, 0, 0, 0],
+            [0, 0, 0, 1, 2, 0, 3, 4, 0],
+            [0, 0, 0, 0, 1, 2, 0, 3, 4],
+        ],
+    )
+    # Mᵀ's row of the centre cell x₁₁ meets the taps in reverse (rotated) order: 4, 3, 2, 1
+    assert list(M.T[4]) == [4, 3, 2, 1]
+    assert list(taps.T[4]) == [3, 2, 1, 0]
+    assert taps[0, 2] == -1
+
+
+def test_stride_spreads_a_row_of_the_transpose():
+    """Stride 2: an input cell is read by outputs 2 apart; the rotated taps meet it spread."""
+    spec = ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), stride=2)
+    w = np.arange(1.0, 10.0).reshape(3, 3)
+    M, _ = matrix.conv_matrix(spec, w)
+    row = M.T[2 * 5 + 2].reshape(spec.out_size)  # x[2, 2], read by all four windows
+    np.testing.assert_array_equal(row, [[9, 7], [3, 1]])  # w[2,2], w[2,0], w[0,2], w[0,0]
+
+
+def test_padded_copies_add_up_in_one_entry():
+    """Reflect padding: x[0, 1] is read directly and through its copy in the ring."""
+    spec = ConvSpec.create((1, 1, 3, 3), (1, 1, 3, 3), padding=1, padding_mode="reflect")
+    M, taps = matrix.conv_matrix(spec, np.ones((3, 3)))
+    assert (taps == matrix.SEVERAL).any()
+    np.testing.assert_array_equal(M.sum(axis=1), np.full(9, 9.0))  # every window has 9 taps
+
+
+@pytest.mark.parametrize(
+    "shape, ok", [((8, 8), True), ((9, 8), False), ((1, 64), True), ((2, 40), False)]
+)
+def test_too_large_says_why(shape, ok):
+    spec = ConvSpec.create((1, 1, *shape), (1, 1, 1, 1))
+    reason = matrix.too_large(spec)
+    assert (reason is None) == ok
+    if not ok:
+        assert f"{shape[0] * shape[1]} input" in reason
+
+
+def test_engine_module_imports_no_ui():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, convviz.matrix, convviz.checks; "
+        "print([m for m in ('streamlit', 'plotly', 'matplotlib') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
