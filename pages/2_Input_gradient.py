@@ -7,16 +7,20 @@ import streamlit as st
 from convviz.formulas import input_grad_formula
 from convviz.render.animate import scatter_figure
 from convviz.render.grids import panels_figure
+from convviz.render.motion import motion_figure, motion_gif
 from convviz.render.stories import (
+    WHOLE_PASS,
     centre,
     feeding_cells,
     formula_notes,
     input_grad_animation,
     input_grad_story,
     scatter_panels,
+    stage_motion,
     step_of,
+    whole_pass,
 )
-from convviz.ui.compute import sweeps_for
+from convviz.ui.compute import shared_view, sweeps_for
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import (
     animated_chart,
@@ -51,27 +55,59 @@ steps = input_grad_story(
     ig, ctx.n, ctx.k, ctx.c, feeding_cells(formula, ctx.k, spec.out_size), (key, *cell)
 )
 current = step_picker("pages/2_Input_gradient.py", ctx, [s.title for s in steps])
+if st.session_state.get("whole_pass_step") != current:  # a stage was picked: show that stage
+    st.session_state["whole_pass"] = False
+whole = st.toggle(
+    "▶ The whole backward pass in one animation",
+    key="whole_pass",
+    on_change=st.session_state.__setitem__,
+    args=("whole_pass_step", current),
+)
 ctx = replace(ctx, theme=ctx.theme.reserve(STAGE_PX if ctx.theme.show_secondary else 70))
 step = steps[current]
-if ctx.theme.show_secondary:  # on a projector the stage bar says where we are
-    st.markdown(f"### {current + 1}. {step.heading}")
-    st.markdown(step.caption)
-if step.panels:
-    chart(panels_figure(step.panels, ctx.theme), f"story_{current}")
-    export_buttons(step.panels, ctx, f"input-grad-step{current + 1}", step.heading)
-else:  # the full correlation, animated
-    sweep = sweeps["input_grad"]
-    panels = input_grad_animation(ig, sweep, ctx.n, ctx.k, ctx.c, pad_cell)
-    animation(
-        ctx,
-        sweep,
-        panels,
-        "full-correlation",
-        "full correlation: rot180(w) over the padded, dilated ∂L/∂y",
-        channel=ctx.k,
-        start=step_of(sweep, pad_cell) if pad_cell else sweep.steps - 1,
-        formula_of=lambda r, c: input_grad_formula(ig, ctx.n, ctx.c, r, c, padded=True),
+view = (ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme)
+if whole:
+    if ctx.theme.show_secondary:
+        st.markdown(f"### {WHOLE_PASS}")
+
+    def motion():
+        return whole_pass(ig, sweeps["input_grad"], ctx.n, ctx.k, ctx.c)
+
+    fig = shared_view(("whole", *view), lambda: motion_figure(motion(), ctx.theme, start=0))
+    animated_chart(fig, "whole_pass", ctx, None)
+    st.download_button(
+        "⬇ GIF of the whole pass",
+        lambda: motion_gif(motion()),
+        file_name=f"convviz-{ctx.state['preset']}-backward-pass.gif",
+        mime="image/gif",
+        on_click="ignore",
+        key="gif_whole_pass",
     )
+else:
+    if ctx.theme.show_secondary:  # on a projector the stage bar says where we are
+        st.markdown(f"### {current + 1}. {step.heading}")
+        st.markdown(step.caption)
+    motion = stage_motion(ig, current, ctx.n, ctx.k, ctx.c)
+    if motion is not None:  # dilate, pad, rotate, mask: cells that move (opened on the result)
+        fig = shared_view(("stage", current, *view), lambda: motion_figure(motion, ctx.theme))
+        animated_chart(fig, f"story_{current}", ctx, None)
+        export_buttons(step.panels, ctx, f"input-grad-step{current + 1}", step.heading)
+    elif step.panels:
+        chart(panels_figure(step.panels, ctx.theme), f"story_{current}")
+        export_buttons(step.panels, ctx, f"input-grad-step{current + 1}", step.heading)
+    else:  # the full correlation, animated
+        sweep = sweeps["input_grad"]
+        panels = input_grad_animation(ig, sweep, ctx.n, ctx.k, ctx.c, pad_cell)
+        animation(
+            ctx,
+            sweep,
+            panels,
+            "full-correlation",
+            "full correlation: rot180(w) over the padded, dilated ∂L/∂y",
+            channel=ctx.k,
+            start=step_of(sweep, pad_cell) if pad_cell else sweep.steps - 1,
+            formula_of=lambda r, c: input_grad_formula(ig, ctx.n, ctx.c, r, c, padded=True),
+        )
 
 label = spec.padded_label(cell) if pad_cell else cell  # x̃'s ring has negative indices
 st.subheader(

@@ -3,14 +3,14 @@
 import streamlit as st
 
 from convviz.formulas import weight_grad_formula
-from convviz.render.grids import panels_figure
-from convviz.render.stories import dilated_grad_panel, step_of, weight_grad_panels
-from convviz.ui.compute import sweeps_for
+from convviz.render.motion import motion_figure
+from convviz.render.stories import step_of, weight_grad_panels, window_motion
+from convviz.ui.compute import shared_view, sweeps_for
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import (
+    animated_chart,
     animation,
     cell_picker,
-    chart,
     formula_box,
     page_end,
     page_header,
@@ -51,9 +51,11 @@ st.subheader(f"Weight cell [{cell[0]}, {cell[1]}] of filter k={ctx.k}, channel c
 formula_box(formula, ctx, "Click any ∂L/∂w cell (or use the keyboard picker) to see its sum.")
 cell_picker(ctx, {"grad_w": spec.kernel_size}, "grad_w")
 
-left, right = st.columns([2, 1])
-with left:
-    chart(panels_figure([dilated_grad_panel(wg, ctx.n, ctx.k)], ctx.theme), "dilated_grad")
-with right:
-    st.metric(f"bias gradient ∂L/∂b[{ctx.k}] = Σ ∂L/∂y[:, {ctx.k}]", f"{wg.grad_b[ctx.k]:g}")
+st.subheader("The stride becomes the window's dilation")
+fig = shared_view(
+    ("weight-window", ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme),
+    lambda: motion_figure(window_motion(wg, sweep, ctx.n, ctx.k, ctx.c), ctx.theme, start=0),
+)
+animated_chart(fig, "dilated_grad", ctx, None, primary=False)
+st.metric(f"bias gradient ∂L/∂b[{ctx.k}] = Σ ∂L/∂y[:, {ctx.k}]", f"{wg.grad_b[ctx.k]:g}")
 page_end(ctx, "pages/3_Weight_gradient.py")

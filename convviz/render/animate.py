@@ -230,7 +230,7 @@ def _animated_figure(
     """
     active = int(np.searchsorted(steps, start))
     for i, d in zip(animated, frames[active]["data"]):
-        data[i].update(d)
+        data[i] = _deep_update(data[i], d)
     names = [f["name"] for f in frames]
     layout["meta"] = {
         "player": {
@@ -238,7 +238,7 @@ def _animated_figure(
             "names": names,
             "steps": [int(t) for t in steps],
             "active": active,
-            "frame_ms": FRAME_MS,
+            "frame_ms": player.get("frame_ms", FRAME_MS),
             "speeds": list(SPEEDS),
         }
     }
@@ -255,6 +255,17 @@ def _animated_figure(
         for f in frames
     )
     return fig
+
+
+def _deep_update(trace: dict, update: dict) -> dict:
+    """trace with update's entries; nested dicts (marker, textfont) merged, as plotly animates."""
+    out = dict(trace)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_update(out[key], value)
+        else:
+            out[key] = value
+    return out
 
 
 def player_meta(fig: go.Figure) -> dict:

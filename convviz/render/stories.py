@@ -12,6 +12,15 @@ import numpy as np
 
 from convviz.formulas import Formula
 from convviz.ops import copies_mask
+from convviz.render.motion import (
+    Motion,
+    backward_motion,
+    dilate_motion,
+    mask_motion,
+    pad_motion,
+    rotate_motion,
+    weight_motion,
+)
 from convviz.render.panel import Panel
 from convviz.spec import ConvSpec
 from convviz.stages import ForwardStages, InputGradStages, Layer, WeightGradStages
@@ -270,6 +279,26 @@ def input_grad_story(
     ]
 
 
+def stage_motion(st: InputGradStages, stage: int, n: int, k: int, c: int) -> Motion | None:
+    """The motion of storyboard stage `stage` (0-based), or None where the stage is a still
+    (∂L/∂y as it arrives) or the sliding window (the full correlation, `input_grad_animation`)."""
+    motions = {
+        1: lambda: dilate_motion(st, n, k),
+        2: lambda: pad_motion(st, n, k),
+        3: lambda: rotate_motion(st, k, c),
+        5: lambda: mask_motion(st, n, c),
+    }
+    return motions[stage]() if stage in motions else None
+
+
+def whole_pass(st: InputGradStages, sweep: Sweep, n: int, k: int, c: int) -> Motion:
+    """∂L/∂y → dilate → pad → rotate → full correlation → mask → ∂L/∂x as one motion."""
+    return backward_motion(st, sweep, n, k, c)
+
+
+WHOLE_PASS = "The whole backward pass: ∂L/∂y → dilate → pad → rotate → correlate → mask → ∂L/∂x"
+
+
 def _dilate_caption(stride: tuple[int, int], dilated: np.ndarray) -> str:
     sh, sw = stride
     if sh == sw == 1:
@@ -470,6 +499,11 @@ def scatter_panels(lay: Layer, n: int, k: int, c: int) -> list[Panel]:
             origin=(-pt, -pl),
         ),
     ]
+
+
+def window_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) -> Motion:
+    """∂L/∂y[n, k] spreads by the stride into the window that sweeps x̃[n, c] (sweep: (k, c))."""
+    return weight_motion(st, sweep, n, k, c)
 
 
 def dilated_grad_panel(st: WeightGradStages, n: int, k: int) -> Panel:
