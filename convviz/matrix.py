@@ -195,11 +195,26 @@ class TransposePlan:
 
     def call(self) -> str:
         """The PyTorch call as code."""
+        target = "grad_x_padded" if self.after else "grad_x"
         return (
-            f"grad_x = F.conv_transpose2d(grad_y, w, stride={self.stride}, "
+            f"{target} = F.conv_transpose2d(grad_y, w, stride={self.stride}, "
             f"padding={self.padding}, dilation={self.dilation}, "
             f"output_padding={self.output_padding})"
         )
+
+    def code(self, spec: ConvSpec) -> str:
+        """The call and the step after it, as a student would type them."""
+        lines = ["import torch.nn.functional as F", "", self.call()]
+        (pt, pb), (pl, pr) = spec.padding
+        if self.after == "crop":
+            Hp, Wp = spec.padded_size
+            lines.append(f"grad_x = grad_x_padded[:, :, {pt}:{Hp - pb}, {pl}:{Wp - pr}]")
+        elif self.after == "fold":
+            lines.append(
+                f"grad_x = fold_ring(grad_x_padded)  # add the ring's gradient back onto the "
+                f"cells {spec.padding_mode} padding copied (ops.unpad)"
+            )
+        return "\n".join(lines)
 
 
 def transpose_plan(spec: ConvSpec) -> TransposePlan:
@@ -236,6 +251,11 @@ def transpose_plan(spec: ConvSpec) -> TransposePlan:
     )
 
 
+def transpose_difference(spec: ConvSpec, w: NDArray, grad_out: NDArray, grad_x: NDArray) -> float:
+    """Largest |transposed convolution − grad_x| (the engine's ∂L/∂x) over every cell."""
+    return float(np.abs(transpose_input_grad(spec, w, grad_out) - grad_x).max())
+
+
 def transpose_input_grad(spec: ConvSpec, w: NDArray, grad_out: NDArray) -> np.ndarray:
     """∂L/∂x (N, C_in, H, W) by the transposed convolution of `transpose_plan`."""
     plan = transpose_plan(spec)
@@ -245,3 +265,62 @@ def transpose_input_grad(spec: ConvSpec, w: NDArray, grad_out: NDArray) -> np.nd
     if plan.after:  # the call gave the padded input's gradient: crop or fold its ring
         return unpad(out, spec.padding, spec.padding_mode)
     return out
+
+
+# --- one slice, for the matrix page --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatrixSlice:
+    """The matrices of one (sample n, filter k, channel c) slice and the products they make.
+
+    Flat indices are row-major: input cell r·W + q, output cell i·oW + j, tap a·kW + b.
+    """
+
+    spec: ConvSpec
+    n: int
+    k: int
+    c: int
+    M: np.ndarray  # (oH·oW, H·W) for w[k, c]
+    taps: np.ndarray  # (oH·oW, H·W) tap behind each entry, -1 none, SEVERAL for a sum of taps
+    x: np.ndarray  # (H·W,) vec(x[n, c])
+    y_part: np.ndarray  # (oH·oW,) M · vec(x[n, c]): channel c's share of y[n, k] (no bias)
+    grad_out: np.ndarray  # (oH·oW,) vec(∂L/∂y[n, k])
+    grad_x_part: np.ndarray  # (H·W,) Mᵀ · vec(∂L/∂y[n, k]): filter k's share of ∂L/∂x[n, c]
+    patches: np.ndarray  # (oH·oW, kH·kW) im2col of x[n, c]
+    sources: np.ndarray  # (oH·oW, kH·kW) the input cell each patch entry copies, -1 a zero
+    w: np.ndarray  # (kH·kW,) vec(w[k, c])
+    grad_w_part: np.ndarray  # (kH·kW,) patchesᵀ · vec(∂L/∂y[n, k]): sample n's share of ∂L/∂w
+
+
+def matrix_slice(spec: ConvSpec, x: NDArray, w: NDArray, grad_out: NDArray, n: int, k: int, c: int):
+    """Every matrix of the page for one slice; x, w, grad_out are the layer's full arrays."""
+    M, taps = conv_matrix(spec, w[k, c])
+    one = ConvSpec.create((1, 1, *spec.in_size), (1, 1, *spec.kernel_size), **_geometry(spec))
+    patches = im2col(one, x[n : n + 1, c : c + 1])[0]  # (oH·oW, kH·kW)
+    xv, gv = x[n, c].ravel(), grad_out[n, k].ravel()
+    return MatrixSlice(
+        spec,
+        n,
+        k,
+        c,
+        M,
+        taps,
+        xv,
+        M @ xv,
+        gv,
+        M.T @ gv,
+        patches,
+        im2col_sources(one),
+        w[k, c].ravel(),
+        patches.T @ gv,
+    )
+
+
+def _geometry(spec: ConvSpec) -> dict:
+    return dict(
+        stride=spec.stride,
+        padding=spec.padding,
+        dilation=spec.dilation,
+        padding_mode=spec.padding_mode,
+    )

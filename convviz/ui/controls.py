@@ -141,6 +141,7 @@ PAGES = (
     ("pages/2_Input_gradient.py", "Input gradient", ":material/undo:"),
     ("pages/3_Weight_gradient.py", "Weight gradient", ":material/tune:"),
     ("pages/4_Channels.py", "Channels", ":material/layers:"),
+    ("pages/5_Matrix.py", "Matrix view", ":material/grid_4x4:"),
 )
 
 

@@ -1,0 +1,154 @@
+"""Matrix view: y = M·vec(x), ∂L/∂x = Mᵀ·vec(∂L/∂y), im2col, and the transposed convolution."""
+
+from dataclasses import replace
+
+import streamlit as st
+
+from convviz.matrix import (
+    MAX_MATRIX_CELLS,
+    matrix_slice,
+    too_large,
+    transpose_difference,
+    transpose_plan,
+)
+from convviz.render.grids import PLOTLY_CONFIG, clicked_cell, panels_figure
+from convviz.render.matrix_view import (
+    grid_panels,
+    im2col_grad_panel,
+    im2col_panel,
+    link_of,
+    matrix_panel,
+    spread_panel,
+    transpose_panel,
+)
+from convviz.render.stories import centre
+from convviz.ui.controls import controls, page_config
+from convviz.ui.views import page_end, page_header
+
+PAGE = "pages/5_Matrix.py"
+SELECTED, SEEN = "mx_selected", "mx_seen"  # this page's own selection: (layer key, panel, r, c)
+
+page_config("Matrix view", ":material/grid_4x4:")
+ctx = controls()
+page_header(
+    ctx,
+    "Why it works: the convolution is a matrix",
+    "Flatten x and y row by row and the layer is one sparse matrix M: y = M·vec(x). Its "
+    "transpose carries the gradient back: ∂L/∂x = Mᵀ·vec(∂L/∂y). Click any entry to light the "
+    "cells it links.",
+)
+spec, lay = ctx.spec, ctx.layer
+
+
+def take_clicks() -> None:
+    """A click on any of this page's charts selects that entry, once per click."""
+    seen = st.session_state.setdefault(SEEN, {})
+    for key in [k for k in st.session_state if str(k).startswith("mx_chart_")]:
+        cell = clicked_cell(st.session_state[key])
+        if cell is not None and seen.get(key) != cell:
+            seen[key] = cell
+            st.session_state[SELECTED] = (ctx.key, *cell)
+
+
+# numbers wherever the cells are big enough for them (a 4×25 matrix has legible cells)
+THEME = replace(ctx.theme, max_text_cells=MAX_MATRIX_CELLS + 2)
+
+
+def matrix_chart(panels, name: str) -> None:
+    """Panels whose clicks select on this page; tall matrices may scroll (cells up to 30 px)."""
+    rows = max(p.shape[0] for p in panels)
+    theme = replace(THEME, figure_h=max(THEME.figure_h, 30 * rows + 160))
+    st.plotly_chart(
+        panels_figure(panels, theme),
+        key=f"mx_chart_{name}",
+        on_select="rerun",
+        selection_mode=("points",),
+        config=PLOTLY_CONFIG,
+        width="content",
+        theme=None,
+    )
+
+
+def say(text: str) -> None:
+    if ctx.theme.show_secondary:
+        st.caption(text)
+
+
+reason = too_large(spec)
+if reason:
+    st.info(f"{reason[0].upper()}{reason[1:]}. The transposed convolution below works at any size.")
+else:
+    take_clicks()
+    ms = matrix_slice(
+        spec, lay.forward.x, lay.forward.w, lay.input_grad.grad_out, ctx.n, ctx.k, ctx.c
+    )
+    chosen = st.session_state.get(SELECTED)
+    link = link_of(ms, *chosen[1:]) if chosen and chosen[0] == ctx.key else None
+    link = link or link_of(ms, "y", *centre(spec.out_size))  # the middle output until a click
+    st.subheader("1. The forward pass: y = M · vec(x)")
+    say(
+        "Row i of M is output cell i's window laid on the flattened input: each nonzero is one "
+        "kernel tap, in that tap's colour; blank entries are zeros no window puts there. "
+        + (
+            "The input has several channels: y sums one such product per channel."
+            if spec.in_channels > 1
+            else ""
+        )
+    )
+    matrix_chart([matrix_panel(ms, link)], "M")
+    st.markdown(f"**Selected:** {link.words(ms)}. The same cells on the grids:")
+    matrix_chart(grid_panels(ms, link), "grids")
+
+    st.subheader("2. The backward pass: ∂L/∂x = Mᵀ · vec(∂L/∂y)")
+    say(
+        "The same entries, read down the columns. Row r of Mᵀ lists the output cells whose "
+        "windows covered input cell r and the tap each one used. That is why the textbook route "
+        "works as it does: those outputs sit a stride apart (so ∂L/∂y is dilated), windows hang "
+        "over the border (so it is padded by d·(k−1)), and the window to the right of a cell "
+        "used a tap further left (so the kernel is rotated 180°)."
+    )
+    matrix_chart([transpose_panel(ms, link)], "Mt")
+    W = spec.in_size[1]
+    x_cell = divmod(link.inp, W) if link.inp is not None else centre(spec.in_size)
+    st.markdown(f"**Row of Mᵀ for x[{x_cell[0]}, {x_cell[1]}], drawn the textbook way:**")
+    say(
+        "The rotated kernel's window on the dilated, padded ∂L/∂y. Taps on real ∂L/∂y cells are "
+        "this row's nonzeros; taps on inserted zeros (stride) or on the padding ring are its "
+        "blank entries."
+        + (
+            " With this padding mode the cell's copies in the ring add more."
+            if spec.padding_mode != "zeros"
+            else ""
+        )
+    )
+    matrix_chart([spread_panel(lay.input_grad, ctx.n, ctx.k, ctx.c, x_cell)], "spread")
+
+    st.subheader("3. im2col: patches as rows")
+    say(
+        "Copy every window into one row of a 'patches' matrix (padded entries in grey). Then "
+        "y = patches · vec(w), one GEMM, which is how libraries compute a convolution, and the "
+        "weight gradient is the other product: ∂L/∂w = patchesᵀ · vec(∂L/∂y)."
+    )
+    matrix_chart([im2col_panel(ms, link)], "P")
+    matrix_chart([im2col_grad_panel(ms, link)], "Pt")
+
+st.subheader("4. The name in code: a transposed convolution")
+plan = transpose_plan(spec)
+say(
+    "Multiplying by Mᵀ is what deep-learning libraries call a transposed convolution: the same "
+    "weights, stride, padding and dilation, and output_padding for the remainder rows/columns "
+    "that no window reached (here "
+    f"{plan.output_padding[0]} and {plan.output_padding[1]})."
+)
+st.code(plan.code(spec), language="python", wrap_lines=True)
+if plan.reason:
+    st.caption(f"{plan.reason[0].upper()}{plan.reason[1:]}.")
+g, w = lay.input_grad.grad_out, lay.forward.w
+worst = transpose_difference(spec, w, g, lay.input_grad.grad_x)
+verdict = "equals" if worst < 1e-9 else "DIFFERS from"
+(st.success if worst < 1e-9 else st.error)(
+    f"The same call computed in NumPy (convviz.matrix.conv_transpose2d) {verdict} the engine's "
+    f"∂L/∂x: largest difference {worst:.1e} over all {lay.input_grad.grad_x.size} cells.",
+    icon=":material/verified:" if worst < 1e-9 else "⚠️",
+)
+page_end(ctx, PAGE)
