@@ -142,6 +142,7 @@ PAGES = (
     ("pages/3_Weight_gradient.py", "Weight gradient", ":material/tune:"),
     ("pages/4_Channels.py", "Channels", ":material/layers:"),
     ("pages/5_Matrix.py", "Matrix view", ":material/grid_4x4:"),
+    ("pages/6_Checks.py", "Checks", ":material/verified:"),
 )
 
 

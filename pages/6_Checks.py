@@ -1,0 +1,85 @@
+"""Checks: every independent witness of this layer's numbers, each with the number it rests on."""
+
+import streamlit as st
+
+from convviz import checks
+from convviz.ui.compute import compute_layer
+from convviz.ui.controls import controls, page_config
+from convviz.ui.views import page_end, page_header
+
+PAGE = "pages/6_Checks.py"
+WHY = {
+    "Plain-loop reference": "A slow twin of the engine that shares none of its code: nested loops "
+    "over the chain-rule sums, one product at a time.",
+    "Finite differences": "Nudge one number by ±h and watch L move: the slope is the gradient, "
+    "without any backprop at all.",
+    "Adjoint identity": "∂L/∂x and ∂L/∂w are the transposes (adjoints) of the convolution, so "
+    "these inner products must be one number, whatever x, w and g are.",
+    "PyTorch autograd": "The library most students use, on the same layer in float64.",
+}
+
+
+@st.cache_data(max_entries=32, show_spinner="Checking…")
+def checks_for(key: tuple) -> list[checks.Check]:
+    return checks.all_checks(compute_layer(key))
+
+
+def num(v: float) -> str:
+    return f"{v:.10g}"
+
+
+def show(check: checks.Check) -> None:
+    if check.skipped:
+        icon, verdict = ":material/remove_circle_outline:", "skipped"
+    elif check.passed:
+        icon, verdict = (
+            ":green[:material/check_circle:]",
+            f"agrees (largest difference {check.worst:.1e})",
+        )
+    else:
+        icon, verdict = (
+            ":red[:material/cancel:]",
+            f"DISAGREES (largest difference {check.worst:.1e})",
+        )
+    st.markdown(f"#### {icon} {check.name}: {verdict}")
+    st.markdown(f"Compared: {check.claim}.")
+    if ctx.theme.show_secondary:
+        st.caption(WHY[check.name])
+    if check.rows:
+        st.table(
+            [
+                {
+                    "what": r.label,
+                    "engine": num(r.engine),
+                    "independent": num(r.independent),
+                    "difference": f"{r.difference:.1e}",
+                }
+                for r in check.rows
+            ]
+        )
+    note = f"{check.note[0].upper()}{check.note[1:]}" if check.note else ""
+    tolerance = "" if check.skipped else f" Rounding allows up to {check.tolerance:.1e}."
+    st.caption(f"{note}.{tolerance}" if note else tolerance)
+
+
+page_config("Checks", ":material/verified:")
+ctx = controls()
+page_header(
+    ctx,
+    "Why trust the numbers",
+    "Every number on these pages comes from one vectorized engine. Here it is compared, live "
+    "for this layer, with computations that share none of its code.",
+)
+found = checks_for(ctx.key)
+done = [c for c in found if not c.skipped]
+if all(c.passed for c in done):
+    st.success(
+        f"All {len(done)} checks agree for this layer"
+        + (f" ({len(found) - len(done)} skipped)." if len(done) < len(found) else "."),
+        icon=":material/verified:",
+    )
+else:
+    st.error("A check disagrees: the engine has a bug for this layer. Please report the link.")
+for check in found:
+    show(check)
+page_end(ctx, PAGE)
