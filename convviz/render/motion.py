@@ -57,7 +57,7 @@ from convviz.sweeps import Sweep
 
 MOTION_FRAME_MS = 110  # one in-between frame at 1× speed
 ARC_DEG = 20  # a turn is drawn as keyframes this many degrees apart
-CELL_FRAME_BUDGET = 120_000  # moving cells × frames one figure may send (payload bound)
+CELL_FRAME_BUDGET = 60_000  # moving cells × frames one figure may send (payload bound)
 MAX_WINDOW_STOPS = 16  # window positions the whole pass shows of the full correlation
 FAINT_GRID = "#e2e8f0"
 
@@ -110,11 +110,6 @@ class Cells:
             if opacity is None
             else np.broadcast_to(opacity, (n,)).astype(float),
         )
-
-    def showing(self, value: np.ndarray, scale: float) -> Cells:
-        """The same cells showing new engine values (coloured on the same scale)."""
-        color, ink = value_colors(value, scale)
-        return replace(self, value=np.asarray(value, float), color=color, ink=ink)
 
 
 @dataclass(frozen=True)
@@ -313,6 +308,13 @@ def _result(st: InputGradStages, n: int, c: int, upto: np.ndarray | None, ring: 
     )
 
 
+def _grad_x(st: InputGradStages, n: int, c: int, opacity: float) -> Cells:
+    """∂L/∂x[n, c] on the interior of the ∂L/∂x̃ panel (labels 0…H−1): what the mask leaves."""
+    g = st.grad_x[n, c]
+    r, q = np.indices(g.shape).reshape(2, -1)
+    return cells("value", r, q, g, _result_scale(st, n, c), opacity)
+
+
 def _result_scale(st: InputGradStages, n: int, c: int) -> float:
     return _scale(st.grad_x_padded[n, c], st.grad_x[n, c])
 
@@ -379,11 +381,11 @@ def _mask_keys(st: InputGradStages, n: int, c: int, base: dict) -> list[Scene]:
     """Zeros: the ring drops away. Else ring values travel onto their sources; the sums update."""
     spec = st.spec
     ring = base["ring"]
-    if not ring.value.size:
-        return [Scene(MASK, "No padding: ∂L/∂x̃ is ∂L/∂x.", base)]
-    mode = spec.padding_mode
     interior = base["grad_x_padded"]
-    final = interior.showing(st.grad_x[n, c].ravel(), _result_scale(st, n, c))
+    final = {"grad_x_padded": interior.at(opacity=0.0), "grad_x": _grad_x(st, n, c, 1.0)}
+    if not ring.value.size:
+        return [Scene(MASK, "No padding, no ring to mask: ∂L/∂x̃ is ∂L/∂x.", {**base, **final})]
+    mode = spec.padding_mode
     if mode == "zeros":
         drop = ring.at(row=ring.row + 0.6, opacity=0.0)
         say = (
@@ -391,7 +393,7 @@ def _mask_keys(st: InputGradStages, n: int, c: int, base: dict) -> list[Scene]:
         )
         return [
             Scene(MASK, say, {**base, "ring": drop}),
-            Scene(MASK, "What is left is ∂L/∂x.", {**base, "ring": drop, "grad_x_padded": final}),
+            Scene(MASK, "What is left is ∂L/∂x.", {**base, "ring": drop, **final}),
         ]
     (pt, pb), (pl, pr) = spec.padding
     H, W = spec.in_size
@@ -404,7 +406,7 @@ def _mask_keys(st: InputGradStages, n: int, c: int, base: dict) -> list[Scene]:
         Scene(
             MASK,
             "…and the sum there updates: ∂L/∂x = own ∂L/∂x̃ + the copies' gradients.",
-            {**base, "ring": arrive.at(opacity=0.0), "grad_x_padded": final},
+            {**base, "ring": arrive.at(opacity=0.0), **final},
         ),
     ]
 
@@ -523,6 +525,7 @@ def mask_motion(st: InputGradStages, n: int, c: int, tweens: int = 8) -> Motion:
     start = {
         "grad_x_padded": _result(st, n, c, None, ring=False),
         "ring": _result(st, n, c, None, ring=True),
+        "grad_x": _grad_x(st, n, c, 0.0),
     }
     scenes = [Scene(MASK, "∂L/∂x̃: the gradient of every padded-input cell, ring included.", start)]
     scenes += _mask_keys(st, n, c, start)
@@ -554,6 +557,7 @@ def backward_motion(st: InputGradStages, sweep: Sweep, n: int, k: int, c: int) -
         "taps": _taps(st.w[k, c], 0),
         "grad_x_padded": _result(st, n, c, np.zeros(spec.padded_size, bool), ring=False),
         "ring": _result(st, n, c, np.zeros(spec.padded_size, bool), ring=True),
+        "grad_x": _grad_x(st, n, c, 0.0),
     }
     first = Scene(GRAD_OUT, f"∂L/∂y[{n}, {k}] arrives from the next layer.", base)
     plan = [(first, 1)]
@@ -578,7 +582,7 @@ def backward_motion(st: InputGradStages, sweep: Sweep, n: int, k: int, c: int) -
         ),
     )  # fmt: skip
     where = {g: 0 for g in ("grad_out", "inserted", "pad", "remainder", "window")}
-    where.update(taps=1, grad_x_padded=2, ring=2)
+    where.update(taps=1, grad_x_padded=2, ring=2, grad_x=2)
     motion = Motion(
         "backward", panels, where, tuple(s for s, _ in plan), tuple(t for _, t in plan[1:]),
         stages=(GRAD_OUT, DILATE, PAD, ROTATE, CORRELATE, MASK, GRAD_X),
@@ -609,7 +613,9 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
     colors = np.array(tap_colors(oH, oW), object)
     tight = cells("tap", i, j, g, colors=colors)
     window = replace(cells("window", i - pt, j - pl, np.zeros(i.size), colors=colors), color=colors)
-    start = {"grad_out": tight, "window": window}
+    zr, zc = np.nonzero(st.dilation_mask)
+    zeros = cells("inserted", zr, zc, st.dilated[n, k][zr, zc], opacity=0.0)
+    start = {"grad_out": tight, "inserted": zeros, "window": window}
     spread_g = tight.at(row=sh * i, col=sw * j)
     stride = f"{sh}×{sw}"
     scenes = [
@@ -618,7 +624,11 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
             "dilate",
             f"It spreads by the stride {stride}: the forward's stride becomes the window's "
             "dilation.",
-            {"grad_out": spread_g, "window": window.at(row=sh * i - pt, col=sw * j - pl)},
+            {
+                "grad_out": spread_g,
+                "inserted": zeros.at(opacity=1.0),
+                "window": window.at(row=sh * i - pt, col=sw * j - pl),
+            },
         ),
     ]
     T = sweep.steps
@@ -627,7 +637,8 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
         q = np.tile(sweep.cols[t], oH) - pl
         a, b = sweep.targets[t]
         say = f"Steps of the dilation {dh}×{dw}: this window gives ∂L/∂w[{a}, {b}] = Σ x̃·∂L/∂y."
-        scenes.append(Scene("sweep", say, {"grad_out": spread_g, "window": window.at(r, q)}))
+        groups = {**scenes[-1].groups, "window": window.at(r, q)}
+        scenes.append(Scene("sweep", say, groups))
     rH, rW = spec.reach
     backdrop = Panel(
         st.x_padded[n, c, :rH, :rW], f"x̃[{n}, {c}] (padded input)", "x",
@@ -638,7 +649,7 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
         replace(backdrop, values=np.zeros((rH, rW))),
     )
     motion = Motion(
-        "weight-dilate", panels, {"grad_out": 0, "window": 1}, tuple(scenes),
+        "weight-dilate", panels, {"grad_out": 0, "inserted": 0, "window": 1}, tuple(scenes),
         (8, *(4 for _ in scenes[2:])), {1: backdrop}, stages=("∂L/∂y", "dilate", "sweep"),
     )  # fmt: skip
     return _budget(motion)
@@ -669,7 +680,7 @@ def _text(c: Cells, show: bool) -> np.ndarray | None:
     """Numbers of the visible cells ('' where a cell is faded out)."""
     if not show or c.role == "window":
         return None
-    return np.where(c.opacity >= 0.5, format_values(c.value), "").astype(object)
+    return np.where(c.opacity > 0.5, format_values(c.value), "").astype(object)
 
 
 def _trace_state(c: Cells, show: bool) -> dict:
@@ -903,6 +914,8 @@ def motion_gif(motion: Motion, *, cell_px: int = 40, frame_ms: int = MOTION_FRAM
 def _gif_cells(ax, c: Cells, dy: float, dx: float, font: float) -> None:
     from matplotlib.patches import Rectangle
 
+    if not len(c.value):
+        return
     _, _, outline = ROLES[c.role]
     text = format_values(c.value)
     for r, q, color, ink, a, s in zip(c.row, c.col, c.color, c.ink, c.opacity, text):
@@ -915,7 +928,7 @@ def _gif_cells(ax, c: Cells, dy: float, dx: float, font: float) -> None:
             continue
         ax.add_patch(Rectangle((x, y), 0.92, 0.92, facecolor=color, alpha=a, zorder=2,
                                edgecolor=outline or "none", lw=1.5))  # fmt: skip
-        if a >= 0.5:
+        if a > 0.5:
             ax.text(q + dx, r + dy, s, ha="center", va="center", fontsize=font, color=ink,
                     zorder=3)  # fmt: skip
 

@@ -1,0 +1,398 @@
+"""Motions of the backward pass: every frame's numbers are the engine's, every cell ends where the
+engine's stage puts it. Checked on the scenes (the model) and on the plotly figure the browser gets
+(its base traces merged with the last frame), for every preset and every padding mode."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pytest
+
+import convviz.render.motion as mv
+from convviz.ops import rot180
+from convviz.presets import PRESETS
+from convviz.render.animate import player_meta
+from convviz.render.grids import format_values
+from convviz.render.theme import PRESENTATION, THEME, tap_colors
+from convviz.spec import PADDING_MODES, ConvSpec
+from convviz.stages import forward_stages, layer
+from convviz.sweeps import input_grad_sweep, weight_grad_sweep
+from convviz.values import layer_values
+
+# --- layers --------------------------------------------------------------------------------------
+
+
+def preset_layer(p):
+    spec = p.spec()
+    x, w = p.values()
+    return layer(spec, x, w, p.grad_out_for(forward_stages(spec, x, w).y))
+
+
+# channels-small is drawn for its last sample, filter and channel: (n, k, c) ≠ (0, 0, 0)
+LAYERS = {p.key: preset_layer(p) for p in PRESETS if p.key != "qa-channels"}
+SLICE = {"channels-small": (1, 2, 1)}
+MODE_SPECS = {
+    mode: ConvSpec.create(
+        (1, 1, 5, 6), (1, 1, 3, 2), stride=(2, 1), padding=((1, 2), (2, 1)), padding_mode=mode
+    )
+    for mode in PADDING_MODES
+}
+
+
+def slice_of(key: str) -> tuple[int, int, int]:
+    return SLICE.get(key, (0, 0, 0))
+
+
+def mode_layer(mode: str):
+    spec = MODE_SPECS[mode]
+    return layer(spec, *layer_values(spec, 7, "random", "random"))
+
+
+# --- reading scenes and figures ------------------------------------------------------------------
+
+
+def grid(scene: mv.Scene, motion: mv.Motion, panel: int) -> np.ndarray:
+    """The numbers a scene shows on a panel: visible cells at whole positions (NaN elsewhere)."""
+    p = motion.panels[panel]
+    out = np.full(p.shape, np.nan)
+    oy, ox = p.origin
+    for name, c in scene.groups.items():
+        if motion.where[name] != panel or c.role == "window":
+            continue
+        seen = c.opacity > 0.5
+        assert np.allclose(c.row[seen], np.round(c.row[seen])), name
+        r, q = np.round(c.row[seen]).astype(int) - oy, np.round(c.col[seen]).astype(int) - ox
+        assert np.isnan(out[r, q]).all(), f"{name}: two visible cells on one place"
+        out[r, q] = c.value[seen]
+    return out
+
+
+def decoded(v):
+    if isinstance(v, dict) and "bdata" in v:
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
+    return np.asarray(v, dtype=object)
+
+
+def merge(trace: dict, update: dict) -> dict:
+    out = dict(trace)
+    for k, v in update.items():
+        out[k] = merge(out.get(k, {}), v) if isinstance(v, dict) else v
+    return out
+
+
+def figure_frame(fig, index: int) -> dict[str, dict]:
+    """Trace name → the trace as the browser shows it at frame `index` (JSON, as sent)."""
+    spec = json.loads(fig.to_json())
+    frame = spec["frames"][index]
+    data = [dict(t) for t in spec["data"]]
+    for i, update in zip(frame["traces"], frame["data"]):
+        data[i] = merge(data[i], update)
+    return {t["name"]: t for t in data}
+
+
+def shown_grid(fig, index: int, motion: mv.Motion, panel: int) -> np.ndarray:
+    """The text the figure shows on a panel at frame `index`, as a grid of strings."""
+    p = motion.panels[panel]
+    out = np.full(p.shape, "", dtype=object)
+    oy, ox = p.origin
+    for name, t in figure_frame(fig, index).items():
+        group = name.removeprefix("motion:")
+        if not name.startswith("motion:") or motion.where[group] != panel or "text" not in t:
+            continue
+        x, y, text = decoded(t["x"]), decoded(t["y"]), decoded(t["text"])
+        for r, q, s in zip(y, x, text):
+            if s:
+                assert out[round(r) - oy, round(q) - ox] == "", "two numbers on one cell"
+                out[round(r) - oy, round(q) - ox] = s
+    return out
+
+
+def text(a: np.ndarray) -> np.ndarray:
+    return format_values(a)
+
+
+# --- dilate --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", LAYERS)
+def test_dilated_positions_are_stride_times_index(key):
+    n, k, _ = slice_of(key)
+    ig = LAYERS[key].input_grad
+    motion = mv.dilate_motion(ig, n, k)
+    first, last = motion.scenes[0].groups["grad_out"], motion.scenes[-1].groups["grad_out"]
+    oH, oW = ig.spec.out_size
+    i, j = np.indices((oH, oW)).reshape(2, -1)
+    sh, sw = ig.spec.stride
+    assert np.array_equal(first.row, i) and np.array_equal(first.col, j)
+    assert np.array_equal(last.row, sh * i) and np.array_equal(last.col, sw * j)
+    assert np.array_equal(last.value, ig.grad_out[n, k].ravel()), "each cell keeps its number"
+    # the figure's last frame draws ∂L/∂y[i, j] at x = sw·j, y = sh·i
+    fig = mv.motion_figure(motion, THEME)
+    t = figure_frame(fig, -1)["motion:grad_out"]
+    assert np.allclose(decoded(t["x"]), sw * j) and np.allclose(decoded(t["y"]), sh * i)
+
+
+@pytest.mark.parametrize("key", LAYERS)
+def test_dilate_ends_on_the_engines_dilated_grad_out_and_zeros_fade_in(key):
+    n, k, _ = slice_of(key)
+    ig = LAYERS[key].input_grad
+    motion = mv.dilate_motion(ig, n, k)
+    assert np.array_equal(grid(motion.scenes[-1], motion, 0), ig.dilated[n, k])
+    inserted = [f.groups["inserted"].opacity for f in motion.frames()]
+    assert all(np.all(o == 0) for o in inserted[:2]) and np.all(inserted[-1] == 1)
+    fig = mv.motion_figure(motion, THEME)
+    assert np.array_equal(shown_grid(fig, -1, motion, 0), text(ig.dilated[n, k]))
+
+
+# --- pad -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", LAYERS)
+def test_pad_ends_on_the_engines_padded_grid_with_roles(key):
+    n, k, _ = slice_of(key)
+    ig = LAYERS[key].input_grad
+    motion = mv.pad_motion(ig, n, k)
+    last = motion.scenes[-1]
+    assert np.array_equal(grid(last, motion, 0), ig.padded[n, k])
+    # every ring cell is labelled pad or remainder, exactly the engine's ring
+    p = motion.panels[0]
+    ring = np.zeros(p.shape, bool)
+    for name in ("pad", "remainder"):
+        c = last.groups[name]
+        assert c.role == name and np.all(c.value == 0)
+        ring[c.row.astype(int) - p.origin[0], c.col.astype(int) - p.origin[1]] = True
+    assert np.array_equal(ring, ig.padded_ring)
+    rH, rW = ig.spec.remainder
+    assert (last.groups["remainder"].value.size > 0) == bool(rH or rW)
+    fig = mv.motion_figure(motion, THEME)
+    assert np.array_equal(shown_grid(fig, -1, motion, 0), text(ig.padded[n, k]))
+
+
+# --- rotate --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", LAYERS)
+def test_every_rotated_tap_ends_on_its_rot180_place_with_its_value_and_colour(key):
+    _, k, c = slice_of(key)
+    ig = LAYERS[key].input_grad
+    kH, kW = ig.spec.kernel_size
+    motion = mv.rotate_motion(ig, k, c)
+    taps = motion.scenes[-1].groups["taps"]
+    i, j = np.indices((kH, kW)).reshape(2, -1)
+    assert np.allclose(taps.row, kH - 1 - i) and np.allclose(taps.col, kW - 1 - j)
+    assert np.array_equal(taps.value, ig.w[k, c].ravel())
+    assert list(taps.color) == tap_colors(kH, kW), "each tap keeps its colour"
+    assert np.array_equal(grid(motion.scenes[-1], motion, 1), ig.w_rot[c, k])
+    assert np.array_equal(ig.w_rot[c, k], rot180(ig.w[k, c]))
+    # a turn, not a cut: every tap keeps its distance to the centre on the way
+    centre = np.array([(kH - 1) / 2, (kW - 1) / 2])
+    radius = np.hypot(i - centre[0], j - centre[1])
+    for f in motion.scenes[1:]:
+        t = f.groups["taps"]
+        assert np.allclose(np.hypot(t.row - centre[0], t.col - centre[1]), radius)
+    fig = mv.motion_figure(motion, THEME)
+    t = figure_frame(fig, -1)["motion:taps"]
+    assert np.allclose(decoded(t["x"]), kW - 1 - j) and np.allclose(decoded(t["y"]), kH - 1 - i)
+    assert list(t["marker"]["color"]) == tap_colors(kH, kW)
+    assert list(t["text"]) == list(text(ig.w[k, c]).ravel())
+
+
+def test_rotation_names_the_channel_swap_only_with_channels():
+    swap = mv.rotate_motion(LAYERS["channels-small"].input_grad, 2, 1)
+    assert "Channels swap" in swap.scenes[-1].caption and "w[1, 2]" in swap.scenes[-1].caption
+    alone = mv.rotate_motion(LAYERS["recitation-s2"].input_grad, 0, 0)
+    assert "swap" not in alone.scenes[-1].caption
+
+
+# --- mask ----------------------------------------------------------------------------------------
+
+
+def folded(motion: mv.Motion) -> np.ndarray:
+    """What arrives on each input cell: its own ∂L/∂x̃ plus every ring value that travels to it."""
+    arrive = [s for s in motion.scenes if "travels back" in s.caption]
+    start = motion.scenes[0].groups
+    own = start["grad_x_padded"]
+    p = motion.panels[0]
+    H, W = (np.max(own.row) + 1).astype(int), (np.max(own.col) + 1).astype(int)
+    total = np.zeros((H, W))
+    inner = (own.row >= 0) & (own.col >= 0)
+    np.add.at(total, (own.row[inner].astype(int), own.col[inner].astype(int)), own.value[inner])
+    if arrive:
+        ring = arrive[0].groups["ring"]
+        np.add.at(total, (ring.row.astype(int), ring.col.astype(int)), ring.value)
+    assert p.origin[0] <= 0 and p.origin[1] <= 0
+    return total
+
+
+@pytest.mark.parametrize("mode", PADDING_MODES)
+def test_folded_ring_sums_equal_the_engines_grad_x_for_every_padding_mode(mode):
+    ig = mode_layer(mode).input_grad
+    motion = mv.mask_motion(ig, 0, 0)
+    if mode == "zeros":  # the ring drops: it arrives nowhere
+        assert not any("travels back" in s.caption for s in motion.scenes)
+        assert np.all(motion.scenes[-1].groups["ring"].opacity == 0)
+    assert np.allclose(folded(motion), ig.grad_x[0, 0])
+    last = grid(motion.scenes[-1], motion, 0)
+    (pt, _), (pl, _) = ig.spec.padding
+    H, W = ig.spec.in_size
+    assert np.array_equal(last[pt : pt + H, pl : pl + W], ig.grad_x[0, 0])
+    assert np.isnan(np.where(ig.pad_mask, last, np.nan)).all(), "nothing left on the ring"
+    fig = mv.motion_figure(motion, THEME)
+    shown = shown_grid(fig, -1, motion, 0)
+    assert np.array_equal(shown[pt : pt + H, pl : pl + W], text(ig.grad_x[0, 0]))
+    assert not shown[ig.pad_mask].any()
+
+
+@pytest.mark.parametrize("key", LAYERS)
+def test_mask_of_every_preset_ends_on_grad_x(key):
+    n, _, c = slice_of(key)
+    ig = LAYERS[key].input_grad
+    motion = mv.mask_motion(ig, n, c)
+    (pt, _), (pl, _) = ig.spec.padding
+    H, W = ig.spec.in_size
+    assert np.allclose(folded(motion), ig.grad_x[n, c])
+    last = grid(motion.scenes[-1], motion, 0)
+    assert np.array_equal(last[pt : pt + H, pl : pl + W], ig.grad_x[n, c])
+    assert np.array_equal(grid(motion.scenes[0], motion, 0), ig.grad_x_padded[n, c])
+
+
+# --- the whole backward pass ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", LAYERS)
+def test_whole_pass_stage_by_stage_ends_on_each_engine_stage(key):
+    n, k, c = slice_of(key)
+    ig = LAYERS[key].input_grad
+    motion = mv.backward_motion(ig, input_grad_sweep(ig, n, c), n, k, c)
+    assert motion.stages == (
+        mv.GRAD_OUT,
+        mv.DILATE,
+        mv.PAD,
+        mv.ROTATE,
+        mv.CORRELATE,
+        mv.MASK,
+        mv.GRAD_X,
+    )
+    (gt, _), (gl, _) = ig.spec.full_padding
+    dH, dW = ig.spec.dilated_out_size
+    dilated = grid(motion.last(mv.DILATE), motion, 0)[gt : gt + dH, gl : gl + dW]
+    assert np.array_equal(dilated, ig.dilated[n, k])
+    assert np.array_equal(grid(motion.last(mv.PAD), motion, 0), ig.padded[n, k])
+    assert np.array_equal(grid(motion.last(mv.ROTATE), motion, 1), ig.w_rot[c, k])
+    assert np.array_equal(grid(motion.last(mv.CORRELATE), motion, 2), ig.grad_x_padded[n, c])
+    (pt, _), (pl, _) = ig.spec.padding
+    H, W = ig.spec.in_size
+    end = grid(motion.scenes[-1], motion, 2)
+    assert np.array_equal(end[pt : pt + H, pl : pl + W], ig.grad_x[n, c])
+    # the player: one label per frame naming its stage, in the story's order, opened on ∂L/∂y
+    fig = mv.motion_figure(motion, THEME, start=0)
+    meta = player_meta(fig)
+    assert len(meta["labels"]) == len(fig.frames) == len(motion.frames())
+    order = list(dict.fromkeys(meta["labels"]))
+    assert order == list(motion.stages) and meta["active"] == 0
+    shown = shown_grid(fig, -1, motion, 2)
+    assert np.array_equal(shown[pt : pt + H, pl : pl + W], text(ig.grad_x[n, c]))
+
+
+def test_window_of_the_full_correlation_sits_where_the_sweep_puts_it():
+    ig = LAYERS["recitation-s2"].input_grad
+    sweep = input_grad_sweep(ig)
+    motion = mv.backward_motion(ig, sweep, 0, 0, 0)
+    (gt, _), (gl, _) = ig.spec.full_padding
+    stops = [s for s in motion.scenes if s.stage == mv.CORRELATE and "Window at" in s.caption]
+    for s in stops:
+        r, q = (int(v) for v in s.caption.split("∂L/∂x̃[")[1].split("]")[0].split(", "))
+        t = r * ig.spec.padded_size[1] + q  # no padding in this preset
+        win = s.groups["window"]
+        assert set(win.row + gt) == set(sweep.rows[t]) and set(win.col + gl) == set(sweep.cols[t])
+        # its colours are rot180's: the top-left cell of the window holds the last tap
+        assert win.color[0] == tap_colors(3, 3)[-1]
+
+
+def test_only_positions_and_opacity_are_interpolated():
+    ig = LAYERS["classroom"].input_grad
+    motion = mv.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
+    frames = motion.frames()
+    at = 1
+    for a, b, n in zip(motion.scenes, motion.scenes[1:], motion.tweens):
+        for f in frames[at : at + n - 1]:  # in between: a's numbers and colours, moving
+            for name, c in f.groups.items():
+                assert np.array_equal(c.value, a.groups[name].value), name
+                assert np.array_equal(c.color, a.groups[name].color), name
+        assert frames[at + n - 1] is b  # the arrival is the keyframe itself
+        at += n
+    engine = {
+        "grad_out": ig.grad_out[0, 0],
+        "taps": ig.w[0, 0],
+        "grad_x_padded": ig.grad_x_padded[0, 0][~ig.pad_mask],
+        "ring": ig.grad_x_padded[0, 0][ig.pad_mask],
+        "grad_x": ig.grad_x[0, 0],
+    }
+    for f in frames:
+        for name, a in engine.items():
+            assert np.array_equal(np.sort(f.groups[name].value), np.sort(a.ravel())), name
+
+
+# --- weight gradient ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", LAYERS)
+def test_weight_window_dilates_by_the_stride_then_steps_by_the_dilation(key):
+    n, k, c = slice_of(key)
+    wg = LAYERS[key].weight_grad
+    sweep = weight_grad_sweep(wg, k, c)
+    motion = mv.weight_motion(wg, sweep, n, k, c)
+    (sh, sw), (pt, pl) = wg.spec.stride, (wg.spec.padding[0][0], wg.spec.padding[1][0])
+    oH, oW = wg.spec.out_size
+    i, j = np.indices((oH, oW)).reshape(2, -1)
+    tight, spread = motion.scenes[0].groups, motion.scenes[1].groups
+    assert np.array_equal(tight["grad_out"].row, i) and np.array_equal(tight["window"].row, i - pt)
+    assert np.array_equal(spread["grad_out"].row, sh * i)
+    assert np.array_equal(spread["window"].col, sw * j - pl)
+    assert np.array_equal(grid(motion.scenes[1], motion, 0), wg.dilated[n, k])
+    last = motion.scenes[-1].groups["window"]  # the sweep's last step
+    assert set(last.row + pt) == set(sweep.rows[-1]) and set(last.col + pl) == set(sweep.cols[-1])
+
+
+# --- size ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("side", "limit"), [(16, 1_000_000), (32, 5_000_000)])
+def test_payload_of_the_motions_stays_small(side, limit):
+    """Every motion of the page (at most one is drawn at a time) plus the scatter route's figure
+    stays under the page budget; at 32×32 numbers are dropped and frames are fewer."""
+    spec = ConvSpec.create((1, 1, side, side), (1, 1, 3, 3), stride=2, padding=1)
+    lay = layer(spec, *layer_values(spec, 0, "random", "random"))
+    ig = lay.input_grad
+    sweep = input_grad_sweep(ig)
+    motions = [
+        mv.dilate_motion(ig, 0, 0),
+        mv.pad_motion(ig, 0, 0),
+        mv.rotate_motion(ig, 0, 0),
+        mv.mask_motion(ig, 0, 0),
+        mv.backward_motion(ig, sweep, 0, 0, 0),
+    ]
+    sizes = [len(mv.motion_figure(m, THEME).to_json()) for m in motions]
+    weight = mv.weight_motion(lay.weight_grad, weight_grad_sweep(lay.weight_grad), 0, 0, 0)
+    scatter_budget = 400_000  # the scatter route's figure at this size (measured ≤ 0.4 MB)
+    assert max(sizes) + scatter_budget <= limit, sizes
+    assert len(mv.motion_figure(weight, THEME).to_json()) <= limit // 4
+    if side > THEME.max_text_cells:  # numbers nobody could read are not sent
+        shown = figure_frame(mv.motion_figure(motions[-1], PRESENTATION), -1).values()
+        assert not any("text" in t for t in shown)
+
+
+def test_gif_of_the_whole_pass_plays_every_frame():
+    from io import BytesIO
+
+    from PIL import Image, ImageSequence
+
+    ig = LAYERS["recitation-s1"].input_grad
+    motion = mv.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
+    gif = Image.open(BytesIO(mv.motion_gif(motion, cell_px=20)))
+    total = sum(f.info["duration"] for f in ImageSequence.Iterator(gif))
+    F = len(motion.frames())  # identical neighbours are merged: their times add up
+    assert total == mv.MOTION_FRAME_MS * (8 + F - 2 + 20)
+    assert 1 < gif.n_frames <= F
