@@ -143,6 +143,7 @@ PAGES = (
     ("pages/4_Channels.py", "Channels", ":material/layers:"),
     ("pages/5_Matrix.py", "Matrix view", ":material/grid_4x4:"),
     ("pages/6_Checks.py", "Checks", ":material/verified:"),
+    ("pages/7_Quiz.py", "Quiz", ":material/quiz:"),
 )
 
 

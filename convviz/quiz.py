@@ -1,0 +1,401 @@
+"""Predict, then reveal: questions about one layer, their answers, and the mistakes they catch.
+
+Every question is made from the layer's own arrays and formulas (`convviz.formulas`), so its
+answer is the engine's number. A question carries the values that the common mistakes give
+(the unrotated kernel, a padded copy treated as zero, a forgotten remainder, the wrong side for
+'same' with an even kernel), each with the hint that explains it. Questions follow from the layer
+and a seed: the same seed asks the same questions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from convviz.formulas import Formula, forward_formula, input_grad_formula, weight_grad_formula
+from convviz.stages import Layer
+
+MAX_CANDIDATES = 48  # cells whose formulas are built when looking for a telling question
+ENOUGH = 6  # telling cells (where the flip matters) to choose from
+
+
+@dataclass(frozen=True)
+class Trap:
+    """A wrong answer a known mistake gives, and the hint that names the mistake."""
+
+    value: float
+    hint: str
+
+
+@dataclass(frozen=True)
+class Question:
+    kind: str  # "grad_x", "remainder", "zeros", "rows", "same", "y", "grad_w"
+    prompt: str  # markdown
+    answer: float
+    formula: Formula | None = None  # revealed after an answer
+    traps: tuple[Trap, ...] = ()
+    notes: tuple[str, ...] = ()  # what the reveal points at: the terms easy to miss
+
+
+@dataclass(frozen=True)
+class Verdict:
+    right: bool
+    hint: str  # the named mistake when the answer matches one, else ""
+
+
+def close(a: float, b: float) -> bool:
+    """An answer typed from the page's numbers (shown to 2 decimals) counts as right."""
+    return abs(a - b) <= max(0.006, 1e-6 * abs(b))
+
+
+def grade(q: Question, answer: float) -> Verdict:
+    """Right or wrong; a wrong answer that a known mistake gives gets that mistake's hint."""
+    if close(answer, q.answer):
+        return Verdict(True, "")
+    for trap in q.traps:
+        if close(answer, trap.value):
+            return Verdict(False, trap.hint)
+    return Verdict(False, "")
+
+
+def _num(v: float) -> str:
+    return str(round(v)) if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
+
+
+# --- the flip ------------------------------------------------------------------------------------
+
+
+def _unflipped(f: Formula, w: np.ndarray, c: int) -> float:
+    """∂L/∂x as a student gets it without rotating the kernel: each ∂L/∂y term meets the tap
+    opposite the right one."""
+    kH, kW = w.shape[2:]
+    total = 0.0
+    for t in f.terms:
+        if t.right.name != "f":
+            continue
+        k = dict(t.right.tags).get("k", 0)
+        a, b = t.right.index
+        total += t.left_value * float(w[k, c, kH - 1 - a, kW - 1 - b])
+    return total
+
+
+def _grad_x_notes(f: Formula, spec) -> tuple[str, ...]:
+    (pt, _), (dh, sh) = spec.padding[0], (spec.dilation[0], spec.stride[0])
+    notes = [
+        f"The flip: ∂L/∂y[i, ·] meets kernel row a = (r + {pt} − {sh}·i) / {dh}: the further "
+        f"down the output, the further up the kernel, so the taps meet ∂L/∂y in reverse order. "
+        f"That is the kernel rotated 180°."
+    ]
+    spread = sum(t.dilation for t in f.terms)
+    ring = sum(t.padding and t.left.name == "0" for t in f.terms)
+    if spread:
+        notes.append(
+            f"Stride-spread: {spread} of the rotated kernel's taps fall on zeros the stride "
+            f"inserted into ∂L/∂y: they add nothing."
+        )
+    if ring:
+        notes.append(f"{ring} taps fall on ∂L/∂y's zero padding (windows hanging over the edge).")
+    if f.groups:
+        notes.append(
+            f"Folding: with {spec.padding_mode} padding this cell also sits in the ring "
+            f"{len(f.groups) - 1} more time(s); those copies' gradient is added back onto it."
+        )
+    return tuple(notes)
+
+
+def _grad_x_question(lay: Layer, n: int, c: int, cells: list, rng) -> Question | None:
+    """A cell of ∂L/∂x where forgetting the flip gives a different number."""
+    ig, w = lay.input_grad, lay.forward.w
+    telling = []
+    for r, q in cells:  # in the seed's order; a few telling cells are enough
+        f = input_grad_formula(ig, n, c, r, q)
+        wrong = _unflipped(f, w, c)
+        if not math.isclose(wrong, f.value, abs_tol=1e-9):
+            telling.append((f, wrong, (r, q)))
+        if len(telling) >= ENOUGH:
+            break
+    if not telling:
+        return None
+    # a folded cell first (reflect/replicate/circular), then a non-zero one
+    telling.sort(key=lambda t: (not t[0].groups, math.isclose(t[0].value, 0.0, abs_tol=1e-9)))
+    f, wrong, (r, q) = telling[0]
+    traps = [
+        Trap(
+            wrong,
+            "That is the sum with the kernel as it is: the gradient meets the "
+            "taps in the opposite order, so rotate the kernel 180° first.",
+        )
+    ]
+    if f.groups:
+        own = f.groups[0].value
+        traps.append(
+            Trap(
+                own,
+                f"That is only the cell's own ∂L/∂x̃: with {ig.spec.padding_mode} "
+                "padding its copies in the ring send gradient back too (fold).",
+            )
+        )
+    return Question(
+        "grad_x",
+        f"What is **∂L/∂x[{r}, {q}]**{_slice(lay, n=n, c=c)}? The grids below give x, w and ∂L/∂y.",
+        f.value,
+        f,
+        tuple(traps),
+        _grad_x_notes(f, ig.spec),
+    )
+
+
+def _slice(lay: Layer, **axes: int) -> str:
+    spec = lay.forward.spec
+    sizes = {"n": spec.batch, "c": spec.in_channels, "k": spec.out_channels}
+    shown = [f"{a} = {v}" for a, v in axes.items() if sizes[a] > 1]
+    return f" (for {', '.join(shown)})" if shown else ""
+
+
+# --- the remainder -------------------------------------------------------------------------------
+
+
+def _remainder_question(lay: Layer, n: int, c: int) -> Question | None:
+    """An input cell no window reaches: its gradient is 0 (if such a real cell exists)."""
+    spec = lay.forward.spec
+    (pt, _), (pl, _) = spec.padding
+    (H, W), (rH, rW) = spec.in_size, spec.reach
+    rows = [r for r in range(H) if r + pt >= rH]
+    cols = [q for q in range(W) if q + pl >= rW]
+    if not rows and not cols:
+        return None
+    r, q = (rows[-1], W // 2) if rows else (H // 2, cols[-1])
+    if spec.padding_mode != "zeros":  # a ring copy might still carry gradient here
+        return None
+    f = input_grad_formula(lay.input_grad, n, c, r, q)
+    return Question(
+        "remainder",
+        f"What is **∂L/∂x[{r}, {q}]**{_slice(lay, n=n, c=c)}? Look at where the last window "
+        f"ends (stride {spec.stride[0]}×{spec.stride[1]}).",
+        f.value,
+        f,
+        (),
+        (
+            f"The remainder: the windows reach only {rH} rows and {rW} columns of the padded "
+            f"input; a cell past them is read by no window, so every term of its gradient "
+            f"is zero.",
+        ),
+    )
+
+
+# --- stages and shapes ---------------------------------------------------------------------------
+
+
+def _zeros_question(lay: Layer, n: int, k: int) -> Question:
+    """How many zeros the dilation and the padding put into ∂L/∂y before the full correlation."""
+    ig, spec = lay.input_grad, lay.forward.spec
+    answer = int((ig.padded_ring | ig.padded_dilation_mask).sum())
+    dH, dW = spec.dilated_out_size
+    (sh, sw), (rH, rW) = spec.stride, spec.remainder
+    ring_only = int(ig.padded_ring.sum())
+    Hg, Wg = ig.padded.shape[2:]
+    no_rem = (Hg - rH) * (Wg - rW) - spec.out_size[0] * spec.out_size[1]
+    traps = [
+        Trap(
+            ring_only,
+            "You counted the padding only: the stride also inserts zeros "
+            "between the cells of ∂L/∂y (dilation).",
+        )
+    ]
+    if rH or rW:
+        traps.append(
+            Trap(
+                no_rem,
+                "You left out the remainder: the padding gets extra zero "
+                "rows/columns at the bottom/right for the input rows no "
+                "window reached.",
+            )
+        )
+    (gt, gb), (gl, gr) = spec.full_padding
+    return Question(
+        "zeros",
+        f"Before the full correlation, ∂L/∂y{_slice(lay, n=n, k=k)} "
+        f"({spec.out_size[0]}×{spec.out_size[1]}) is dilated by the stride ({sh}×{sw}) and "
+        f"padded. **How many of the cells of the dilated, padded ∂L/∂y are zeros that the "
+        f"dilation or the padding put there?**",
+        float(answer),
+        None,
+        tuple(t for t in traps if t.value != answer),
+        (
+            f"Dilated: ({spec.out_size[0]}−1)·{sh}+1 × ({spec.out_size[1]}−1)·{sw}+1 = "
+            f"{dH}×{dW}, with {int(ig.dilation_mask.sum())} inserted zeros.",
+            f"Padded by d·(k−1) per side plus the remainder at the bottom/right: top {gt}, "
+            f"bottom {gb}, left {gl}, right {gr}, giving {Hg}×{Wg}.",
+            f"{Hg}·{Wg} cells − {spec.out_size[0] * spec.out_size[1]} values of ∂L/∂y = "
+            f"{answer} zeros.",
+        ),
+    )
+
+
+def _rows_question(lay: Layer, word: str) -> Question:
+    """The output's height from the formula (floor, dilation and padding included)."""
+    spec = lay.forward.spec
+    H, (pt, pb), k, s, d = (
+        spec.in_size[0],
+        spec.padding[0],
+        spec.kernel_size[0],
+        spec.stride[0],
+        spec.dilation[0],
+    )
+    answer = spec.out_size[0]
+    traps = [
+        Trap(
+            (H + pt + pb - k) // s + 1,
+            "The dilation spreads the kernel: it spans d·(k−1)+1 rows, not k.",
+        ),
+        Trap(
+            (H + pt + pb - d * (k - 1) - 1) / s + 1,
+            "Round down: a window that would hang over the end does not exist (floor).",
+        ),
+        Trap(
+            math.ceil((H + pt + pb - d * (k - 1) - 1) / s) + 1,
+            "Round down, not up: the "
+            "last partial step leaves a remainder, it does not make a window.",
+        ),
+        Trap((H - d * (k - 1) - 1) // s + 1, "You left out the padding."),
+    ]
+    pad = f"'{word}' padding" if word != "explicit" else f"padding {pt} top and {pb} bottom"
+    return Question(
+        "rows",
+        f"The input has **{H} rows**, the kernel **{k}**, stride **{s}**, dilation **{d}**, "
+        f"{pad}. **How many rows does the output y have?**",
+        float(answer),
+        None,
+        tuple(t for t in traps if not close(t.value, answer)),
+        (spec.describe().splitlines()[0],),
+    )
+
+
+def _same_question(lay: Layer) -> Question | None:
+    """'same' padding split with an even kernel: the odd extra goes to the bottom."""
+    spec = lay.forward.spec
+    (pt, pb), k, s, d = spec.padding[0], spec.kernel_size[0], spec.stride[0], spec.dilation[0]
+    if pt == pb:
+        return None
+    return Question(
+        "same",
+        f"'same' padding, {spec.in_size[0]} input rows, kernel {k}, stride {s}, dilation {d}: "
+        f"it pads {pt + pb} rows in all. **How many of them go at the top?**",
+        float(pt),
+        None,
+        (
+            Trap(
+                pb,
+                "The other side: when the total is odd, the extra row goes at the bottom "
+                "(TensorFlow/Keras and PyTorch's 'same' agree).",
+            ),
+            Trap(
+                (pt + pb) / 2,
+                "An even kernel has no centre: the total is odd here, and "
+                "padding comes in whole rows.",
+            ),
+        ),
+        (
+            f"Total = (out−1)·s + d·(k−1) + 1 − H = {pt + pb}; top = total // 2 = {pt}, "
+            f"bottom = the rest = {pb}.",
+        ),
+    )
+
+
+# --- forward and weight gradient -----------------------------------------------------------------
+
+
+def _padded_as_zero(f: Formula) -> float:
+    """The sum with every padded copy treated as 0 (right for zero padding only)."""
+    return sum(t.value for t in f.terms if not t.padding) + f.constant
+
+
+def _y_question(lay: Layer, n: int, k: int, rng) -> Question:
+    """An output cell, preferring one whose window covers padding."""
+    fw, spec = lay.forward, lay.forward.spec
+    oH, oW = spec.out_size
+    edge = [(0, 0), (oH - 1, oW - 1), (0, oW - 1), (oH - 1, 0)]
+    formulas = [forward_formula(fw, n, k, i, j) for i, j in dict.fromkeys(edge)]
+    padded = [f for f in formulas if any(t.padding for t in f.terms)] or formulas
+    f = padded[int(rng.integers(len(padded)))]
+    traps, notes = [], []
+    pads = sum(t.padding for t in f.terms)
+    if pads and spec.padding_mode != "zeros":
+        traps.append(
+            Trap(
+                _padded_as_zero(f),
+                f"With {spec.padding_mode} padding the ring is not "
+                "zeros: it holds copies of real cells.",
+            )
+        )
+    if pads:
+        notes.append(
+            f"{pads} of the window's taps sit on the padding "
+            f"({'zeros' if spec.padding_mode == 'zeros' else spec.padding_mode + ' copies'})."
+        )
+    i, j = f.target.index
+    return Question(
+        "y",
+        f"What is **y[{i}, {j}]**{_slice(lay, n=n, k=k)} (no bias)?",
+        f.value,
+        f,
+        tuple(t for t in traps if not close(t.value, f.value)),
+        tuple(notes),
+    )
+
+
+def _grad_w_question(lay: Layer, k: int, c: int, rng) -> Question:
+    """A tap of ∂L/∂w: x's cells under that tap in every window, times ∂L/∂y."""
+    wg, spec = lay.weight_grad, lay.forward.spec
+    kH, kW = spec.kernel_size
+    a, b = int(rng.integers(kH)), int(rng.integers(kW))
+    f = weight_grad_formula(wg, k, c, a, b)
+    traps = []
+    if spec.padding_mode != "zeros" and any(t.padding for t in f.terms):
+        traps.append(
+            Trap(
+                _padded_as_zero(f),
+                "The padded cells under this tap are copies of real cells, not zeros.",
+            )
+        )
+    notes = [
+        f"Tap f[{a}, {b}] sees x̃[i·s + {a}·d, j·s + {b}·d] in every window: the stride "
+        f"({spec.stride[0]}) steps through x̃, and the kernel's dilation becomes the offset."
+    ]
+    if spec.batch > 1:
+        notes.append(f"Summed over all {spec.batch} samples of the batch.")
+    return Question(
+        "grad_w",
+        f"What is **∂L/∂w[{a}, {b}]**{_slice(lay, k=k, c=c)}?",
+        f.value,
+        f,
+        tuple(t for t in traps if not close(t.value, f.value)),
+        tuple(notes),
+    )
+
+
+# --- the set -------------------------------------------------------------------------------------
+
+
+def questions(lay: Layer, n: int, k: int, c: int, seed: int, padding_word: str) -> list[Question]:
+    """The questions for this layer and seed, the mistakes students make most first."""
+    rng = np.random.default_rng(seed)
+    H, W = lay.forward.spec.in_size
+    flat = rng.permutation(H * W)[:MAX_CANDIDATES]
+    cells = [(int(i) // W, int(i) % W) for i in flat]
+    found = [
+        _grad_x_question(lay, n, c, cells, rng),
+        _zeros_question(lay, n, k),
+        _remainder_question(lay, n, c),
+        _same_question(lay) if padding_word == "same" else None,
+        _rows_question(lay, padding_word),
+        _y_question(lay, n, k, rng),
+        _grad_w_question(lay, k, c, rng),
+    ]
+    return [q for q in found if q is not None]
+
+
+def answer_text(q: Question) -> str:
+    return _num(q.answer)

@@ -1,0 +1,31 @@
+"""What a quiz question gives the student: the operands, never the answer."""
+
+from __future__ import annotations
+
+from convviz.render.panel import Panel
+from convviz.render.stories import tap_grid
+from convviz.stages import Layer
+
+
+def given_panels(lay: Layer, n: int, k: int, c: int) -> list[Panel]:
+    """x[n, c] (unpadded), w[k, c] in its tap colours, and ∂L/∂y[n, k]: enough to work any
+    question of the slice by hand, and none of the numbers asked for."""
+    fw, g = lay.forward, lay.input_grad.grad_out
+    spec = fw.spec
+    (pt, pb), (pl, pr) = spec.padding
+    pad = (
+        f"pads {pt}/{pb}/{pl}/{pr} ({spec.padding_mode})" if any((pt, pb, pl, pr)) else "no padding"
+    )
+    tags = spec.batch > 1 or spec.in_channels > 1 or spec.out_channels > 1
+    return [
+        Panel(fw.x[n, c], f"x[{n}, {c}]" if tags else "x", "x", subtitle=pad),
+        Panel(
+            fw.w[k, c],
+            f"w[{k}, {c}]" if tags else "w",
+            "w",
+            taps=tap_grid(*spec.kernel_size),
+            subtitle=f"stride {spec.stride[0]}×{spec.stride[1]}, "
+            f"dilation {spec.dilation[0]}×{spec.dilation[1]}",
+        ),
+        Panel(g[n, k], f"∂L/∂y[{n}, {k}]" if tags else "∂L/∂y", "g"),
+    ]

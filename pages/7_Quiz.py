@@ -1,0 +1,110 @@
+"""Predict, then reveal: the app hides a number of this layer; the student types it."""
+
+import secrets
+
+import streamlit as st
+
+from convviz import quiz
+from convviz.render.grids import PLOTLY_CONFIG, panels_figure
+from convviz.render.quiz_view import given_panels
+from convviz.ui.compute import compute_layer
+from convviz.ui.controls import LAST_VALID, controls, page_config
+from convviz.ui.state import DEFAULTS
+from convviz.ui.views import formula_box, page_end, page_header
+
+PAGE = "pages/7_Quiz.py"
+SEED, INDEX, SCORE, ANSWERS = "quiz_seed", "quiz_index", "quiz_score", "quiz_answers"
+PARAM_SEED, PARAM_INDEX = "quiz", "qn"  # the page's own URL query: the same questions again
+
+
+def _from_url(param: str, key: str, default: int, hi: int) -> None:
+    """Take the page's value from the URL on the session's first visit (ignored if malformed)."""
+    if key in st.session_state:
+        return
+    raw = st.query_params.get(param, "")
+    st.session_state[key] = int(raw) if raw.isdigit() and int(raw) <= hi else default
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def questions_for(key: tuple, n: int, k: int, c: int, seed: int, word: str):
+    return quiz.questions(compute_layer(key), n, k, c, seed, word)
+
+
+def _next(count: int) -> None:
+    st.session_state[INDEX] = (st.session_state[INDEX] + 1) % count
+
+
+def _new_seed() -> None:
+    st.session_state[SEED] = secrets.randbelow(1_000_000)
+    st.session_state[INDEX] = 0
+
+
+_from_url(PARAM_SEED, SEED, 0, 999_999)
+_from_url(PARAM_INDEX, INDEX, 0, 99)
+page_config("Quiz", ":material/quiz:")
+ctx = controls()
+page_header(
+    ctx,
+    "Predict, then reveal",
+    "The app hides one number of this layer. Work it out by hand from the other pages, type "
+    "it, and see the formula, with the terms that are easy to miss. Change the layer in the "
+    "sidebar for new questions; the seed in the link asks the same ones again.",
+)
+word = (ctx.state if ctx.error is None else st.session_state.get(LAST_VALID, DEFAULTS))["pad"]
+asked = questions_for(ctx.key, ctx.n, ctx.k, ctx.c, st.session_state[SEED], word)
+index = st.session_state[INDEX] % len(asked)
+q = asked[index]
+st.query_params[PARAM_SEED] = str(st.session_state[SEED])
+st.query_params[PARAM_INDEX] = str(index)
+score = st.session_state.setdefault(SCORE, {})  # (layer, seed, question) -> first answer right
+right = sum(score.values())
+st.markdown(
+    f"**Question {index + 1} of {len(asked)}** · seed {st.session_state[SEED]} · "
+    f"score this session: **{right} / {len(score)}**"
+)
+st.markdown(q.prompt)
+st.plotly_chart(
+    panels_figure(given_panels(ctx.layer, ctx.n, ctx.k, ctx.c), ctx.theme.reserve(120)),
+    key="quiz_given",
+    config=PLOTLY_CONFIG,
+    width="content",
+    theme=None,
+)
+asked_key = (ctx.key, st.session_state[SEED], index)
+form = f"{st.session_state[SEED]}_{index}_{abs(hash(ctx.key))}"  # a fresh field per question
+answers = st.session_state.setdefault(ANSWERS, {})
+with st.form(f"answer_{form}"):
+    typed = st.text_input("Your answer (a number)", key=f"typed_{form}")
+    sent = st.form_submit_button("Check my answer", type="primary")
+if sent:
+    try:
+        value = float(typed.strip().replace("−", "-").replace(",", "."))
+    except ValueError:
+        st.warning("Type a number, e.g. 12 or -3.5.")
+    else:
+        answers[asked_key] = value
+        score.setdefault(asked_key, quiz.grade(q, value).right)
+        st.rerun()  # the score line above shows this answer
+
+if asked_key in answers:
+    verdict = quiz.grade(q, answers[asked_key])
+    if verdict.right:
+        st.success(f"Right: {quiz.answer_text(q)}.", icon=":material/check_circle:")
+    else:
+        st.warning(
+            f"Not quite: you said {answers[asked_key]:g}, the answer is {quiz.answer_text(q)}.",
+            icon=":material/cancel:",
+        )
+        if verdict.hint:
+            st.info(f"**A common slip.** {verdict.hint}", icon=":material/lightbulb:")
+    st.subheader("How it is computed")
+    if q.formula is not None:
+        formula_box(q.formula, ctx)
+    for note in q.notes:
+        st.markdown(f"- {note}")
+    with st.container(horizontal=True):
+        st.button("Next question ▶", on_click=_next, args=(len(asked),), type="primary")
+        st.button("New questions", on_click=_new_seed)
+else:
+    st.button("Skip ▶", on_click=_next, args=(len(asked),))
+page_end(ctx, PAGE)
