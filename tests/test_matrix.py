@@ -152,3 +152,33 @@ def test_engine_module_imports_no_ui():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_clicked_entry_links_its_cells():
+    """M[o, i] ties output o, input i and the tap between them; every panel lights them."""
+    from convviz.render.matrix_view import TOP, grid_panels, link_of, matrix_panel, transpose_panel
+
+    spec = ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), stride=2)
+    x = np.arange(25.0).reshape(1, 1, 5, 5)
+    w = np.arange(1.0, 10.0).reshape(1, 1, 3, 3)
+    g = np.ones(spec.output_shape)
+    ms = matrix.matrix_slice(spec, x, w, g, 0, 0, 0)
+    # y[1, 0] (output 2) reads x[3, 1] (input 16) through tap w[1, 1] (tap 4)
+    link = link_of(ms, "M", TOP + 2, 16)
+    assert (link.out, link.inp, link.tap) == (2, 16, 4)
+    assert link_of(ms, "Mt", TOP + 16, 2) == link  # the same entry in the transpose
+    assert link_of(ms, "M", 1, 0) is None  # the blank row between vec(x) and M
+    assert link_of(ms, "M", 0, 16).inp == 16  # vec(x)'s entry
+    assert link.words(ms) == "output y[1, 0], input x[3, 1], tap w[1, 1]"
+    assert matrix_panel(ms, link).selected == (TOP + 2, 16)
+    assert transpose_panel(ms, link).selected == (TOP + 16, 2)
+    x_grid, w_grid, y_grid = grid_panels(ms, link)
+    assert (x_grid.selected, w_grid.selected, y_grid.selected) == ((3, 1), (1, 1), (1, 0))
+    # an output cell alone lights its window on x and its row of M
+    row = link_of(ms, "y", 1, 0)
+    x_grid = grid_panels(ms, row)[0]
+    np.testing.assert_array_equal(
+        np.flatnonzero(x_grid.highlight), [10, 11, 12, 15, 16, 17, 20, 21, 22]
+    )
+    lit = matrix_panel(ms, row).highlight[TOP + 2]
+    assert lit[:25].sum() == 9 and lit[-1]  # the window's 9 taps, and y's entry beside them

@@ -1,0 +1,148 @@
+"""The 'why it works' pages through AppTest: matrix view, checks and quiz on every preset,
+the bad-input path, and the quiz's seed in the link. Figures are read as the page sent them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_pages import assert_clean, figures, open_page, query, shown, trace, z_of
+
+from convviz import matrix, quiz
+from convviz.presets import PRESETS
+from convviz.render.theme import tap_colors
+from convviz.ui.compute import compute_layer, value_key
+from convviz.ui.state import preset_state
+
+MATRIX, CHECKS, QUIZ = "pages/5_Matrix.py", "pages/6_Checks.py", "pages/7_Quiz.py"
+FAST = [p for p in PRESETS if p.key != "qa-channels"]
+BAD = {"H": "2", "W": "2", "kH": "5", "kW": "5"}  # a 5×5 kernel over a 2×2 input, no padding
+
+
+def preset_layer(p):
+    return compute_layer(value_key(preset_state(p)))
+
+
+def quiz_of(p, seed: int = 0):
+    st = preset_state(p)
+    return quiz.questions(preset_layer(p), 0, 0, 0, seed, st["pad"])
+
+
+@pytest.mark.parametrize("p", PRESETS, ids=lambda p: p.key)
+def test_matrix_page(p):
+    at = open_page(MATRIX, timeout=60, preset=p.key)
+    assert_clean(at)
+    spec = p.spec()
+    assert any("equals the engine's ∂L/∂x" in s.value for s in at.success)
+    code = at.code[0].value
+    assert f"output_padding={spec.remainder}" in code
+    reason = matrix.too_large(spec)
+    if reason:
+        assert figures(at) == []
+        assert any("at most 64" in shown(i.value) for i in at.info)
+        return
+    figs = figures(at)
+    assert len(figs) == 6  # M, linked grids, Mᵀ, the Mᵀ row drawn the textbook way, im2col ×2
+    lay = preset_layer(p)
+    M, taps = matrix.conv_matrix(spec, lay.forward.w[0, 0])
+    drawn = z_of(trace(figs[0], "M:values"))
+    top = 2  # vec(x) over a blank row
+    np.testing.assert_allclose(np.nan_to_num(drawn[top:, : M.shape[1]]), M)
+    np.testing.assert_allclose(drawn[0, : M.shape[1]], lay.forward.x[0, 0].ravel())
+    if spec.in_channels == 1:  # the right column is y itself
+        np.testing.assert_allclose(drawn[top:, -1], lay.forward.y[0, 0].ravel())
+    # each nonzero wears its tap's colour: the tap overlay's z is the tap index
+    tap_z = z_of(trace(figs[0], "M:taps"))[top:, : M.shape[1]]
+    single = taps >= 0
+    np.testing.assert_array_equal(tap_z[single], taps[single])
+    scale = trace(figs[0], "M:taps")["colorscale"]
+    colors = tap_colors(*spec.kernel_size)
+    assert [c for _, c in scale[::2]] == colors[: len(scale) // 2]
+
+
+@pytest.mark.parametrize("p", PRESETS, ids=lambda p: p.key)
+def test_checks_page(p):
+    at = open_page(CHECKS, timeout=60, preset=p.key)
+    assert_clean(at)
+    heads = [m.value for m in at.markdown if m.value.startswith("####")]
+    assert len(heads) == 4
+    assert all("agrees" in h for h in heads[:3]), heads
+    assert "skipped" in heads[3] or "agrees" in heads[3]
+    assert at.success[0].value.startswith("All 3 checks agree") or "All 4" in at.success[0].value
+    assert len(at.table) >= 3  # reference rows, finite differences, adjoint products
+
+
+@pytest.mark.parametrize("p", PRESETS, ids=lambda p: p.key)
+def test_quiz_right_then_wrong(p):
+    at = open_page(QUIZ, timeout=60, preset=p.key)
+    assert_clean(at)
+    first, second = quiz_of(p)[:2]
+    at.text_input[0].set_value(quiz.answer_text(first))
+    submit(at)
+    assert_clean(at)
+    assert at.success[0].value.startswith("Right")
+    assert "score this session: **1 / 1**" in at.markdown[0].value
+    assert at.latex, "the formula is revealed"
+    next_question(at)
+    assert "Question 2" in at.markdown[0].value
+    wrong = second.traps[0].value if second.traps else second.answer + 1
+    at.text_input[0].set_value(f"{wrong:g}")
+    submit(at)
+    assert "Not quite" in at.warning[0].value
+    if second.traps:  # the named mistake
+        assert second.traps[0].hint in shown(at.info[0].value)
+    assert "score this session: **1 / 2**" in at.markdown[0].value
+
+
+def submit(at):
+    next(b for b in at.button if b.label == "Check my answer").click().run()
+
+
+def next_question(at):
+    next(b for b in at.button if b.label.startswith("Next question")).click().run()
+
+
+def test_quiz_seed_and_question_come_from_the_link():
+    p = FAST[1]
+    at = open_page(QUIZ, preset=p.key, quiz="7", qn="1")
+    assert_clean(at)
+    assert at.markdown[0].value.startswith("**Question 2 of")
+    assert "seed 7" in at.markdown[0].value
+    assert query(at)["quiz"] == "7" and query(at)["qn"] == "1"
+    assert quiz_of(p, 7)[1].prompt == at.markdown[1].value
+
+
+def test_quiz_says_so_when_the_answer_is_not_a_number():
+    at = open_page(QUIZ, preset=FAST[0].key)
+    at.text_input[0].set_value("twelve")
+    submit(at)
+    assert_clean(at)
+    assert "Type a number" in at.warning[0].value
+
+
+@pytest.mark.parametrize("page", [MATRIX, CHECKS, QUIZ])
+def test_bad_input_keeps_the_last_valid_view(page):
+    at = open_page(page, preset="recitation-s2")
+    assert_clean(at)
+    before = len(figures(at))
+    for name, value in BAD.items():
+        at.sidebar.number_input(key=f"w_{name}").set_value(int(value)).run()
+    assert not at.exception
+    assert any("Cannot compute this layer" in e.value for e in at.error)
+    assert len(figures(at)) == before  # the last valid view stays
+
+
+def test_quiz_questions_are_reproducible_and_answers_are_the_engines():
+    for p in FAST:
+        a, b = quiz_of(p, 3), quiz_of(p, 3)
+        assert [q.prompt for q in a] == [q.prompt for q in b]
+        lay = preset_layer(p)
+        for q in a:
+            assert quiz.grade(q, q.answer).right
+            for t in q.traps:
+                assert not quiz.close(t.value, q.answer)
+                assert not quiz.grade(q, t.value).right and quiz.grade(q, t.value).hint == t.hint
+            if q.formula is not None:
+                assert q.formula.adds_up()
+        kinds = [q.kind for q in a]
+        assert kinds[0] == "grad_x" and "zeros" in kinds
+        assert lay is not None
