@@ -854,9 +854,13 @@ def _varying(states: list[dict]) -> list[str]:
 
 
 def motion_gif(motion: Motion, *, cell_px: int = 40, frame_ms: int = MOTION_FRAME_MS) -> bytes:
-    """The motion's frames drawn with matplotlib (Agg), as GIF bytes (Pillow)."""
+    """The motion's frames drawn with matplotlib (Agg), as GIF bytes (Pillow).
+
+    The same frames as the browser's (`Motion.frames`): the still parts are drawn once, each
+    frame's cells are drawn, rasterised and removed.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    from matplotlib.patches import Rectangle
     from PIL import Image
 
     frames = motion.frames()
@@ -864,46 +868,44 @@ def motion_gif(motion: Motion, *, cell_px: int = 40, frame_ms: int = MOTION_FRAM
     widths = [p.shape[1] for p in motion.panels]
     H = max(p.shape[0] for p in motion.panels)
     W = sum(widths) + gap * (len(widths) - 1)
-    dpi = 100
-    fig = Figure(figsize=((W + 1) * cell_px / dpi, (H + 2.6) * cell_px / dpi), dpi=dpi)
+    top, bottom = 2.4, 1.4  # rows of room: stage line and titles; the caption
+    fig = Figure(figsize=((W + 1) * cell_px / 100, (H + top + bottom) * cell_px / 100), dpi=100)
     fig.patch.set_facecolor(BACKGROUND)
+    canvas = FigureCanvasAgg(fig)
     ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(-0.5 - 0.5, W - 0.5 + 0.5)
-    ax.set_ylim(H - 0.5 + 1.6, -0.5 - 1.0)
+    ax.set_xlim(-1.0, W)
+    ax.set_ylim(H - 0.5 + bottom, -0.5 - top)
     ax.set_axis_off()
-    lefts, x = [], 0.0
-    for w in widths:
-        lefts.append(x)
-        x += w + gap
-    shift = [
-        (-p.origin[0], lefts[i] - p.origin[1]) for i, p in enumerate(motion.panels)
-    ]  # label coordinates → drawing coordinates
+    shift, left = [], 0.0  # label coordinates → drawing coordinates, per panel
+    for p, w in zip(motion.panels, widths):
+        shift.append((-p.origin[0], left - p.origin[1]))
+        left += w + gap
     font = cell_px * 0.36
+    for i, p in enumerate(motion.panels):
+        dy, dx = shift[i]
+        _gif_extent(ax, p, dy, dx)
+        x0, w = dx + p.origin[1] - 0.5, p.shape[1]
+        ax.text(x0 + w / 2, -0.8, p.title, ha="center", va="bottom", fontsize=font * 0.9,
+                weight="bold", color=TEXT_COLOR)  # fmt: skip
+        if i in motion.backdrops:
+            _gif_cells(ax, _backdrop_cells(motion.backdrops[i]), dy, dx, font)
     images = []
     for f in frames:
-        ax.clear()
-        ax.set_xlim(-1.0, W)
-        ax.set_ylim(H + 1.1, -1.6)
-        ax.set_axis_off()
-        for i, p in enumerate(motion.panels):
-            dy, dx = shift[i]
-            h, w = p.shape
-            ax.add_patch(
-                Rectangle((dx + p.origin[1] - 0.5, dy + p.origin[0] - 0.5), w, h,
-                          fill=False, edgecolor=FAINT_GRID, lw=1)
-            )  # fmt: skip
-            ax.text(dx + p.origin[1] + w / 2 - 0.5, -1.1, p.title, ha="center", va="bottom",
-                    fontsize=font * 0.9, weight="bold", color=TEXT_COLOR)  # fmt: skip
-            if i in motion.backdrops:
-                _gif_backdrop(ax, motion.backdrops[i], dy, dx, font)
+        drawn = []
         for name, c in f.groups.items():
             dy, dx = shift[motion.where[name]]
-            _gif_cells(ax, c, dy, dx, font)
-        ax.text(-0.5, H + 0.6, f"{f.stage}: {f.caption}"[:140], fontsize=font * 0.7,
-                color=MUTED_TEXT, va="center")  # fmt: skip
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=dpi, facecolor=BACKGROUND)
-        images.append(Image.open(io.BytesIO(buf.getvalue())).convert("P", palette=Image.ADAPTIVE))
+            drawn += _gif_cells(ax, c, dy, dx, font)
+        if len(motion.stages) > 1:
+            n = motion.stages.index(f.stage) + 1
+            drawn.append(ax.text(-0.5, -1.9, f"stage {n}/{len(motion.stages)} · {f.stage[4:]}",
+                                 fontsize=font, weight="bold", color=TEXT_COLOR))  # fmt: skip
+        drawn.append(ax.text(-0.5, H + 0.2, f.caption[:150], fontsize=font * 0.62,
+                             color=MUTED_TEXT, va="top", wrap=True))  # fmt: skip
+        canvas.draw()
+        rgba = np.asarray(canvas.buffer_rgba())
+        images.append(Image.fromarray(rgba[..., :3]).convert("P", palette=Image.ADAPTIVE))
+        for artist in drawn:
+            artist.remove()
     out = io.BytesIO()
     durations = [frame_ms * 8] + [frame_ms] * (len(images) - 2) + [frame_ms * 20]
     images[0].save(out, format="GIF", save_all=True, append_images=images[1:],
@@ -911,33 +913,49 @@ def motion_gif(motion: Motion, *, cell_px: int = 40, frame_ms: int = MOTION_FRAM
     return out.getvalue()
 
 
-def _gif_cells(ax, c: Cells, dy: float, dx: float, font: float) -> None:
+def _gif_extent(ax, p: Panel, dy: float, dx: float) -> None:
+    """Faint cell borders of a panel's extent (as `_faint_grid` in the browser)."""
+    (h, w), (oy, ox) = p.shape, p.origin
+    x0, y0 = dx + ox - 0.5, dy + oy - 0.5
+    for q in range(w + 1):
+        ax.plot([x0 + q, x0 + q], [y0, y0 + h], color=FAINT_GRID, lw=1, zorder=0)
+    for r in range(h + 1):
+        ax.plot([x0, x0 + w], [y0 + r, y0 + r], color=FAINT_GRID, lw=1, zorder=0)
+
+
+def _gif_cells(ax, c: Cells, dy: float, dx: float, font: float) -> list:
+    """Squares (one collection) and numbers of the visible cells; returns the artists."""
+    from matplotlib.collections import PatchCollection
+    from matplotlib.colors import to_rgba
     from matplotlib.patches import Rectangle
 
-    if not len(c.value):
-        return
+    seen = c.opacity > 0.02
+    if not seen.any():
+        return []
     _, _, outline = ROLES[c.role]
-    text = format_values(c.value)
-    for r, q, color, ink, a, s in zip(c.row, c.col, c.color, c.ink, c.opacity, text):
-        if a <= 0.02:
-            continue
-        x, y = q + dx - 0.46, r + dy - 0.46
-        if c.role == "window":
-            ax.add_patch(Rectangle((x, y), 0.92, 0.92, fill=False, edgecolor=color, lw=3,
-                                   alpha=a, zorder=4))  # fmt: skip
-            continue
-        ax.add_patch(Rectangle((x, y), 0.92, 0.92, facecolor=color, alpha=a, zorder=2,
-                               edgecolor=outline or "none", lw=1.5))  # fmt: skip
+    rows, cols = c.row[seen] + dy, c.col[seen] + dx
+    alpha = c.opacity[seen]
+    colors = [to_rgba(col, a) for col, a in zip(c.color[seen], alpha)]
+    boxes = [Rectangle((q - 0.46, r - 0.46), 0.92, 0.92) for r, q in zip(rows, cols)]
+    if c.role == "window":
+        coll = PatchCollection(boxes, facecolors="none", edgecolors=colors, lw=3, zorder=4)
+        return [ax.add_collection(coll)]
+    edge = [to_rgba(outline, a) for a in alpha] if outline else "none"
+    coll = PatchCollection(boxes, facecolors=colors, edgecolors=edge, lw=1.5, zorder=2)
+    artists = [ax.add_collection(coll)]
+    text = format_values(c.value[seen])
+    for r, q, s, ink, a in zip(rows, cols, text, c.ink[seen], alpha):
         if a > 0.5:
-            ax.text(q + dx, r + dy, s, ha="center", va="center", fontsize=font, color=ink,
-                    zorder=3)  # fmt: skip
+            artists.append(ax.text(q, r, s, ha="center", va="center", fontsize=font, color=ink,
+                                   zorder=3))  # fmt: skip
+    return artists
 
 
-def _gif_backdrop(ax, panel: Panel, dy: float, dx: float, font: float) -> None:
+def _backdrop_cells(panel: Panel) -> Cells:
+    """A still panel (e.g. the padded input) as cells: value colours, padding grey."""
     vals = np.asarray(panel.values, float)
     oy, ox = panel.origin
     r, q = np.indices(vals.shape).reshape(2, -1)
     pad = panel.mask("pad_mask").ravel()
     c = cells("value", r + oy, q + ox, vals.ravel(), _scale(vals))
-    c = replace(c, color=np.where(pad, PAD_COLOR, c.color), ink=np.where(pad, PAD_TEXT, c.ink))
-    _gif_cells(ax, c, dy, dx, font)
+    return replace(c, color=np.where(pad, PAD_COLOR, c.color), ink=np.where(pad, PAD_TEXT, c.ink))
