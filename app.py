@@ -10,6 +10,7 @@ from convviz.ui.controls import PAGES, controls, page_config
 from convviz.ui.views import (
     chart,
     export_buttons,
+    page_body,
     page_end,
     page_header,
     value_editors,
@@ -23,30 +24,38 @@ page_header(
     "Real numbers for the forward pass and for backpropagation. Pick a preset or set the "
     "shapes in the sidebar, then follow the pages; click any cell to see its formula.",
 )
-preset = PRESETS_BY_KEY.get(ctx.state["preset"])
-if preset and ctx.theme.show_secondary:
-    st.info(f"**{preset.title}.** {preset.note}")
 
-forward, backward = overview_panels(ctx.layer, ctx.n, ctx.k, ctx.c)
-chart(panels_figure(forward, ctx.theme, title="Forward: y = x ⋆ w"), "overview_forward")
-chart(panels_figure(backward, ctx.theme, title="Backward: the gradients"), "overview_backward")
-export_buttons(forward + backward, ctx, "overview", "convviz: the layer at a glance")
 
-left, middle, right = st.columns([2, 2, 1])
-with left:
-    st.subheader("Output size")
-    st.code(ctx.spec.describe(), language=None, wrap_lines=True)
-with middle:
-    check = reference_check(ctx.key)
-    if check is not None:
-        st.subheader("Checked")
-        st.success(check, icon=":material/verified:")
-with right:
-    st.subheader("Where next")
-    for path, label, icon in PAGES[1:]:
-        st.page_link(path, label=label, icon=icon)
+@page_body
+def overview(ctx):
+    """The layer at a glance, its arithmetic, a live check and its values."""
+    preset = PRESETS_BY_KEY.get(ctx.state["preset"])
+    if preset and ctx.theme.show_secondary:
+        st.info(f"**{preset.title}.** {preset.note}")
 
-st.subheader("Every array and its shape")
-st.table(shape_rows(ctx.layer))
-value_editors(ctx)
+    forward, backward = overview_panels(ctx.layer, ctx.n, ctx.k, ctx.c)
+    chart(panels_figure(forward, ctx.theme, title="Forward: y = x ⋆ w"), "overview_forward")
+    chart(panels_figure(backward, ctx.theme, title="Backward: the gradients"), "overview_backward")
+    export_buttons(forward + backward, ctx, "overview", "convviz: the layer at a glance")
+
+    left, middle, right = st.columns([2, 2, 1])
+    with left:
+        st.subheader("Output size")
+        st.code(ctx.spec.describe(), language=None, wrap_lines=True)
+    with middle:
+        check = reference_check(ctx.key)
+        if check is not None:
+            st.subheader("Checked")
+            st.success(check, icon=":material/verified:")
+    with right:
+        st.subheader("Where next")
+        for path, label, icon in PAGES[1:]:
+            st.page_link(path, label=label, icon=icon)
+
+    st.subheader("Every array and its shape")
+    st.table(shape_rows(ctx.layer))
+
+
+overview(ctx)
+value_editors(ctx)  # outside the body: an edit changes the layer, so everything reruns
 page_end(ctx, "app.py")

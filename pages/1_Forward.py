@@ -10,6 +10,7 @@ from convviz.ui.views import (
     animation,
     cell_picker,
     formula_box,
+    page_body,
     page_end,
     page_header,
     selected_in,
@@ -24,31 +25,39 @@ page_header(
     "with the stride; every output cell is the sum of the products under it. Press ▶ to play, "
     "drag the slider to scrub, click a cell to select it.",
 )
-fw, spec = ctx.layer.forward, ctx.spec
-sweep = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)["forward"]
-y_cell = selected_in(ctx, ("y",), spec.out_size)
-x_cell = selected_in(ctx, ("x",), spec.padded_size)
-panels = forward_panels(fw, sweep, ctx.n, ctx.k, ctx.c, selected=y_cell)
-if x_cell is not None:  # which outputs read this input cell
-    panels[2] = users_of(panels[2], sweep, x_cell)
-cell = y_cell or (0, 0)
-formula = forward_formula(fw, ctx.n, ctx.k, *cell)
-start = step_of(sweep, y_cell) if y_cell else sweep.steps - 1  # open on the full result
-animation(
-    ctx,
-    sweep,
-    panels,
-    "forward",
-    "y = x ⋆ w (cross-correlation)",
-    channel=ctx.c,
-    start=start,
-    formula=formula,
-    formula_of=lambda r, c: forward_formula(fw, ctx.n, ctx.k, r, c),
-)
 
-if x_cell is not None:
-    st.info(feeds_text(sweep, x_cell, panels[0].origin), icon=":material/call_split:")
-st.subheader(f"Output cell y[{cell[0]}, {cell[1]}]")
-formula_box(formula, ctx, "Click any output cell (or use the keyboard picker) to see its sum.")
-cell_picker(ctx, {"y": spec.out_size, "x": spec.padded_size}, "y")
+
+@page_body
+def forward(ctx):
+    """The sweep, the selected cell's sum and the picker: what a click changes."""
+    fw, spec = ctx.layer.forward, ctx.spec
+    sweep = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)["forward"]
+    y_cell = selected_in(ctx, ("y",), spec.out_size)
+    x_cell = selected_in(ctx, ("x",), spec.padded_size)
+    panels = forward_panels(fw, sweep, ctx.n, ctx.k, ctx.c, selected=y_cell)
+    if x_cell is not None:  # which outputs read this input cell
+        panels[2] = users_of(panels[2], sweep, x_cell)
+    cell = y_cell or (0, 0)
+    formula = forward_formula(fw, ctx.n, ctx.k, *cell)
+    start = step_of(sweep, y_cell) if y_cell else sweep.steps - 1  # open on the full result
+    animation(
+        ctx,
+        sweep,
+        panels,
+        "forward",
+        "y = x ⋆ w (cross-correlation)",
+        channel=ctx.c,
+        start=start,
+        formula=formula,
+        formula_of=lambda r, c: forward_formula(fw, ctx.n, ctx.k, r, c),
+    )
+
+    if x_cell is not None:
+        st.info(feeds_text(sweep, x_cell, panels[0].origin), icon=":material/call_split:")
+    st.subheader(f"Output cell y[{cell[0]}, {cell[1]}]")
+    formula_box(formula, ctx, "Click any output cell (or use the keyboard picker) to see its sum.")
+    cell_picker(ctx, {"y": spec.out_size, "x": spec.padded_size}, "y")
+
+
+forward(ctx)
 page_end(ctx, "pages/1_Forward.py")

@@ -6,7 +6,7 @@ from convviz.render.channels import heatmap_grid
 from convviz.render.stories import channel_grids, layer_summary
 from convviz.ui.compute import contributions_for
 from convviz.ui.controls import controls, page_config
-from convviz.ui.views import page_end, page_header
+from convviz.ui.views import page_body, page_end, page_header
 
 page_config("Channels", ":material/layers:")
 ctx = controls()
@@ -17,16 +17,26 @@ page_header(
     "dilate(∂L/∂y[n, k]) for every filter k and channel c, and ∂L/∂x[n, c] = "
     "Σₖ full(dilate(∂L/∂y[n, k]), rot180 w[k, c]).",
 )
-spec = ctx.spec
-grids = channel_grids(ctx.layer, ctx.n, ctx.c, contributions_for(ctx.key, ctx.n, ctx.c))
-st.markdown(layer_summary(spec, ctx.n))
-for grid in grids:
-    st.plotly_chart(
-        heatmap_grid(grid.arrays, grid.row_labels, grid.col_labels, ctx.theme, title=grid.title),
-        key=f"grid_{grid.key}",
-        width="content",
-        theme=None,
-    )
-    if ctx.theme.show_secondary and grid.caption:
-        st.caption(grid.caption)
+
+
+@page_body
+def channels(ctx):
+    """Every channel, filter and sample of the layer."""
+    spec = ctx.spec
+    grids = channel_grids(ctx.layer, ctx.n, ctx.c, contributions_for(ctx.key, ctx.n, ctx.c))
+    st.markdown(layer_summary(spec, ctx.n))
+    for grid in grids:
+        st.plotly_chart(
+            heatmap_grid(
+                grid.arrays, grid.row_labels, grid.col_labels, ctx.theme, title=grid.title
+            ),
+            key=f"grid_{grid.key}",
+            width="content",
+            theme=None,
+        )
+        if ctx.theme.show_secondary and grid.caption:
+            st.caption(grid.caption)
+
+
+channels(ctx)
 page_end(ctx, "pages/4_Channels.py")

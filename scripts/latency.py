@@ -5,7 +5,9 @@ free loopback ports and measures, interleaving app and bare page so that load hi
 
   (a) control change -> updated chart: the sidebar stride on /Forward?preset=recitation-s2
       (ArrowLeft/ArrowRight in turn) vs the bare page's number input (ArrowUp/ArrowDown);
-  (b) output-cell click -> updated formula (KaTeX) on Forward vs the bare page's (a);
+  (b) output-cell click -> that cell's formula shown (the player jumps to its frame and shows
+      its sum in the browser) on Forward vs the bare page's (a); (b') the same click -> the
+      formula box under the chart (KaTeX, after the server's rerun of the page body);
   (c) a new browser context -> first plotly chart drawn, app vs bare page.
 
 (a) and (b) are timed inside the page: from the input event's timestamp to the animation frame
@@ -58,17 +60,23 @@ CHART_PRINT = f"""() => {{ const gd = {CHART};
 FORMULA_PRINT = (
     "() => Array.from(document.querySelectorAll('.katex')).map(e => e.textContent).join('|')"
 )
+# The player's formula line (inside its component's shadow root): a click shows the clicked cell's
+# frame and formula in the browser, before the server's rerun redraws the formula box (KaTeX).
+PLAYER_PRINT = """() => { const host = [...document.querySelectorAll('.st-key-player_forward *')]
+  .find(e => e.shadowRoot);
+  const f = host && host.shadowRoot.querySelector('[data-testid=player-formula]');
+  return f ? f.textContent : null; }"""
 
 # Arm a watcher: remember the fingerprint now and the timestamp of the next keydown/mousedown;
 # window.__latency resolves with the ms from that event to the first animation frame in which
 # the fingerprint differs. Rejects after CHANGE_MS so that a broken selector cannot hang us.
-ARM = """([src, timeout]) => {
+ARM = """([src, timeout, name = '__latency']) => {
   const fp = eval(src), before = fp();
   let t0 = null;
   const mark = e => { if (t0 === null) t0 = e.timeStamp; };
   window.addEventListener('keydown', mark, {capture: true, once: true});
   window.addEventListener('mousedown', mark, {capture: true, once: true});
-  window.__latency = new Promise((resolve, reject) => {
+  window[name] = new Promise((resolve, reject) => {
     const start = performance.now();
     const tick = now => {
       if (t0 !== null) { const f = fp(); if (f !== null && f !== before) return resolve(now - t0); }
@@ -135,11 +143,15 @@ def streamlit(script: str):
             os.killpg(proc.pid, signal.SIGKILL)
 
 
-def timed(page: Page, print_js: str, act) -> float:
-    """Seconds from the input event `act` causes until `print_js` of the page changes."""
+def timed(page: Page, print_js: str, act, also: str | None = None):
+    """Seconds from the input event `act` causes until `print_js` of the page changes; with
+    `also`, a pair: that and the seconds until `also` changes."""
     page.evaluate(ARM, [f"({print_js})", CHANGE_MS])
+    if also:
+        page.evaluate(ARM, [f"({also})", CHANGE_MS, "__latency2"])
     act()
-    return page.evaluate("() => window.__latency") / 1e3
+    first = page.evaluate("() => window.__latency") / 1e3
+    return (first, page.evaluate("() => window.__latency2") / 1e3) if also else first
 
 
 def open_page(context, url: str) -> Page:
@@ -164,15 +176,20 @@ def cold(browser, url: str) -> float:
 
 
 def take(times: dict[str, list[float]], name: str, fn, *args) -> None:
-    """Append one sample; a sample lost (a timeout under load, the app mid-edit) is reported."""
+    """Append one sample (to names "p,q" a pair); a sample lost (a timeout under load, the app
+    mid-edit) is reported."""
     try:
-        times[name].append(fn(*args))
+        sample = fn(*args)
     except Error as exc:
         print(f"{name}: sample lost: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return
+    for key, value in zip(name.split(","), sample if "," in name else [sample]):
+        times[key].append(value)
 
 
 def measure(app_url: str, bare_url: str, reps: int) -> dict[str, list[float]]:
-    times: dict[str, list[float]] = {k: [] for k in ("a_app", "a_bare", "b_app", "c_app", "c_bare")}
+    names = ("a_app", "a_bare", "b_app", "b_box", "c_app", "c_bare")
+    times: dict[str, list[float]] = {k: [] for k in names}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         context = browser.new_context(viewport=VIEWPORT)
@@ -196,17 +213,19 @@ def measure(app_url: str, bare_url: str, reps: int) -> dict[str, list[float]]:
             for name, page, act in pair if rep % 2 == 0 else pair[::-1]:
                 page.bring_to_front()
                 take(times, name, timed, page, CHART_PRINT, act)
-            # (b): click a y cell that is neither the one shown now nor y[0, 0] (the default)
+            # (b): click a y cell other than the one shown now: not the last clicked, not y[0, 0]
+            # (the default formula) and not the last cell (the frame a page opens on)
             app.bring_to_front()
-            cells = [c for c in app.evaluate(Y_CELLS) if (c[0], c[1]) not in ((0, 0), clicked)]
-            row, col, x, y = cells[-1]
+            cells = app.evaluate(Y_CELLS)
+            shown = ((0, 0), clicked, max((c[0], c[1]) for c in cells))
+            row, col, x, y = next(c for c in cells if (c[0], c[1]) not in shown)
             clicked = (row, col)
 
             def click(x=x, y=y):
                 app.mouse.move(x, y)  # plotly picks the point on hover; the click selects it
                 app.mouse.click(x, y)
 
-            take(times, "b_app", timed, app, FORMULA_PRINT, click)
+            take(times, "b_app,b_box", timed, app, PLAYER_PRINT, click, FORMULA_PRINT)
             app.mouse.move(1, 1)
         context.close()
         for rep in range(reps):
@@ -236,7 +255,8 @@ def main() -> int:
     rows = (
         ("(a) control change -> chart, app", "a_app"),
         ("(a) input change -> chart, bare", "a_bare"),
-        ("(b) cell click -> formula, app", "b_app"),
+        ("(b) cell click -> its formula, app", "b_app"),
+        ("(b') cell click -> formula box, app", "b_box"),
         ("(c) cold context -> first chart, app", "c_app"),
         ("(c) cold context -> first chart, bare", "c_bare"),
     )
@@ -246,7 +266,8 @@ def main() -> int:
     med = {k: statistics.median(v) if v else math.nan for k, v in t.items()}
     print("ratios app/bare (medians):")
     print(f"  (a) control change -> chart      {med['a_app'] / med['a_bare']:5.2f}")
-    print(f"  (b) cell click -> formula        {med['b_app'] / med['a_bare']:5.2f}")
+    print(f"  (b) cell click -> its formula    {med['b_app'] / med['a_bare']:5.2f}")
+    print(f"  (b') cell click -> formula box   {med['b_box'] / med['a_bare']:5.2f}")
     print(f"  (c) cold context -> first chart  {med['c_app'] / med['c_bare']:5.2f}")
     fmt = ", ".join
     print(f"load average before: {fmt(f'{x:.2f}' for x in load_before)}")

@@ -135,7 +135,7 @@ def test_every_page_loads_draws_and_is_screenshot(tab: Page, app_url, artifacts)
         if path:
             sidebar.get_by_role("link", name=link).click()
             # the page's path; its query follows a run later (and is not always written back
-            # after a page switch: the sidebar's share link, checked below, always holds it)
+            # after a page switch: the page's share link, checked below, always holds it)
             tab.wait_for_url(re.compile(rf"/{path}\b"), timeout=RERUN_MS)
         expect(tab.get_by_text(heading).first).to_be_visible(timeout=CHART_MS)
         settle(tab)
@@ -153,7 +153,7 @@ def test_every_page_loads_draws_and_is_screenshot(tab: Page, app_url, artifacts)
         clipped[name] = tab.evaluate(CLIPPED_BUTTONS)
         spread[name] = tab.evaluate(GRID_TOP_SPREAD)
     expect(tab.get_by_text(re.compile(r"2 channels of 5×5"))).to_be_visible()
-    link = tab.locator("[data-testid='stSidebar'] [data-testid='stCode']").inner_text()
+    link = share_link(tab)
     assert "/Channels?" in link and "preset=channels-small" in link
     problems = [f"{page}: labels cut off: {labels}" for page, labels in clipped.items() if labels]
     problems += [
@@ -312,6 +312,8 @@ def test_clicking_an_output_cell_selects_it(tab: Page, app_url):
     goto(tab, f"{app_url}/Forward")
     settle(tab)
     click_cell(tab, "xaxis3", "yaxis3", 2, 3)  # the output y is the third panel
+    # the player jumps to the cell's frame in the browser: its sum is shown before any rerun
+    expect(tab.get_by_test_id("player-formula").first).to_contain_text("y₂₃ = ", timeout=1000)
     expect(tab.get_by_text("Output cell y[2, 3]")).to_be_visible(timeout=RERUN_MS)
     assert "sel=y%3A2%3A3" in tab.url
     at_frame(tab, 2 * 4 + 3)
@@ -364,7 +366,7 @@ def test_a_copied_link_reproduces_the_view(tab: Page, app_url):
     click_cell(tab, "xaxis3", "yaxis3", 1, 2)
     expect(tab.get_by_text("Output cell y[1, 2]")).to_be_visible(timeout=RERUN_MS)
     settle(tab)
-    link = tab.locator("[data-testid='stSidebar'] [data-testid='stCode']").inner_text().strip()
+    link = share_link(tab)
     assert link.startswith(app_url) and "sh=3" in link and "sel=y%3A1%3A2" in link
     view, shown = figure_fingerprint(tab), formulas(tab)
 
@@ -373,6 +375,12 @@ def test_a_copied_link_reproduces_the_view(tab: Page, app_url):
     expect(stride_input(tab)).to_have_value("3")
     assert figure_fingerprint(tab) == view
     assert formulas(tab) == shown
+
+
+def share_link(page: Page) -> str:
+    """The link in the page's "Share this view" expander (its text, open or folded)."""
+    box = page.get_by_test_id("stExpander").filter(has_text="Share this view")
+    return box.get_by_test_id("stCode").text_content().strip()
 
 
 def figure_fingerprint(page: Page) -> dict:

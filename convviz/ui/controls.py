@@ -7,7 +7,7 @@ Each widget is seeded from that state before it is drawn and writes back in its 
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -304,10 +304,24 @@ def controls() -> Context:
 
 
 def sidebar(ctx: Context) -> None:
-    """The controls, the screen-size watcher and the link that reproduces this view."""
+    """The controls and the screen-size watcher."""
     with st.sidebar:
         _sidebar(ctx.state)
         watch_viewport(ctx.state["pres"])
-        st.markdown("**Share this view**")
+
+
+def share_link(ctx: Context) -> None:
+    """The address that reproduces this view (a page body draws it: the selection is in it)."""
+    with st.expander("Share this view", icon="🔗"):
         base = str(st.context.url or "").split("?")[0]
         st.code(f"{base}?{urlencode(to_query(ctx.state))}", language=None, wrap_lines=True)
+
+
+def with_selection(ctx: Context) -> Context:
+    """ctx with the selection as it is now: a click inside a page body reruns only the body, so
+    the Context made by `controls` on the last full run may hold an older selection."""
+    state = ctx.state
+    _take_chart_selection(state)
+    st.query_params.from_dict(to_query(state))
+    view = state if ctx.error is None else st.session_state.get(LAST_VALID, DEFAULTS)
+    return replace(ctx, selection=selection_of(view))

@@ -217,6 +217,19 @@ export default function (component) {
     if (shapes) drawLinks(gdBound, d.link, shapes);
   };
   const onUnhover = () => drawLinks(gdBound, d.link, [[], [], []]);
+  // a click on a result cell shows its frame and formula at once (the server's rerun for the
+  // selection follows); frames are in raster order of the result, perhaps 1 in `sampled`
+  const onClick = (ev) => {
+    const cd = ev.points && ev.points[0] && ev.points[0].customdata;
+    const out = d.link.panels[2];
+    if (!cd || cd[0] !== out.key) return;
+    const t = cd[1] * out.shape[1] + cd[2];
+    let i = 0;
+    while (i + 1 < count && d.steps[i + 1] <= t) i++;
+    reg.last = d.chart;
+    stop();
+    show(i);
+  };
   // (again whenever Streamlit draws the chart into a new element, e.g. after a resize)
   const bind = setInterval(() => {
     const gd = chart();
@@ -224,7 +237,8 @@ export default function (component) {
     gdBound = gd;
     gd.on("plotly_hover", onHover);
     gd.on("plotly_unhover", onUnhover);
-  }, 250);
+    gd.on("plotly_click", onClick);
+  }, 100);
 
   const self = { primary: d.primary, count, show, step, toggle, current: () => cur, chart: d.chart };
   reg.players.set(d.chart, self);
@@ -235,6 +249,7 @@ export default function (component) {
     if (gdBound && gdBound.removeListener) {
       gdBound.removeListener("plotly_hover", onHover);
       gdBound.removeListener("plotly_unhover", onUnhover);
+      gdBound.removeListener("plotly_click", onClick);
     }
     if (reg.players.get(d.chart) === self) reg.players.delete(d.chart);
   };

@@ -16,7 +16,7 @@ from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.panel import Panel
 from convviz.sweeps import Sweep
 from convviz.ui.compute import shared_view
-from convviz.ui.controls import PAGES, STATE, Context, sidebar
+from convviz.ui.controls import PAGES, STATE, Context, share_link, sidebar, with_selection
 from convviz.ui.player import player
 from convviz.ui.state import MAX_VALUE, encode_array
 from convviz.values import image_to_input
@@ -150,16 +150,17 @@ def cell_picker(ctx: Context, panels: dict[str, tuple[int, int]], default: str) 
             key = st.selectbox("Grid", names, index=names.index(cur), key="pick_grid")
         h, w = panels[key]
         with b:
-            row = st.number_input("Row", 0, h - 1, min(sel[1], h - 1) if sel else 0, key="pick_row")
+            st.number_input("Row", 0, h - 1, min(sel[1], h - 1) if sel else 0, key="pick_row")
         with c:
-            col = st.number_input(
-                "Column", 0, w - 1, min(sel[2], w - 1) if sel else 0, key="pick_col"
-            )
+            st.number_input("Column", 0, w - 1, min(sel[2], w - 1) if sel else 0, key="pick_col")
         with d:
             st.write("")
-            if st.button("Select", key="pick_go"):
-                st.session_state[STATE]["sel"] = f"{key}:{row}:{col}"
-                st.rerun()
+            st.button("Select", key="pick_go", on_click=_pick_cell)
+
+
+def _pick_cell() -> None:
+    ss = st.session_state
+    ss[STATE]["sel"] = f"{ss['pick_grid']}:{ss['pick_row']}:{ss['pick_col']}"
 
 
 def _png(panels, theme, title, formula, formula_text):
@@ -278,6 +279,20 @@ def page_nav(page: str, *, keys: bool = True) -> None:
         label = f"next: {on[1].lower()} ▶" if on else ""
         if on and st.button(label, key=f"{name}_next_page", type="primary", shortcut=shortcut):
             st.switch_page(on[0])
+
+
+def page_body(draw: Callable[[Context], None]) -> Callable[[Context], None]:
+    """A page's body as a fragment: a cell click, a stage step or the cell picker reruns only the
+    body (not the sidebar), so the browser redraws a part of the page, not all of it. It ends with
+    the share link, which holds the selection."""
+
+    @st.fragment
+    def body(ctx: Context) -> None:
+        ctx = with_selection(ctx)
+        draw(ctx)
+        share_link(ctx)
+
+    return body
 
 
 def page_end(ctx: Context, page: str, *, keys: bool = True) -> None:
