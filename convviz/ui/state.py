@@ -7,6 +7,7 @@ streamlit import: parsing and serialising are plain functions that the tests cal
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -144,12 +145,28 @@ def encode_array(a: np.ndarray) -> str:
     return ",".join(repr(v).removesuffix(".0") for v in np.asarray(a, float).ravel().tolist())
 
 
+# What a link may hold, ASCII only: Python's int()/float() also take '3_0', ' 5', '+5' and
+# Unicode digits ('٣'), which a link then reads as something else than it shows.
+_INT = re.compile(r"-?[0-9]+", re.ASCII)
+_NUMBER = re.compile(r"-?([0-9]+(\.[0-9]*)?|\.[0-9]+)(e[-+]?[0-9]{1,3})?", re.ASCII | re.IGNORECASE)
+_NON_FINITE = {"nan", "-nan", "inf", "-inf", "infinity", "-infinity"}
+
+
+def _number(text: str, name: str) -> float:
+    """One value of an edited array; ConvSpecError naming what is wrong with it."""
+    if _NUMBER.fullmatch(text):
+        return float(text)
+    if text.strip().lower().lstrip("+") in _NON_FINITE:
+        raise ConvSpecError(f"the edited {name} holds NaN or infinity")
+    raise ConvSpecError(
+        f"the edited {name} holds '{echo(text)}', which is not a number (digits 0-9, '.', "
+        "'-', 'e' only; no spaces, '+' or '_')"
+    )
+
+
 def decode_array(text: str, shape: tuple[int, ...], name: str) -> np.ndarray:
     """Values from `encode_array` reshaped to `shape`; ConvSpecError if they do not fit."""
-    try:
-        values = np.array([float(v) for v in text.split(",")])
-    except ValueError:
-        raise ConvSpecError(f"the edited {name} holds something that is not a number") from None
+    values = np.array([_number(v, name) for v in text.split(",")])
     if values.size != int(np.prod(shape)):
         raise ConvSpecError(
             f"the edited {name} has {values.size} values but its shape "
@@ -177,13 +194,11 @@ def parse_field(name: str, raw: str):
     """One URL value → (value, None) or (None, message)."""
     f, raw_value, raw = FIELDS[name], raw, echo(raw)
     if f.kind == "int":
-        try:
-            v = int(raw_value)
-        except ValueError:
-            return None, f"'{name}={raw}' is not a whole number"
-        if not f.lo <= v <= f.hi:
+        if not _INT.fullmatch(raw_value):
+            return None, f"'{name}={raw}' is not a whole number (digits 0-9 only)"
+        if len(raw_value) > 12 or not f.lo <= int(raw_value) <= f.hi:
             return None, f"'{name}={raw}' is outside {f.lo}…{f.hi}"
-        return v, None
+        return int(raw_value), None
     if f.kind == "bool":
         if raw_value not in ("0", "1", "true", "false"):
             return None, f"'{name}={raw}' must be 0 or 1"
@@ -295,9 +310,7 @@ def cell_grids(spec: ConvSpec) -> dict[str, tuple[int, int]]:
 def _drop_misfits(state: dict, spec: ConvSpec) -> list[str]:
     """Reset a selection or edited values that do not fit the layer; say what was reset."""
     problems = []
-    sel = selection_of(state)
-    shape = cell_grids(spec).get(sel[0]) if sel else None
-    if state["sel"] and (shape is None or not (0 <= sel[1] < shape[0] and 0 <= sel[2] < shape[1])):
+    if state["sel"] and selection_of(state, spec) is None:
         problems.append(
             f"'sel={state['sel']}' is not a cell of this layer "
             f"(grid:row:col, grids {', '.join(cell_grids(spec))}); nothing selected"
@@ -355,12 +368,23 @@ def slice_of(state: dict, spec: ConvSpec) -> tuple[int, int, int]:
     )
 
 
-def selection_of(state: dict) -> tuple[str, int, int] | None:
-    """The selected cell 'key:row:col' as (key, row, col), or None."""
-    parts = state.get("sel", "").split(":")
-    if len(parts) != 3:
+def selection_of(state: dict, spec: ConvSpec | None = None) -> tuple[str, int, int] | None:
+    """The selected cell 'key:row:col' as (key, row, col), or None.
+
+    Only a cell of one of the layer's grids (`cell_grids`) is a selection: whatever a link or a
+    crafted client sends, a page never gets a cell outside its grid.
+    spec : the layer's geometry; the state's own when not given.
+    """
+    parts = str(state.get("sel", "")).split(":")
+    if len(parts) != 3 or not all(_INT.fullmatch(p) and len(p) <= 12 for p in parts[1:]):
         return None
-    try:
-        return parts[0], int(parts[1]), int(parts[2])
-    except ValueError:
+    if spec is None:
+        try:
+            spec = spec_of(state)
+        except (ConvSpecError, KeyError, TypeError):
+            return None
+    key, row, col = parts[0], int(parts[1]), int(parts[2])
+    shape = cell_grids(spec).get(key)
+    if shape is None or not (0 <= row < shape[0] and 0 <= col < shape[1]):
         return None
+    return key, row, col

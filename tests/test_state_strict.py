@@ -1,0 +1,91 @@
+"""URL values are read strictly, and no selection outside the layer's grids reaches a page."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from convviz.ui.state import DEFAULTS, decode_array, from_query, parse_field, selection_of
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.mark.parametrize(
+    "raw, words",
+    [
+        ("3_0", "not a whole number"),  # int() reads 30
+        ("٣", "not a whole number"),  # int() reads Arabic-Indic digits
+        ("３", "not a whole number"),  # and full-width ones
+        ("+5", "not a whole number"),
+        (" 5", "not a whole number"),
+        ("5\n", "not a whole number"),
+        ("5.0", "not a whole number"),
+        ("", "not a whole number"),
+        ("1" * 30, "outside 1…128"),
+        ("9" * 100_000, "outside 1…128"),  # longer than int() converts
+        ("-1", "outside 1…128"),
+    ],
+)
+def test_lenient_whole_numbers_are_refused_with_a_message(raw, words):
+    value, problem = parse_field("H", raw)
+    assert value is None and words in problem
+
+
+@pytest.mark.parametrize("raw, value", [("5", 5), ("05", 5), ("128", 128)])
+def test_plain_whole_numbers_are_read(raw, value):
+    assert parse_field("H", raw) == (value, None)
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("1,2,+3", "'+3', which is not a number"),
+        ("1, 2,3", "' 2', which is not a number"),
+        ("1_0,2,3", "'1_0', which is not a number"),
+        ("٣,2,3", "'٣', which is not a number"),
+        ("nan,2,3", "NaN or infinity"),
+        ("1,-inf,3", "NaN or infinity"),
+        ("1e999,2,3", "NaN or infinity"),
+        ("1e10,2,3", "beyond ±1e+09"),
+    ],
+)
+def test_lenient_numbers_in_edits_are_refused(text, words):
+    with pytest.raises(ValueError, match="") as exc:
+        decode_array(text, (3,), "input")
+    assert words in str(exc.value)
+
+
+@pytest.mark.parametrize("text", ["1,-2.5,3", "1e-05,0.5,.5", "1e+08,-0,7"])
+def test_numbers_as_encode_array_writes_them_are_read(text):
+    assert decode_array(text, (3,), "input").shape == (3,)
+
+
+@pytest.mark.parametrize(
+    "sel", ["y:-1:0", "y:0:-1", "y:99:0", "grad_w:3:3", "nope:0:0", "y:٠:0", "y:+0:0", "y:0"]
+)
+def test_a_selection_outside_the_grids_is_no_selection(sel):
+    state = dict(DEFAULTS, sel=sel)  # 3×3 input, 2×2 kernel: y is 2×2
+    assert selection_of(state) is None
+    state, problems = from_query({"sel": sel})
+    assert state["sel"] == "" and any("not a cell of this layer" in p for p in problems)
+
+
+def test_a_selection_inside_a_grid_is_kept():
+    assert selection_of(dict(DEFAULTS, sel="y:1:1")) == ("y", 1, 1)
+    assert selection_of(dict(DEFAULTS, sel="grad_x_padded:2:2")) == ("grad_x_padded", 2, 2)
+
+
+@pytest.mark.parametrize(
+    "page", ["pages/1_Forward.py", "pages/2_Input_gradient.py", "pages/3_Weight_gradient.py"]
+)
+def test_a_crafted_selection_never_breaks_a_session(page):
+    """A client that sends a cell outside the grid (the old StreamlitValueBelowMinError)."""
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page(page).run()
+    for sel in ("y:-1:0", "grad_w:-2:-2", "x:999:0", "grad_x:0:-1", "grad_x_padded:-1:-1"):
+        at.session_state["cv_state"]["sel"] = sel
+        at.run()
+        assert not at.exception, (sel, [e.value for e in at.exception])
+    at.session_state["cv_state"]["sel"] = "y:0:0"
+    at.run()
+    assert not at.exception
