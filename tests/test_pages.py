@@ -680,3 +680,11 @@ def test_edited_values_keep_every_digit():
 
     a = np.array([123456789.0, 0.1, -2.5, 3.0, 1e-7, 1 / 3])
     assert np.array_equal(decode_array(encode_array(a), a.shape, "x"), a)
+
+
+def test_an_animation_offers_its_gif_at_three_speeds():
+    at = open_page(FORWARD)
+    speed = at.get("button_group")[0]
+    assert [o.content for o in speed.proto.options] == ["0.5×", "1×", "2×"]
+    assert list(speed.proto.default) == [1]  # 1× until the reader picks another
+    assert_clean(at)

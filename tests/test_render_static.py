@@ -301,7 +301,53 @@ def test_gif_has_one_frame_per_step(classroom, panels):
     data = static.sweep_gif(sweep, x, w, y, fps=4)
     image = Image.open(io.BytesIO(data))
     assert image.format == "GIF" and image.n_frames == sweep.steps == 16
-    assert image.info["duration"] == 250 and image.info["loop"] == 0
+    assert image.info["duration"] == 250 and image.info["loop"] == 0  # 4 frames a second
+
+
+def test_gif_holds_its_last_frame_and_plays_at_the_asked_speed(classroom, panels):
+    _, sweep = classroom
+    image = Image.open(io.BytesIO(static.sweep_gif(sweep, *panels, fps=5)))
+    durations = []
+    for i in range(image.n_frames):
+        image.seek(i)
+        durations.append(image.info["duration"])
+    assert durations[:-1] == [200] * (image.n_frames - 1)  # 5 frames a second
+    assert durations[-1] == static.GIF_HOLD_MS  # the finished result stays on screen
+
+
+def legend_texts(fig: Figure) -> list[str]:
+    return [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+
+
+def test_an_export_says_what_its_marks_mean(classroom, panels):
+    """Padding hatch, taps, outlines: each mark drawn is in the legend, and no mark not drawn."""
+    x, w, y = panels  # classroom: padded input, tap colours, no inserted zeros
+    words = static.LEGEND_WORDS
+    shown = legend_texts(static.panels_figure([x, w, y]))
+    assert words["pad"] in shown and words["tap"] in shown
+    assert words["dilation"] not in shown and words["dropped"] not in shown
+    dilated = Panel(np.zeros((3, 3)), "d", "d", dilation_mask=np.eye(3, dtype=bool))
+    assert legend_texts(static.panels_figure([dilated])) == [words["dilation"]]
+    plain = Panel(np.ones((2, 2)), "p", "p")
+    assert legend_texts(static.panels_figure([plain])) == []  # nothing to explain: no legend
+
+
+def test_the_legend_sits_below_the_panels_and_the_formula(panels):
+    fig = static.panels_figure(list(panels), formula="$y = 1 + 2$")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legend = fig.legends[0].get_window_extent(renderer)
+    lowest_grid = min(ax.get_window_extent(renderer).y0 for ax in fig.axes)
+    formula = [a for a in fig.artists if (a.get_gid() or "").startswith("formula")]
+    assert legend.y1 < min(a.get_window_extent(renderer).y0 for a in formula) < lowest_grid
+    assert legend.y0 >= 0 and legend.x0 >= 0 and legend.x1 <= fig.bbox.width
+
+
+def test_gif_frames_carry_a_legend(classroom, panels):
+    _, sweep = classroom
+    scene = static._gif_scene(sweep, *panels, static.THEME, 0, 60)
+    shown = legend_texts(scene.fig)
+    assert static.LEGEND_WORDS["window"] in shown and static.LEGEND_WORDS["current"] in shown
 
 
 def test_gif_samples_long_sweeps(classroom, panels):

@@ -476,6 +476,89 @@ def _cell_box(cell, color: str, lw: float, zorder: float, label: str) -> Rectang
     )
 
 
+# --- legend -----------------------------------------------------------------------------------
+
+# What each mark means, in the order a legend lists them (the same words as the app's captions).
+LEGEND_WORDS = {
+    "pad": "padding (added cells)",
+    "dilation": "zero inserted by the stride",
+    "remainder": "rows/columns no window reaches",
+    "dropped": "gradient the mask drops",
+    "tap": "kernel tap (each its own colour)",
+    "highlight": "cells linked to the selection",
+    "selected": "selected cell",
+    "window": "the window the kernel covers",
+    "current": "the output cell being written",
+}
+_LEGEND_FONT = 0.8  # of the theme's font size
+
+
+def legend_marks(panels: list[Panel]) -> list[str]:
+    """The marks these panels draw (keys of LEGEND_WORDS), so an export says what they mean."""
+    present = {
+        "pad": any(p.mask("pad_mask").any() for p in panels),
+        "dilation": any(p.mask("dilation_mask").any() for p in panels),
+        "remainder": any(p.mask("remainder_mask").any() for p in panels),
+        "dropped": any(p.mask("dropped_mask").any() for p in panels),
+        "tap": any(p.taps is not None and (np.asarray(p.taps) >= 0).any() for p in panels),
+        "highlight": any(p.mask("highlight").any() for p in panels),
+        "selected": any(p.selected is not None for p in panels),
+    }
+    return [mark for mark, shown in present.items() if shown]
+
+
+def _legend_handle(mark: str) -> Rectangle:
+    """A one-cell swatch drawn as the panels draw that mark."""
+    face, edge, hatch, style, lw = {
+        "pad": (PAD_COLOR, GRID_LINE, _PAD_HATCH, "solid", 0.8),
+        "dilation": (DILATION_COLOR, GRID_LINE, None, "solid", 0.8),
+        "remainder": ("none", REMAINDER_COLOR, None, (0, (3, 2)), 1.5),
+        "dropped": ("white", DROPPED_COLOR, "xx", "solid", 0.8),
+        "tap": ("none", tap_colors(1, 1)[0], None, "solid", 2.0),
+        "highlight": ("none", HIGHLIGHT_COLOR, None, "solid", 2.0),
+        "selected": ("none", SELECTED_COLOR, None, "solid", 2.5),
+        "window": ("none", HIGHLIGHT_COLOR, None, "solid", 2.0),
+        "current": ("none", SELECTED_COLOR, None, "solid", 2.5),
+    }[mark]
+    return Rectangle((0, 0), 1, 1, facecolor=face, edgecolor=edge, hatch=hatch,
+                     linestyle=style, linewidth=lw)  # fmt: skip
+
+
+def _legend_columns(marks: list[str], theme: Theme, width_in: float) -> int:
+    """How many entries fit side by side in width_in inches."""
+    size = _LEGEND_FONT * theme.font_size
+    widest = max(_text_width(LEGEND_WORDS[m], size) for m in marks) + 3.5 * size  # + swatch
+    return max(1, min(len(marks), int((width_in - 2 * _MARGIN) * 72 // widest)))
+
+
+def _legend_band(marks: list[str], theme: Theme, width_in: float) -> float:
+    """Height in points of the legend's rows (0 without marks)."""
+    if not marks:
+        return 0.0
+    rows = math.ceil(len(marks) / _legend_columns(marks, theme, width_in))
+    return rows * 1.9 * _LEGEND_FONT * theme.font_size + _GAP * 72 / 2
+
+
+def _place_legend(fig: Figure, marks: list[str], theme: Theme, layout: _Layout) -> None:
+    """The legend at the foot of the figure, centred."""
+    if not marks:
+        return
+    width, height = layout.size
+    fig.legend(
+        [_legend_handle(m) for m in marks],
+        [LEGEND_WORDS[m] for m in marks],
+        loc="lower center",
+        bbox_to_anchor=(0.5, _MARGIN / 2 / height),
+        ncol=_legend_columns(marks, theme, width),
+        frameon=False,
+        prop=_font(_LEGEND_FONT * theme.font_size),
+        labelcolor=MUTED_TEXT,
+        handlelength=1.2,
+        handleheight=1.2,
+        columnspacing=1.5,
+    )
+
+
 # --- figures ----------------------------------------------------------------------------------
 
 
@@ -567,7 +650,8 @@ def panels_figure(
     formula: str | None = None,
     formula_text: str | None = None,
 ) -> Figure:
-    """Panels side by side with equal cells, an optional title, and a formula line underneath.
+    """Panels side by side with equal cells, an optional title, a formula line underneath and
+    under it a legend of the marks drawn (padding, inserted zeros, taps, outlines, ...).
 
     formula : LaTeX such as r"$\\frac{\\partial L}{\\partial x_{22}} = \\ldots$". \\color{..}{body}
         wrappers are reduced to their body and \\tfrac becomes \\frac (mathtext supports neither).
@@ -579,11 +663,15 @@ def panels_figure(
     max_width = (EXPORT_MAX_INCHES[0] - 2 * _MARGIN) * 72
     lines, ismath, widest = _formula_lines(formula, formula_text, size, max_width)
     band = _formula_step(size, ismath) * len(lines) + (_GAP * 72 if lines else 0.0)
-    layout = _layout(panels, theme, title, band, widest)
+    marks = legend_marks(panels)
+    width = _layout(panels, theme, title, band, widest).size[0]
+    legend = _legend_band(marks, theme, width)
+    layout = _layout(panels, theme, title, band + legend, widest)
     fig, axes = _figure(layout, title, theme)
     for ax, panel in zip(axes, panels):
         _draw(ax, panel, theme)
     _place_lines(fig, lines, ismath, size, layout)
+    _place_legend(fig, marks, theme, layout)
     return fig
 
 
@@ -889,12 +977,17 @@ def _gif_scene(
     products, norm = _products_panel(sweep, steps, channel, taps)
     bare = dict(taps=None, highlight=None, selected=None)
     panels = [replace(operand, **bare), kernel, products, replace(output, **bare)]
-    layout = _layout(panels, theme, None, 2 * _LINE * theme.font_size)
+    caption = 2 * _LINE * theme.font_size
+    marks = [*legend_marks(panels), "window", "current"]  # what each frame moves
+    width = _layout(panels, theme, None, caption).size[0]
+    legend = _legend_band(marks, theme, width)
+    layout = _layout(panels, theme, None, caption + legend)
     fig, axes = _figure(layout, None, theme, dpi=GIF_DPI)
     drawn = [_draw(ax, p, theme) for ax, p in zip(axes, panels)]
     fr = _frame_artists(fig, axes, drawn, taps, theme)
-    y_band, h_band = layout.bottom
-    fr.caption.set_position((0.5, (y_band + h_band / 2) / layout.size[1]))
+    middle = layout.bottom[0] + (legend + caption / 2) / 72  # the caption over the legend
+    fr.caption.set_position((0.5, middle / layout.size[1]))
+    _place_legend(fig, marks, theme, layout)
     wrap_chars = int((layout.size[0] - 2 * _MARGIN) * 72 / (0.5 * theme.font_size))
     return _GifScene(fig, axes, fr, steps, norm, wrap_chars)
 
@@ -908,7 +1001,7 @@ def sweep_gif(
     *,
     channel: int = 0,
     max_frames: int = 60,
-    fps: int = 4,
+    fps: float = 4,
 ) -> bytes:
     """An animated GIF of the sliding window: operand, kernel, products, the output filling.
 
@@ -983,8 +1076,12 @@ def _shared_palette(rgb: np.ndarray) -> Image.Image:
     return palette
 
 
-def gif_bytes(frames: list[np.ndarray], fps: int) -> bytes:
-    """An endlessly looping GIF of RGB frames (h, w, 3), quantised to one shared palette."""
+GIF_HOLD_MS = 2500  # the last frame (the finished result) stays this long before the loop
+
+
+def gif_bytes(frames: list[np.ndarray], fps: float, hold_ms: int = GIF_HOLD_MS) -> bytes:
+    """An endlessly looping GIF of RGB frames (h, w, 3), quantised to one shared palette, that
+    holds its last frame for hold_ms."""
     palette = _shared_palette(np.concatenate([frames[0], frames[-1]]))
     images = [
         Image.fromarray(f).quantize(palette=palette, dither=Image.Dither.NONE) for f in frames
@@ -995,7 +1092,7 @@ def gif_bytes(frames: list[np.ndarray], fps: int) -> bytes:
         format="GIF",
         save_all=True,
         append_images=images[1:],
-        duration=round(1000 / max(fps, 1)),
+        duration=[round(1000 / max(fps, 0.1))] * (len(images) - 1) + [max(hold_ms, 20)],
         loop=0,
     )
     return buf.getvalue()

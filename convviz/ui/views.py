@@ -190,23 +190,33 @@ def export_buttons(
     latex = f"${formula.latex(numeric=True, max_terms=12)}$" if formula else None
     text = formula.text(numeric=True, max_terms=12) if formula else None
     args = (panels, ctx.theme, title, latex, text)
-    files = [
-        ("⬇ PNG for slides", partial(_png, *args), "png", "image/png"),
-        ("⬇ SVG", partial(_svg, *args), "svg", "image/svg+xml"),
-    ]
-    if sweep is not None:
-        gif = partial(static.sweep_gif, sweep, *panels[:3], ctx.theme, channel=channel)
-        files.append(("⬇ GIF animation", gif, "gif", "image/gif"))
-    with st.container(horizontal=True):
-        for label, data, ext, mime in files:
-            st.download_button(
-                label,
-                data,
-                file_name=f"convviz-{ctx.state['preset']}-{name}.{ext}",
-                mime=mime,
-                on_click="ignore",
-                key=f"{ext}_{name}",
-            )
+
+    def download(label: str, data, ext: str, mime: str) -> None:
+        file_name = f"convviz-{ctx.state['preset']}-{name}.{ext}"
+        st.download_button(
+            label, data, file_name=file_name, mime=mime, on_click="ignore", key=f"{ext}_{name}"
+        )
+
+    with st.container(horizontal=True, vertical_alignment="center"):
+        download("⬇ PNG for slides", partial(_png, *args), "png", "image/png")
+        download("⬇ SVG", partial(_svg, *args), "svg", "image/svg+xml")
+        if sweep is None:
+            return
+        speed = st.segmented_control(
+            "GIF speed",
+            GIF_SPEEDS,
+            default=1.0,
+            format_func=lambda s: f"{s:g}×",
+            key=f"gif_speed_{name}",
+            label_visibility="collapsed",
+            help="The GIF's speed (1×: 4 steps a second); it holds the last frame.",
+        )
+        fps = GIF_FPS * (speed or 1.0)  # None when the chosen speed is clicked again
+        gif = partial(static.sweep_gif, sweep, *panels[:3], ctx.theme, channel=channel, fps=fps)
+        download("⬇ GIF animation", gif, "gif", "image/gif")
+
+
+GIF_FPS, GIF_SPEEDS = 4, (0.5, 1.0, 2.0)
 
 
 def _editor(label: str, name: str, full, index: tuple[int, int], ctx: Context) -> None:
