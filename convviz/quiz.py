@@ -83,8 +83,9 @@ def _unflipped(f: Formula, w: np.ndarray, c: int) -> float:
 
 def _grad_x_notes(f: Formula, spec) -> tuple[str, ...]:
     (pt, _), (dh, sh) = spec.padding[0], (spec.dilation[0], spec.stride[0])
+    r = f.target.index[0]
     notes = [
-        f"The flip: ∂L/∂y[i, ·] meets kernel row a = (r + {pt} − {sh}·i) / {dh}: the further "
+        f"The flip: ∂L/∂y[i, ·] meets kernel row a = ({r} + {pt} − {sh}·i) / {dh}: the further "
         f"down the output, the further up the kernel, so the taps meet ∂L/∂y in reverse order. "
         f"That is the kernel rotated 180°."
     ]
