@@ -172,7 +172,7 @@ def conv_transpose2d(
     )
     for a in range(kH):
         for b in range(kW):
-            stamp = np.einsum("nkij,kc->ncij", grad_y, w[:, :, a, b])  # (N, C_in, oH, oW)
+            stamp = np.tensordot(w[:, :, a, b], grad_y, axes=([0], [1])).transpose(1, 0, 2, 3)
             full[
                 :,
                 :,
@@ -251,9 +251,24 @@ def transpose_plan(spec: ConvSpec) -> TransposePlan:
     )
 
 
-def transpose_difference(spec: ConvSpec, w: NDArray, grad_out: NDArray, grad_x: NDArray) -> float:
-    """Largest |transposed convolution − grad_x| (the engine's ∂L/∂x) over every cell."""
-    return float(np.abs(transpose_input_grad(spec, w, grad_out) - grad_x).max())
+MAX_TRANSPOSE_WORK = 50_000_000  # multiply-adds of the live conv_transpose check on a page
+
+
+def transpose_difference(
+    spec: ConvSpec, w: NDArray, grad_out: NDArray, grad_x: NDArray, n: int = 0, c: int = 0
+) -> tuple[float, int, bool]:
+    """(largest |transposed convolution − grad_x|, cells compared, whether only [n, c] was).
+
+    Beyond MAX_TRANSPOSE_WORK the check runs on sample n and input channel c only.
+    """
+    N, K, oH, oW = grad_out.shape
+    work = N * K * spec.in_channels * oH * oW * spec.kernel_size[0] * spec.kernel_size[1]
+    if work > MAX_TRANSPOSE_WORK:
+        sub = ConvSpec.create((1, 1, *spec.in_size), (K, 1, *spec.kernel_size), **_geometry(spec))
+        got = transpose_input_grad(sub, w[:, c : c + 1], grad_out[n : n + 1])
+        return float(np.abs(got[0, 0] - grad_x[n, c]).max()), got.size, True
+    got = transpose_input_grad(spec, w, grad_out)
+    return float(np.abs(got - grad_x).max()), got.size, False
 
 
 def transpose_input_grad(spec: ConvSpec, w: NDArray, grad_out: NDArray) -> np.ndarray:

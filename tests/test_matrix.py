@@ -182,3 +182,18 @@ def test_a_clicked_entry_links_its_cells():
     )
     lit = matrix_panel(ms, row).highlight[TOP + 2]
     assert lit[:25].sum() == 9 and lit[-1]  # the window's 9 taps, and y's entry beside them
+
+
+def test_big_layers_check_the_transpose_on_one_slice(monkeypatch):
+    spec = ConvSpec.create((2, 3, 6, 5), (4, 3, 3, 2), stride=2, padding=1, padding_mode="circular")
+    rng = np.random.default_rng(1)
+    w, g = rng.normal(size=spec.weight_shape), rng.normal(size=spec.output_shape)
+    grad_x = conv2d_input(spec.input_shape, w, g, **api(spec))
+    worst, cells, part = matrix.transpose_difference(spec, w, g, grad_x, 1, 2)
+    assert worst < 1e-12 and cells == grad_x.size and not part
+    monkeypatch.setattr(matrix, "MAX_TRANSPOSE_WORK", 0)
+    worst, cells, part = matrix.transpose_difference(spec, w, g, grad_x, 1, 2)
+    assert worst < 1e-12 and cells == 30 and part
+    wrong = grad_x.copy()
+    wrong[1, 2, 0, 0] += 1
+    assert matrix.transpose_difference(spec, w, g, wrong, 1, 2)[0] == pytest.approx(1.0)
