@@ -1,0 +1,315 @@
+"""The story of one layer as exports see it: its stills and its animations, in lecture order.
+
+A `Story` holds a layer (the engine's stages), the slice (n, k, c) and the selected cell, the same
+things a page reads from its context. Every export (HTML, video, LaTeX, snippet, handout, the
+command line) draws from it, so each names and orders the stages as the app does: the file
+names are the app's download names, `convviz-{preset}-{name}.{ext}`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from urllib.parse import parse_qsl, urlsplit
+
+import numpy as np
+
+from convviz.formulas import (
+    Formula,
+    forward_formula,
+    input_grad_formula,
+    weight_grad_formula,
+)
+from convviz.presets import PRESETS_BY_KEY
+from convviz.render.panel import Panel
+from convviz.render.stories import (
+    centre,
+    feeding_cells,
+    forward_panels,
+    input_grad_animation,
+    input_grad_story,
+    stage_motion,
+    weight_grad_panels,
+    whole_pass,
+    window_motion,
+)
+from convviz.spec import ConvSpec, ConvSpecError
+from convviz.stages import Layer, layer
+from convviz.sweeps import Sweep, forward_sweep, input_grad_sweep, weight_grad_sweep
+from convviz.ui.state import (
+    decode_array,
+    from_query,
+    preset_state,
+    selection_of,
+    slice_of,
+    spec_of,
+)
+from convviz.values import layer_values
+
+
+class ExportError(ValueError):
+    """A layer that cannot be exported (an unknown preset, a bad link), with what to fix."""
+
+
+@dataclass(frozen=True)
+class Still:
+    """One stage as still grids: what the app's PNG/SVG buttons export under `name`."""
+
+    name: str
+    title: str
+    caption: str
+    panels: list[Panel]
+    formula: Formula | None = None
+
+
+@dataclass(frozen=True)
+class Animation:
+    """One animation: a sliding window (`sweep`, drawn over `panels`) or a `motion`.
+
+    formula_of(row, col) : the formula of an output cell of the sweep (the player's lines).
+    """
+
+    name: str
+    title: str
+    caption: str
+    sweep: Sweep | None = None
+    panels: list[Panel] = field(default_factory=list)
+    channel: int = 0
+    formula_of: Callable[[int, int], Formula] | None = None
+    motion: Callable[[], object] | None = None  # builds a render.motion.Motion
+
+
+def state_of(preset: str | None = None, link: str | None = None) -> dict:
+    """The app's state from a preset name or a share link (or its query string).
+
+    Raises ExportError naming what is wrong: an unknown preset, a value the link cannot hold,
+    or a layer that cannot work.
+    """
+    if preset is not None and preset not in PRESETS_BY_KEY:
+        raise ExportError(f"unknown preset '{preset}' (one of {', '.join(PRESETS_BY_KEY)})")
+    query = dict(parse_qsl(urlsplit(link).query if "?" in link else link)) if link else {}
+    if preset is not None:
+        query.setdefault("preset", preset)
+    if "preset" in query and query["preset"] not in (*PRESETS_BY_KEY, "custom"):
+        raise ExportError(f"unknown preset '{query['preset']}' in the link")
+    state, problems = from_query(query, preset_state(PRESETS_BY_KEY["classroom"]))
+    real = [p for p in problems if "this is a custom layer" not in p]
+    if real:
+        raise ExportError(real[0])
+    try:
+        spec_of(state)
+    except ConvSpecError as exc:
+        raise ExportError(str(exc)) from None
+    return state
+
+
+def layer_of(state: dict) -> Layer:
+    """Every stage of the state's layer, from its seed, kernel, grad_out kind and edits."""
+    spec = spec_of(state)
+    edits = {
+        name: decode_array(state[name], shape, label) if state[name] else None
+        for name, shape, label in (
+            ("x", spec.input_shape, "input"),
+            ("w", spec.weight_shape, "kernel"),
+            ("g", spec.output_shape, "grad_out"),
+        )
+    }
+    x, w, g = layer_values(spec, state["seed"], state["kernel"], state["gout"], **edits)
+    return layer(spec, x, w, g)
+
+
+class Story:
+    """The exports' view of one layer: its arrays, slice, selection, stills and animations."""
+
+    def __init__(
+        self,
+        state: dict,
+        lay: Layer | None = None,
+        slice_: tuple[int, int, int] | None = None,
+        selection: tuple[str, int, int] | None = None,
+    ):
+        self.state = state
+        self.layer = lay if lay is not None else layer_of(state)
+        self.spec: ConvSpec = self.layer.forward.spec
+        self.n, self.k, self.c = slice_ or slice_of(state, self.spec)
+        self.selection = selection if selection is not None else selection_of(state, self.spec)
+
+    @classmethod
+    def of(cls, preset: str | None = None, link: str | None = None) -> Story:
+        return cls(state_of(preset, link))
+
+    @property
+    def preset(self) -> str:
+        return self.state["preset"]
+
+    def file_name(self, name: str, ext: str) -> str:
+        """The app's download name of an export."""
+        return f"convviz-{self.preset}-{name}.{ext}"
+
+    # the arrays a snippet reproduces
+    @property
+    def x(self) -> np.ndarray:
+        return self.layer.forward.x
+
+    @property
+    def w(self) -> np.ndarray:
+        return self.layer.forward.w
+
+    @property
+    def grad_out(self) -> np.ndarray:
+        return self.layer.input_grad.grad_out
+
+    @cached_property
+    def sweeps(self) -> dict[str, Sweep]:
+        fw, ig, wg = self.layer.forward, self.layer.input_grad, self.layer.weight_grad
+        return {
+            "forward": forward_sweep(fw, self.n, self.k),
+            "input_grad": input_grad_sweep(ig, self.n, self.c),
+            "weight_grad": weight_grad_sweep(wg, self.k, self.c),
+        }
+
+    def _selected(self, keys: tuple[str, ...], shape) -> tuple[int, int] | None:
+        if self.selection is None or self.selection[0] not in keys:
+            return None
+        _, r, c = self.selection
+        return (r, c) if r < shape[0] and c < shape[1] else None
+
+    # --- the formulas of the selected cells (as the pages choose them) ---
+
+    @cached_property
+    def forward_formula(self) -> Formula:
+        cell = self._selected(("y",), self.spec.out_size) or (0, 0)
+        return forward_formula(self.layer.forward, self.n, self.k, *cell)
+
+    @cached_property
+    def _input_grad_cell(self) -> tuple[str, int, int]:
+        """The input-gradient page's cell: the selected ∂L/∂x̃ or ∂L/∂x cell, else the centre."""
+        spec = self.spec
+        pad_cell = self._selected(("grad_x_padded",), spec.padded_size)
+        if pad_cell:
+            return ("grad_x_padded", *pad_cell)
+        return ("grad_x", *(self._selected(("grad_x",), spec.in_size) or centre(spec.in_size)))
+
+    @cached_property
+    def input_grad_formula(self) -> Formula:
+        key, r, q = self._input_grad_cell
+        padded = key == "grad_x_padded"
+        return input_grad_formula(self.layer.input_grad, self.n, self.c, r, q, padded=padded)
+
+    @cached_property
+    def weight_grad_formula(self) -> Formula:
+        cell = self._selected(("grad_w",), self.spec.kernel_size) or (0, 0)
+        return weight_grad_formula(self.layer.weight_grad, self.k, self.c, *cell)
+
+    def selected_formula(self) -> Formula:
+        """The selected cell's formula (∂L/∂x's centre when nothing is selected)."""
+        key = self.selection[0] if self.selection else "grad_x"
+        if key == "y":
+            return self.forward_formula
+        if key == "grad_w":
+            return self.weight_grad_formula
+        return self.input_grad_formula
+
+    # --- stills and animations, in lecture order ---
+
+    @cached_property
+    def steps(self):
+        """The input-gradient storyboard (render.stories.Step), as the page builds it."""
+        feeding = feeding_cells(self.input_grad_formula, self.k, self.spec.out_size)
+        ig, cell = self.layer.input_grad, self._input_grad_cell
+        return input_grad_story(ig, self.n, self.k, self.c, feeding, cell)
+
+    def stills(self) -> list[Still]:
+        """Forward, the six input-gradient stages, the weight gradient."""
+        ig, n, k, c = self.layer.input_grad, self.n, self.k, self.c
+        fwd = forward_panels(self.layer.forward, self.sweeps["forward"], n, k, c)
+        out = [
+            Still(
+                "forward",
+                "y = x ⋆ w (cross-correlation)",
+                "The kernel slides over the padded input with the stride; every output cell is "
+                "the sum of the products under it.",
+                fwd,
+                self.forward_formula,
+            )
+        ]
+        for i, step in enumerate(self.steps):
+            panels = step.panels or input_grad_animation(ig, self.sweeps["input_grad"], n, k, c)
+            formula = self.input_grad_formula if i >= 4 else None
+            out.append(
+                Still(f"input-grad-step{i + 1}", step.heading, step.caption, panels, formula)
+            )
+        wg = self.layer.weight_grad
+        out.append(
+            Still(
+                "weight-grad",
+                "∂L/∂w = x̃ ⋆ dilate(∂L/∂y)",
+                "Each weight's gradient adds up every input cell it met, times the gradient of "
+                "the output it fed: the padded input correlated with ∂L/∂y spread by the stride.",
+                weight_grad_panels(wg, self.sweeps["weight_grad"], n, k, c),
+                self.weight_grad_formula,
+            )
+        )
+        return out
+
+    def animations(self) -> list[Animation]:
+        """Every animation of the three pages, in lecture order."""
+        fw, ig, wg = self.layer.forward, self.layer.input_grad, self.layer.weight_grad
+        n, k, c = self.n, self.k, self.c
+        sw = self.sweeps
+        steps = self.steps
+
+        def stage(i: int) -> Animation:
+            return Animation(
+                f"input-grad-step{i + 1}",
+                steps[i].heading,
+                steps[i].caption,
+                motion=lambda: stage_motion(ig, i, n, k, c),
+            )
+
+        return [
+            Animation(
+                "forward",
+                "y = x ⋆ w (cross-correlation)",
+                self.stills()[0].caption,
+                sw["forward"],
+                forward_panels(fw, sw["forward"], n, k, c),
+                channel=c,
+                formula_of=lambda r, q: forward_formula(fw, n, k, r, q),
+            ),
+            stage(1),
+            stage(2),
+            stage(3),
+            Animation(
+                "full-correlation",
+                "full correlation: rot180(w) over the padded, dilated ∂L/∂y",
+                steps[4].caption,
+                sw["input_grad"],
+                input_grad_animation(ig, sw["input_grad"], n, k, c),
+                channel=k,
+                formula_of=lambda r, q: input_grad_formula(ig, n, c, r, q, padded=True),
+            ),
+            stage(5),
+            Animation(
+                "backward-pass",
+                "The whole backward pass: ∂L/∂y → dilate → pad → rotate → correlate → mask → ∂L/∂x",
+                "Every stage of the input gradient as one motion, with the engine's numbers.",
+                motion=lambda: whole_pass(ig, sw["input_grad"], n, k, c),
+            ),
+            Animation(
+                "weight-grad",
+                "∂L/∂w = x̃ ⋆ dilate(∂L/∂y)",
+                self.stills()[-1].caption,
+                sw["weight_grad"],
+                weight_grad_panels(wg, sw["weight_grad"], n, k, c),
+                channel=n,
+                formula_of=lambda r, q: weight_grad_formula(wg, k, c, r, q),
+            ),
+            Animation(
+                "weight-window",
+                "The stride becomes the window's dilation",
+                "∂L/∂y spreads by the stride into the window, which steps over x̃ by the dilation.",
+                motion=lambda: window_motion(wg, sw["weight_grad"], n, k, c),
+            ),
+        ]
