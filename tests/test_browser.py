@@ -378,9 +378,9 @@ def test_a_copied_link_reproduces_the_view(tab: Page, app_url):
 
 
 def share_link(page: Page) -> str:
-    """The link in the page's "Share this view" expander (its text, open or folded)."""
-    box = page.get_by_test_id("stExpander").filter(has_text="Share this view")
-    return box.get_by_test_id("stCode").text_content().strip()
+    """The address of the page's "Share this view" link."""
+    box = page.get_by_test_id("stCaptionContainer").filter(has_text="Share this view")
+    return box.get_by_role("link").get_attribute("href")
 
 
 def figure_fingerprint(page: Page) -> dict:

@@ -390,7 +390,7 @@ def test_url_reflects_every_field():
     side_number(at, "W").set_value(5).run()
     q = query(at)
     assert (q["sh"], q["W"], q["preset"]) == ("1", "5", "custom")
-    share = at.main.expander[-1].code[0].value  # the page body's last part: the selection is in it
+    share = next(c.value for c in at.main.caption if "Share this view" in c.value)
     assert "sh=1" in share and "W=5" in share
 
 

@@ -201,13 +201,19 @@ def _sidebar(state: dict) -> None:
             _number("cout", "C out")
         with c:
             _number("batch", "Batch")
-        a, b, c = st.columns(3)
-        with a:
-            _number("n", "sample n", max_value=state["batch"] - 1)
-        with b:
-            _number("k", "filter k", max_value=state["cout"] - 1)
-        with c:
-            _number("c", "channel c", max_value=state["cin"] - 1)
+        # which slice the pages draw: asked only where there is a choice
+        pick = [
+            (name, label, count - 1)
+            for name, label, count in (
+                ("n", "sample n", state["batch"]),
+                ("k", "filter k", state["cout"]),
+                ("c", "channel c", state["cin"]),
+            )
+            if count > 1
+        ]
+        for column, (name, label, most) in zip(st.columns(3) if pick else (), pick):
+            with column:
+                _number(name, label, max_value=most)
     st.markdown("**Values**")
     _widget(st.selectbox, "kernel", "Kernel", options=KERNEL_CHOICES)
     edited = [name for key, name in (("x", "x"), ("w", "w"), ("g", "∂L/∂y")) if state[key]]
@@ -311,10 +317,13 @@ def sidebar(ctx: Context) -> None:
 
 
 def share_link(ctx: Context) -> None:
-    """The address that reproduces this view (a page body draws it: the selection is in it)."""
-    with st.expander("Share this view", icon="🔗"):
-        base = str(st.context.url or "").split("?")[0]
-        st.code(f"{base}?{urlencode(to_query(ctx.state))}", language=None, wrap_lines=True)
+    """The address that reproduces this view (a page body draws it: the selection is in it).
+
+    A plain link, not st.code: a code block would load a 1.5 MB syntax highlighter on every page.
+    """
+    base = str(st.context.url or "").split("?")[0]
+    url = f"{base}?{urlencode(to_query(ctx.state))}"
+    st.caption(f"🔗 Share this view: [{as_text(url)}]({url})")
 
 
 def with_selection(ctx: Context) -> Context:
