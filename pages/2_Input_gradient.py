@@ -7,7 +7,7 @@ import streamlit as st
 from convviz.formulas import input_grad_formula
 from convviz.render.animate import scatter_figure
 from convviz.render.grids import panels_figure
-from convviz.render.motion import motion_figure, motion_gif
+from convviz.render.motion import MAX_GIF_SIDE, motion_figure, motion_gif
 from convviz.render.stories import (
     WHOLE_PASS,
     centre,
@@ -70,26 +70,28 @@ if whole:
     if ctx.theme.show_secondary:
         st.markdown(f"### {WHOLE_PASS}")
 
-    def motion():
+    def whole_motion():
         return whole_pass(ig, sweeps["input_grad"], ctx.n, ctx.k, ctx.c)
 
-    fig = shared_view(("whole", *view), lambda: motion_figure(motion(), ctx.theme, start=0))
+    fig = shared_view(("whole", *view), lambda: motion_figure(whole_motion(), ctx.theme, start=0))
     animated_chart(fig, "whole_pass", ctx, None)
-    st.download_button(
-        "⬇ GIF of the whole pass",
-        lambda: motion_gif(motion()),
-        file_name=f"convviz-{ctx.state['preset']}-backward-pass.gif",
-        mime="image/gif",
-        on_click="ignore",
-        key="gif_whole_pass",
-    )
+    if max(spec.padded_size) <= MAX_GIF_SIDE:
+        st.download_button(
+            "⬇ GIF of the whole pass",
+            lambda: motion_gif(whole_motion().coarser(3)),
+            file_name=f"convviz-{ctx.state['preset']}-backward-pass.gif",
+            mime="image/gif",
+            on_click="ignore",
+            key="gif_whole_pass",
+        )
 else:
     if ctx.theme.show_secondary:  # on a projector the stage bar says where we are
         st.markdown(f"### {current + 1}. {step.heading}")
         st.markdown(step.caption)
-    motion = stage_motion(ig, current, ctx.n, ctx.k, ctx.c)
+    motion = stage_motion(ig, current, ctx.n, ctx.k, ctx.c, (key, *cell))
     if motion is not None:  # dilate, pad, rotate, mask: cells that move (opened on the result)
-        fig = shared_view(("stage", current, *view), lambda: motion_figure(motion, ctx.theme))
+        shown = (current, key, *cell) if current == 5 else (current,)  # the mask outlines cell
+        fig = shared_view(("stage", *shown, *view), lambda: motion_figure(motion, ctx.theme))
         animated_chart(fig, f"story_{current}", ctx, None)
         export_buttons(step.panels, ctx, f"input-grad-step{current + 1}", step.heading)
     elif step.panels:

@@ -396,3 +396,21 @@ def test_gif_of_the_whole_pass_plays_every_frame():
     F = len(motion.frames())  # identical neighbours are merged: their times add up
     assert total == mv.MOTION_FRAME_MS * (8 + F - 2 + 20)
     assert 1 < gif.n_frames <= F
+
+
+def test_the_selected_cell_and_its_copies_are_outlined_and_travel_to_it():
+    from convviz.render.stories import stage_motion
+
+    ig = LAYERS["reflect"].input_grad  # 5×5, reflect padding 1: x[1, 1] has 3 ring copies
+    motion = stage_motion(ig, 5, 0, 0, 0, ("grad_x", 1, 1))
+    first, last = motion.scenes[0].groups["selected"], motion.scenes[-1].groups["selected"]
+    assert sorted(zip(first.row, first.col)) == [(-1, -1), (-1, 1), (1, -1), (1, 1)]
+    assert set(zip(last.row, last.col)) == {(1, 1)} and np.all(last.opacity == 1)
+    fig = mv.motion_figure(motion, THEME)
+    assert "motion:selected" in figure_frame(fig, -1)
+    # zero padding: a selected ring cell is dropped with its gradient
+    ig = LAYERS["classroom"].input_grad
+    motion = stage_motion(ig, 5, 0, 0, 0, ("grad_x_padded", 0, 0))
+    assert np.all(motion.scenes[-1].groups["selected"].opacity == 0)
+    motion = stage_motion(ig, 5, 0, 0, 0, ("grad_x", 3, 3))
+    assert len(motion.scenes[-1].groups["selected"].row) == 1

@@ -41,6 +41,7 @@ from convviz.render.theme import (
     DILATION_COLOR,
     DILATION_TEXT,
     FONT_FAMILY,
+    HIGHLIGHT_COLOR,
     MUTED_TEXT,
     PAD_COLOR,
     PAD_TEXT,
@@ -59,6 +60,7 @@ MOTION_FRAME_MS = 110  # one in-between frame at 1× speed
 ARC_DEG = 20  # a turn is drawn as keyframes this many degrees apart
 CELL_FRAME_BUDGET = 60_000  # moving cells × frames one figure may send (payload bound)
 MAX_WINDOW_STOPS = 16  # window positions the whole pass shows of the full correlation
+MAX_GIF_SIDE = 12  # the app offers a motion's GIF up to grids this wide (drawing costs seconds)
 FAINT_GRID = "#e2e8f0"
 
 # How each role looks: (fill, ink, outline); None: the cell's own (value or tap) colour.
@@ -69,13 +71,16 @@ ROLES = {
     "remainder": (PAD_COLOR, PAD_TEXT, REMAINDER_COLOR),
     "tap": (None, TEXT_ON_DARK, None),
     "window": ("rgba(0,0,0,0)", None, None),
+    "outline": ("rgba(0,0,0,0)", None, None),
     "ring": (None, None, PAD_TEXT),
 }
+HOLLOW = ("window", "outline")  # drawn as coloured outlines, no number
 LEGEND = {
     "inserted": (DILATION_COLOR, "■", "zero inserted by dilation"),
     "pad": (PAD_COLOR, "■", "zero padding dil·(k − 1)"),
     "remainder": (REMAINDER_COLOR, "▣", "remainder row/col"),
-    "window": (TEXT_COLOR, "□", "window: rot180 taps"),
+    "window": (TEXT_COLOR, "□", "window (tap colours)"),
+    "outline": (HIGHLIGHT_COLOR, "□", "selected cell and its padded copies"),
     "ring": (PAD_TEXT, "▣", "gradient on the padded ring"),
 }
 
@@ -145,6 +150,10 @@ class Motion:
         for a, b, n in zip(self.scenes, self.scenes[1:], self.tweens):
             out += [between(a, b, (i + 1) / n) for i in range(n)]
         return out
+
+    def coarser(self, most: int) -> Motion:
+        """The same keyframes with at most `most` frames between two (a lighter export)."""
+        return replace(self, tweens=tuple(min(t, most) for t in self.tweens))
 
     def last(self, stage: str) -> Scene:
         """The last keyframe of a stage."""
@@ -370,11 +379,32 @@ def _rotate_keys(st: InputGradStages, k: int, c: int, base: dict, name="taps") -
     )
     scenes = []
     for deg in range(ARC_DEG, 181, ARC_DEG):
-        say = f"The kernel turns about its centre: {deg}° of 180°. Each tap keeps its colour."
+        say = f"The kernel turns about its centre, to {deg}° of 180°. Each tap keeps its colour."
         scenes.append(Scene(ROTATE, say + note, {**base, name: _taps(w, deg)}))
     if 180 % ARC_DEG:
         scenes.append(Scene(ROTATE, "rot180 w." + note, {**base, name: _taps(w, 180)}))
     return scenes
+
+
+def _with_outlines(st: InputGradStages, scenes: list[Scene], selected: np.ndarray) -> list:
+    """Scenes with outlines on the selected padded cells, following the ring cells they mark."""
+    (pt, _), (pl, _) = st.spec.padding
+    r, q = np.nonzero(selected)
+    ring = scenes[0].groups["ring"]
+    out = []
+    for scene in scenes:
+        now = scene.groups["ring"]
+        rows, cols, alpha = (r - pt).astype(float), (q - pl).astype(float), np.ones(r.size)
+        for i, (a, b) in enumerate(zip(r - pt, q - pl)):
+            hit = np.flatnonzero((ring.row == a) & (ring.col == b))
+            if hit.size and st.spec.padding_mode != "zeros":  # a copy: it travels with its value
+                rows[i], cols[i] = now.row[hit[0]], now.col[hit[0]]
+            elif hit.size:  # zero padding: dropped with the ring
+                rows[i], cols[i], alpha[i] = now.row[hit[0]], now.col[hit[0]], now.opacity[hit[0]]
+        outline = cells("outline", rows, cols, np.zeros(r.size), opacity=alpha)
+        outline = replace(outline, color=np.full(r.size, HIGHLIGHT_COLOR, object))
+        out.append(replace(scene, groups={**scene.groups, "selected": outline}))
+    return out
 
 
 def _mask_keys(st: InputGradStages, n: int, c: int, base: dict) -> list[Scene]:
@@ -519,8 +549,14 @@ def rotate_motion(st: InputGradStages, k: int, c: int, tweens: int = 3) -> Motio
     )  # fmt: skip
 
 
-def mask_motion(st: InputGradStages, n: int, c: int, tweens: int = 8) -> Motion:
-    """Stage 6: on ∂L/∂x̃ the ring drops away (zeros) or folds back onto its sources."""
+def mask_motion(
+    st: InputGradStages, n: int, c: int, tweens: int = 8, selected: np.ndarray | None = None
+) -> Motion:
+    """Stage 6: on ∂L/∂x̃ the ring drops away (zeros) or folds back onto its sources.
+
+    selected : (Hp, Wp) bool, padded cells to outline (a selected cell and its copies); the
+        outlines travel (or drop) with the ring values they mark.
+    """
     (pt, _), (pl, _) = st.spec.padding
     start = {
         "grad_x_padded": _result(st, n, c, None, ring=False),
@@ -529,12 +565,15 @@ def mask_motion(st: InputGradStages, n: int, c: int, tweens: int = 8) -> Motion:
     }
     scenes = [Scene(MASK, "∂L/∂x̃: the gradient of every padded-input cell, ring included.", start)]
     scenes += _mask_keys(st, n, c, start)
+    if selected is not None and np.any(selected):
+        scenes = _with_outlines(st, scenes, selected)
     panel = _panel(
         st.spec.padded_size, f"∂L/∂x̃[{n}, {c}] → ∂L/∂x", "grad_x_padded", (-pt, -pl),
         f"{_shape(st.spec.padded_size)} → {_shape(st.spec.in_size)}",
     )  # fmt: skip
     motion = Motion(
-        "mask", (panel,), dict.fromkeys(start, 0), tuple(scenes), _tweens(scenes, tweens),
+        "mask", (panel,), dict.fromkeys(scenes[0].groups, 0), tuple(scenes),
+        _tweens(scenes, tweens),
         stages=(MASK,),
     )  # fmt: skip
     return _budget(motion)
@@ -678,7 +717,7 @@ def _faint_grid(i: int, panel: Panel, geo: GridLayout) -> dict:
 
 def _text(c: Cells, show: bool) -> np.ndarray | None:
     """Numbers of the visible cells ('' where a cell is faded out)."""
-    if not show or c.role == "window":
+    if not show or c.role in HOLLOW:
         return None
     return np.where(c.opacity > 0.5, format_values(c.value), "").astype(object)
 
@@ -688,9 +727,9 @@ def _trace_state(c: Cells, show: bool) -> dict:
         "x": np.round(c.col, 3).astype(np.float32),
         "y": np.round(c.row, 3).astype(np.float32),
         "marker.opacity": np.round(c.opacity, 3).astype(np.float32),
-        "marker.color": c.color if c.role != "window" else None,
-        "marker.line.color": c.color if c.role == "window" else None,
-        "textfont.color": c.ink if show and c.role != "window" else None,
+        "marker.color": c.color if c.role not in HOLLOW else None,
+        "marker.line.color": c.color if c.role in HOLLOW else None,
+        "textfont.color": c.ink if show and c.role not in HOLLOW else None,
         "text": _text(c, show),
     }
     return {k: v for k, v in state.items() if v is not None}
@@ -711,7 +750,7 @@ def _group_trace(name: str, c: Cells, i: int, geo: GridLayout, show: bool) -> di
     _, _, outline = ROLES[c.role]
     size = max(geo.cell - geo.gap, 3)
     line = {"width": 0}
-    if c.role == "window":
+    if c.role in HOLLOW:
         line = {"width": max(2.0, geo.cell / 9)}
         size = max(geo.cell - 2, 3)
     elif outline:
@@ -730,7 +769,7 @@ def _group_trace(name: str, c: Cells, i: int, geo: GridLayout, show: bool) -> di
         "showlegend": False,
         "cliponaxis": False,
     }
-    if c.role == "window":
+    if c.role in HOLLOW:
         trace["marker"]["color"] = "rgba(0,0,0,0)"
     return trace
 
@@ -937,7 +976,7 @@ def _gif_cells(ax, c: Cells, dy: float, dx: float, font: float) -> list:
     alpha = c.opacity[seen]
     colors = [to_rgba(col, a) for col, a in zip(c.color[seen], alpha)]
     boxes = [Rectangle((q - 0.46, r - 0.46), 0.92, 0.92) for r, q in zip(rows, cols)]
-    if c.role == "window":
+    if c.role in HOLLOW:
         coll = PatchCollection(boxes, facecolors="none", edgecolors=colors, lw=3, zorder=4)
         return [ax.add_collection(coll)]
     edge = [to_rgba(outline, a) for a in alpha] if outline else "none"

@@ -279,14 +279,29 @@ def input_grad_story(
     ]
 
 
-def stage_motion(st: InputGradStages, stage: int, n: int, k: int, c: int) -> Motion | None:
+def stage_motion(
+    st: InputGradStages,
+    stage: int,
+    n: int,
+    k: int,
+    c: int,
+    selected: tuple[str, int, int] | None = None,
+) -> Motion | None:
     """The motion of storyboard stage `stage` (0-based), or None where the stage is a still
-    (∂L/∂y as it arrives) or the sliding window (the full correlation, `input_grad_animation`)."""
+    (∂L/∂y as it arrives) or the sliding window (the full correlation, `input_grad_animation`).
+
+    selected : (panel key, row, col) of a selected grad_x or grad_x_padded cell: the mask
+        outlines it (and its padded copies, which travel back onto it).
+    """
+    if stage == 5:
+        copies = _copies(st, _in("grad_x", selected))
+        if copies is None:
+            copies = _cell_mask(st.spec.padded_size, _in("grad_x_padded", selected))
+        return mask_motion(st, n, c, selected=copies)
     motions = {
         1: lambda: dilate_motion(st, n, k),
         2: lambda: pad_motion(st, n, k),
         3: lambda: rotate_motion(st, k, c),
-        5: lambda: mask_motion(st, n, c),
     }
     return motions[stage]() if stage in motions else None
 
