@@ -1,4 +1,5 @@
-"""Layers: the engine imports NumPy and the standard library only, never a UI or plotting library.
+"""Layers: the engine imports NumPy and the standard library only, never a UI or plotting library;
+the renderers and the URL state never import Streamlit; the package ships every subpackage.
 
 Each check runs in a fresh interpreter, so modules imported by other tests cannot hide a leak.
 """
@@ -60,3 +61,36 @@ def test_engine_imports_numpy_and_stdlib_only(module):
 def test_probe_detects_a_forbidden_import():
     """The probe itself can fail: importing matplotlib is seen."""
     assert "matplotlib" in imported_top_level_packages("matplotlib")
+
+
+# Renderers draw for the app and for files; the URL state is plain data: no Streamlit in either.
+NO_STREAMLIT = [
+    *sorted(
+        f"convviz.render.{m.name}"
+        for m in pkgutil.iter_modules([str(ROOT / "convviz" / "render")])
+        if not m.ispkg
+    ),
+    "convviz.ui.state",
+]
+
+
+@pytest.mark.parametrize("module", NO_STREAMLIT)
+def test_renderers_and_state_never_import_streamlit(module):
+    loaded = imported_top_level_packages(module)
+    assert "streamlit" not in loaded, f"import {module} loaded streamlit"
+
+
+def test_the_package_ships_every_subpackage():
+    """`pip install .` must ship convviz.ui (its JS and CSS too), not only the engine."""
+    import tomllib
+
+    from setuptools import find_packages
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    shipped = set(find_packages(str(ROOT), **config["packages"]["find"]))
+    on_disk = {
+        ".".join(p.relative_to(ROOT).parts[:-1]) for p in (ROOT / "convviz").rglob("__init__.py")
+    }
+    assert on_disk <= shipped, f"not shipped: {sorted(on_disk - shipped)}"
+    assert {"*.js", "*.css"} <= set(config["package-data"]["convviz.ui"])
+    assert list((ROOT / "convviz" / "ui").glob("*.js")), "the player's JS lives in convviz/ui"
