@@ -774,17 +774,25 @@ def _group_trace(name: str, c: Cells, i: int, geo: GridLayout, show: bool) -> di
     return trace
 
 
-def _legend(motion: Motion, theme: Theme, geo: GridLayout) -> dict | None:
+def _legend_lines(motion: Motion, theme: Theme, width: int) -> list[str]:
+    """The roles drawn, each in its colour, wrapped to lines that fit `width` px."""
     roles = {g.role for s in motion.scenes for g in s.groups.values() if len(g.value)}
-    items = [
-        f"<span style='color:{col}'>{glyph}</span> {words}"
-        for role, (col, glyph, words) in LEGEND.items()
-        if role in roles
-    ]
-    if not items:
-        return None
+    items = [(glyph, col, words) for role, (col, glyph, words) in LEGEND.items() if role in roles]
+    lines, chars, most = [], 0, int(width / (0.55 * (theme.font_size - 1)))
+    for glyph, col, words in items:
+        item = f"<span style='color:{col}'>{glyph}</span> {words}"
+        if lines and chars + len(words) + 6 <= most:
+            lines[-1] += "    " + item
+            chars += len(words) + 6
+        else:
+            lines.append(item)
+            chars = len(words) + 2
+    return lines
+
+
+def _legend(lines: list[str], theme: Theme, geo: GridLayout) -> dict:
     return {
-        "text": "    ".join(items), "xref": "paper", "yref": "paper", "x": 0,
+        "text": "<br>".join(lines), "xref": "paper", "yref": "paper", "x": 0,
         "y": geo.px_to_paper_y(ticks_px(theme)), "xanchor": "left", "yanchor": "top",
         "showarrow": False, "font": {"size": theme.font_size - 1, "color": MUTED_TEXT},
     }  # fmt: skip
@@ -817,8 +825,11 @@ def motion_figure(
     top = (theme.title_font_size + 18 if title and theme.show_secondary else 6) + (
         line if bar else 0
     )
-    legend_px = theme.font_size + 12
-    geo = grid_layout(motion.panels, theme, top=top, bottom=ticks_px(theme) + legend_px + 6)
+    lines = _legend_lines(motion, theme, theme.figure_w)
+    for _ in range(2):  # the legend wraps to the figure's width, which depends on its height
+        legend_px = (theme.font_size + 4) * len(lines) + 8
+        geo = grid_layout(motion.panels, theme, top=top, bottom=ticks_px(theme) + legend_px + 6)
+        lines = _legend_lines(motion, theme, geo.width - 16)
     shown_title = title if theme.show_secondary else None
     layout = base_layout(geo, theme, shown_title)
     title_px = theme.title_font_size + 18 if shown_title else 6
@@ -826,9 +837,8 @@ def motion_figure(
     for i, p in enumerate(motion.panels):
         layout.update(panel_axes(i, p, theme, geo))
         layout["annotations"].append(panel_header(i, replace(p, subtitle=p.subtitle), theme, geo))
-    legend = _legend(motion, theme, geo)
-    if legend:
-        layout["annotations"].append(legend)
+    if lines:
+        layout["annotations"].append(_legend(lines, theme, geo))
     if bar:
         layout["annotations"].append(
             _bar_annotation(motion, frames[start].stage, theme, geo, title_px)
