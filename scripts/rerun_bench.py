@@ -5,19 +5,18 @@ JSON included, without a browser). Prints medians; asserts nothing.
 """
 
 import statistics
+import sys
 import time
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
-PAGES = (
-    "app.py",
-    "pages/1_Forward.py",
-    "pages/2_Input_gradient.py",
-    "pages/3_Weight_gradient.py",
-    "pages/4_Channels.py",
-)
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a script: this checkout's convviz
+from convviz.ui.controls import PAGES as APP_PAGES  # noqa: E402
+
+APP = str(ROOT / "app.py")
+PAGES = [path for path, _, _ in APP_PAGES]  # every page, as the sidebar lists them
 
 
 def measure(size: int, page: str, repeats: int = 5) -> tuple[float, float]:
