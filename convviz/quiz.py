@@ -19,6 +19,7 @@ from convviz.stages import Layer
 
 MAX_CANDIDATES = 48  # cells whose formulas are built when looking for a telling question
 ENOUGH = 6  # telling cells (where the flip matters) to choose from
+MAX_FORMULA_TERMS = 2048  # longer sums are asked without their written formula
 
 
 @dataclass(frozen=True)
@@ -317,10 +318,13 @@ def _y_question(lay: Layer, n: int, k: int, rng) -> Question:
     """An output cell, preferring one whose window covers padding."""
     fw, spec = lay.forward, lay.forward.spec
     oH, oW = spec.out_size
-    edge = [(0, 0), (oH - 1, oW - 1), (0, oW - 1), (oH - 1, 0)]
-    formulas = [forward_formula(fw, n, k, i, j) for i, j in dict.fromkeys(edge)]
-    padded = [f for f in formulas if any(t.padding for t in f.terms)] or formulas
-    f = padded[int(rng.integers(len(padded)))]
+    edge = list(dict.fromkeys([(0, 0), (oH - 1, oW - 1), (0, oW - 1), (oH - 1, 0)]))
+    start = int(rng.integers(len(edge)))
+    f = None
+    for i, j in edge[start:] + edge[:start]:  # the first corner (from the seed's) over padding
+        f = forward_formula(fw, n, k, i, j)
+        if any(t.padding for t in f.terms):
+            break
     traps, notes = [], []
     pads = sum(t.padding for t in f.terms)
     if pads and spec.padding_mode != "zeros":
@@ -352,6 +356,14 @@ def _grad_w_question(lay: Layer, k: int, c: int, rng) -> Question:
     wg, spec = lay.weight_grad, lay.forward.spec
     kH, kW = spec.kernel_size
     a, b = int(rng.integers(kH)), int(rng.integers(kW))
+    count = spec.batch * spec.out_size[0] * spec.out_size[1]
+    if count > MAX_FORMULA_TERMS:  # too long to write (or to build while a page waits)
+        return Question(
+            "grad_w",
+            f"What is **∂L/∂w[{a}, {b}]**{_slice(lay, k=k, c=c)}? (A sum of {count} terms: "
+            f"answer with a smaller layer to do it by hand.)",
+            float(wg.grad_w[k, c, a, b]),
+        )
     f = weight_grad_formula(wg, k, c, a, b)
     traps = []
     if spec.padding_mode != "zeros" and any(t.padding for t in f.terms):

@@ -163,3 +163,12 @@ def test_quiz_questions_are_reproducible_and_answers_are_the_engines():
 def test_sizes_a_student_tries(page, params):
     at = open_page(page, timeout=60, **params)
     assert_clean(at)
+
+
+def test_long_sums_are_asked_without_building_their_formula(monkeypatch):
+    monkeypatch.setattr(quiz, "MAX_FORMULA_TERMS", 3)
+    p = next(p for p in PRESETS if p.key == "classroom")
+    q = next(q for q in quiz_of(p) if q.kind == "grad_w")
+    assert q.formula is None and "A sum of 16 terms" in q.prompt
+    lay = preset_layer(p)
+    assert q.answer in lay.weight_grad.grad_w[0, 0]
