@@ -1,35 +1,173 @@
-"""The cached engine calls the pages make: one layer per set of values, sweeps per slice."""
+"""The cached engine calls the pages make: one layer per set of values, sweeps per slice.
+
+Everything here is computed once per key and shared by every session of the server process, in
+one cache bounded in bytes (`CACHE_MB`), not only in entries: a lecture hall on one preset shares
+one copy, and a student at the largest sizes cannot fill the server's memory. Only what a page
+draws is computed: a layer's three stages are computed when a page first reads them, a sweep
+keeps its per-step sums but computes a step's products only for the steps a figure shows.
+Cached values are shared, so their arrays are made read-only.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import os
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from typing import TypeVar
 
-import streamlit as st
+import numpy as np
 
 from convviz import reference
-from convviz.stages import Layer, layer
-from convviz.sweeps import (
-    channel_contributions,
-    forward_sweep,
-    input_grad_sweep,
-    scatter,
-    weight_grad_sweep,
+from convviz.ops import unpad
+from convviz.spec import ConvSpec
+from convviz.stages import (
+    ForwardStages,
+    InputGradStages,
+    Layer,
+    WeightGradStages,
+    forward_stages,
+    input_grad_stages,
+    weight_grad_stages,
 )
+from convviz.sweeps import Scatter, Sweep, scatter, sweep
 from convviz.ui.state import VALUE_FIELDS, decode_array, spec_of
 from convviz.values import layer_values
 
-MAX_SCATTER_STEPS = 1024
 T = TypeVar("T")
+CACHE_MB = int(os.environ.get("CONVVIZ_CACHE_MB", "768"))  # per server process
+MAX_SCATTER_STEPS = 1024
+MAX_SCATTER_BYTES = 64 << 20  # the scatter route keeps one padded grid per step
+
+
+def nbytes(obj, seen: set | None = None) -> int:
+    """Roughly the memory `obj` holds: arrays (each buffer once), strings, containers, figures."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        owner = obj
+        while isinstance(owner.base, np.ndarray):  # a view: count the buffer it looks into
+            owner = owner.base
+        if owner is not obj and id(owner) in seen:
+            return 0
+        seen.add(id(owner))
+        return owner.nbytes + 112
+    if isinstance(obj, (str, bytes, bytearray, int, float, bool, type(None), np.generic)):
+        return sys.getsizeof(obj)
+    if isinstance(obj, dict):
+        return sys.getsizeof(obj) + sum(nbytes(k, seen) + nbytes(v, seen) for k, v in obj.items())
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return sys.getsizeof(obj) + sum(nbytes(v, seen) for v in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return sys.getsizeof(obj) + sum(
+            nbytes(getattr(obj, f.name, None), seen) for f in dataclasses.fields(obj)
+        )
+    if hasattr(obj, "_frame_objs"):  # a plotly figure: its traces, layout and frames
+        parts = (obj._data, obj._layout, [fr._props for fr in obj._frame_objs])
+        return sys.getsizeof(obj) + sum(nbytes(p, seen) for p in parts)
+    if hasattr(obj, "__dict__"):
+        return sys.getsizeof(obj) + nbytes(vars(obj), seen)
+    return sys.getsizeof(obj)
+
+
+def _read_only(obj) -> None:
+    """Make the arrays of a cached value read-only: sessions share it, none may change it."""
+    if isinstance(obj, np.ndarray):
+        obj.flags.writeable = False
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        for f in dataclasses.fields(obj):
+            _read_only(getattr(obj, f.name))
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            _read_only(v)
+
+
+class ByteCache:
+    """A least-recently-used cache shared by the process's sessions, bounded in bytes.
+
+    One computation per key at a time: a class opening the same link at once computes it once.
+    A value larger than the whole budget is returned without being kept.
+    """
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self.used = 0
+        self._entries: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._making: dict[Hashable, threading.Lock] = {}
+
+    def get(self, key: Hashable, make: Callable[[], T]) -> T:
+        """The value cached under `key`, made by `make()` (once) when missing."""
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key][0]
+            making = self._making.setdefault(key, threading.Lock())
+        with making:
+            with self._lock:
+                if key in self._entries:
+                    self._entries.move_to_end(key)
+                    return self._entries[key][0]
+            try:
+                value = make()
+            finally:
+                with self._lock:
+                    self._making.pop(key, None)
+            self._put(key, value)
+            return value
+
+    def _put(self, key: Hashable, value) -> None:
+        size = nbytes(value)
+        with self._lock:
+            if size > self.max_bytes:
+                return
+            self._entries[key] = (value, size)
+            self.used += size
+            while self.used > self.max_bytes:
+                _, (_, dropped) = self._entries.popitem(last=False)
+                self.used -= dropped
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.used = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+CACHE = ByteCache(CACHE_MB << 20)
+
+
+def _cached(kind: str):
+    """Decorator: the function's result cached in CACHE under (kind, *args)."""
+
+    def wrap(fn):
+        def cached(*args):
+            def make():
+                value = fn(*args)
+                _read_only(value)
+                return value
+
+            return CACHE.get((kind, *args), make)
+
+        cached.__doc__, cached.__name__, cached.__wrapped__ = fn.__doc__, fn.__name__, fn
+        return cached
+
+    return wrap
 
 
 def value_key(state: dict) -> tuple:
     return tuple(state[f] for f in VALUE_FIELDS)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def compute_layer(key: tuple) -> Layer:
-    """Every stage of the layer for one set of values; raises ConvSpecError if impossible."""
+@_cached("values")
+def layer_inputs(key: tuple) -> tuple[ConvSpec, np.ndarray, np.ndarray, np.ndarray]:
+    """(spec, x, w, grad_out) of a set of values; raises ConvSpecError if impossible."""
     state = dict(zip(VALUE_FIELDS, key))
     spec = spec_of(state)
     edits = {
@@ -40,39 +178,170 @@ def compute_layer(key: tuple) -> Layer:
             ("g", spec.output_shape, "grad_out"),
         )
     }
-    x, w, g = layer_values(spec, state["seed"], state["kernel"], state["gout"], **edits)
-    return layer(spec, x, w, g)
+    return (spec, *layer_values(spec, state["seed"], state["kernel"], state["gout"], **edits))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def sweeps_for(key: tuple, n: int, k: int, c: int) -> dict:
+@_cached("forward")
+def _forward(key: tuple) -> ForwardStages:
+    spec, x, w, _ = layer_inputs(key)
+    return forward_stages(spec, x, w)
+
+
+@_cached("input_grad")
+def _input_grad(key: tuple) -> InputGradStages:
+    spec, _, w, g = layer_inputs(key)
+    return input_grad_stages(spec, w, g)
+
+
+@_cached("weight_grad")
+def _weight_grad(key: tuple) -> WeightGradStages:
+    spec, x, _, g = layer_inputs(key)
+    return weight_grad_stages(spec, x, g)
+
+
+class LazyLayer(Layer):
+    """A Layer whose stages are computed when first read (each cached on its own)."""
+
+    def __init__(self, key: tuple):  # no dataclass __init__: the fields are properties
+        object.__setattr__(self, "key", key)
+
+    forward = property(lambda self: _forward(self.key))
+    input_grad = property(lambda self: _input_grad(self.key))
+    weight_grad = property(lambda self: _weight_grad(self.key))
+
+
+def compute_layer(key: tuple) -> Layer:
+    """Every stage of the layer for one set of values; raises ConvSpecError if impossible.
+
+    The values are checked now; each stage is computed when a page first reads it.
+    """
+    layer_inputs(key)
+    return LazyLayer(key)
+
+
+class LazyProducts:
+    """A sweep's products (T, C, kh, kw), computed for the steps indexed, never held whole.
+
+    products[t] = operand[:, rows[t]][:, :, cols[t]] · kernel, the product `sweep` computes.
+    """
+
+    def __init__(self, operand: np.ndarray, kernel: np.ndarray, rows, cols):
+        self.operand, self.kernel, self.rows, self.cols = operand, kernel, rows, cols
+        self.shape = (len(rows), *kernel.shape)
+        self.dtype = np.result_type(operand, kernel)
+        self.ndim = 4
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, index):
+        index = index if isinstance(index, tuple) else (index,)
+        t = np.arange(self.shape[0])[index[0]]  # the steps asked for: int, slice or array
+        rows, cols = self.rows[t], self.cols[t]  # (..., kh), (..., kw)
+        win = self.operand[:, rows[..., :, None], cols[..., None, :]]  # (C, ..., kh, kw)
+        products = np.moveaxis(win, 0, np.ndim(t)) * self.kernel  # (..., C, kh, kw)
+        return products[(slice(None),) * np.ndim(t) + index[1:]]
+
+    def __array__(self, dtype=None, copy=None):
+        whole = self[:]
+        return whole if dtype is None else whole.astype(dtype)
+
+
+def lean_sweep(
+    operand: np.ndarray, kernel: np.ndarray, stride, dilation, offset: float = 0.0
+) -> Sweep:
+    """`sweep(...)` with the same steps, partial sums and sums, but products made on demand.
+
+    One channel at a time: each channel's partial sums are the engine's own (same products,
+    same order of addition), and at most one channel's products exist at once.
+    """
+    partials, first = [], None
+    for c in range(kernel.shape[0]):  # one channel's products at a time, dropped once summed
+        one = sweep(operand[c : c + 1], kernel[c : c + 1], stride, dilation)
+        partials.append(one.partial[:, 0])
+        first = first or dataclasses.replace(one, products=None, partial=None, sums=None)
+    partial = np.stack(partials).T  # (T, C), laid out as sweep's
+    return dataclasses.replace(
+        first,
+        operand=operand,
+        kernel=kernel,
+        products=LazyProducts(operand, kernel, first.rows, first.cols),
+        partial=partial,
+        sums=partial.sum(axis=1) + offset,
+        offset=offset,
+    )
+
+
+@_cached("forward_sweep")
+def forward_sweep_of(key: tuple, n: int, k: int) -> Sweep:
+    """The forward window over x_padded[n] with filter k; its result is y[n, k]."""
+    fw = _forward(key)
+    return lean_sweep(
+        fw.x_padded[n], fw.w[k], fw.spec.stride, fw.spec.dilation, offset=float(fw.bias[k])
+    )
+
+
+@_cached("input_grad_sweep")
+def input_grad_sweep_of(key: tuple, n: int, c: int) -> Sweep:
+    """The full correlation over the padded, dilated grad_out[n]; its result is
+    grad_x_padded[n, c]."""
+    ig = _input_grad(key)
+    return lean_sweep(ig.padded[n], ig.w_rot[c], (1, 1), ig.spec.dilation)
+
+
+@_cached("weight_grad_sweep")
+def weight_grad_sweep_of(key: tuple, k: int, c: int) -> Sweep:
+    """grad_out[:, k] over x_padded[:, c], stepping by the dilation; its result is grad_w[k, c]."""
+    wg = _weight_grad(key)
+    spec = wg.spec
+    rH, rW = spec.reach
+    return lean_sweep(wg.x_padded[:, c, :rH, :rW], wg.grad_out[:, k], spec.dilation, spec.stride)
+
+
+@_cached("scatter")
+def scatter_of(key: tuple, n: int, c: int) -> Scatter | None:
+    """The scatter route's stamps for (n, c); None where a browser could not animate them."""
+    spec = layer_inputs(key)[0]
+    steps = spec.out_size[0] * spec.out_size[1]
+    grid = spec.padded_size[0] * spec.padded_size[1] * 8
+    if steps > MAX_SCATTER_STEPS or steps * grid > MAX_SCATTER_BYTES:
+        return None
+    return scatter(_forward(key), _input_grad(key).grad_out, n, c)
+
+
+class Sweeps(Mapping):
+    """The slice's sweeps by name, each computed when a page first asks for it:
+    forward (n, k), input_grad (n, c), weight_grad (k, c), scatter (n, c)."""
+
+    def __init__(self, key: tuple, n: int, k: int, c: int):
+        self._make = {
+            "forward": lambda: forward_sweep_of(key, n, k),
+            "input_grad": lambda: input_grad_sweep_of(key, n, c),
+            "weight_grad": lambda: weight_grad_sweep_of(key, k, c),
+            "scatter": lambda: scatter_of(key, n, c),
+        }
+
+    def __getitem__(self, name: str):
+        return self._make[name]()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._make)
+
+    def __len__(self) -> int:
+        return len(self._make)
+
+
+def sweeps_for(key: tuple, n: int, k: int, c: int) -> Mapping:
     """The slice's sweeps: forward (n, k), input gradient (n, c), weight gradient (k, c)."""
-    lay = compute_layer(key)
-    spec = lay.forward.spec
-    # the scatter route keeps one padded grid per step: only for sizes a browser can animate
-    small = spec.out_size[0] * spec.out_size[1] <= MAX_SCATTER_STEPS
-    return {
-        "forward": forward_sweep(lay.forward, n, k),
-        "input_grad": input_grad_sweep(lay.input_grad, n, c),
-        "weight_grad": weight_grad_sweep(lay.weight_grad, k, c),
-        "scatter": scatter(lay.forward, lay.input_grad.grad_out, n, c) if small else None,
-    }
+    return Sweeps(key, n, k, c)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@_cached("reference_check")
 def reference_check(key: tuple) -> str | None:
     """The engine compared live with the plain-loop reference; None when too large to loop."""
-    lay = compute_layer(key)
-    fw = lay.forward
-    worst = reference.largest_difference(
-        fw.spec,
-        fw.x,
-        fw.w,
-        lay.input_grad.grad_out,
-        fw.y,
-        lay.input_grad.grad_x,
-        lay.weight_grad.grad_w,
-    )
+    spec, x, w, g = layer_inputs(key)
+    fw, ig, wg = _forward(key), _input_grad(key), _weight_grad(key)
+    worst = reference.largest_difference(spec, x, w, g, fw.y, ig.grad_x, wg.grad_w)
     if worst is None:
         return None
     verdict = "agree with" if worst < 1e-9 else "DIFFER from"
@@ -82,17 +351,21 @@ def reference_check(key: tuple) -> str | None:
     )
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def contributions_for(key: tuple, n: int, c: int):
-    """Each filter's share of grad_x[n, c], shape (C_out, H, W)."""
-    return channel_contributions(compute_layer(key).input_grad, n, c)
+@_cached("contributions")
+def contributions_for(key: tuple, n: int, c: int) -> np.ndarray:
+    """Each filter's share of grad_x[n, c], shape (C_out, H, W).
+
+    Their sum over k is grad_x[n, c]: the Q&A's ∂E/∂X[c] = Σ_k full(∂E/∂O[k], rot180 F[k, c]).
+    """
+    spec = layer_inputs(key)[0]
+    per_filter = input_grad_sweep_of(key, n, c).partial.T.reshape(-1, *spec.padded_size)
+    return unpad(per_filter, spec.padding, spec.padding_mode)  # (C_out, H, W)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def shared_view(key: tuple, _build: Callable[[], T]) -> T:
+def shared_view(key: Hashable, _build: Callable[[], T]) -> T:
     """What `_build` makes for the view `key`, built once and shared by every session.
 
     For figures: most students open the same preset, and a figure costs more to build (plotly
     validates every property) than the layer does to compute. Callers only read the result.
     """
-    return _build()
+    return CACHE.get(("view", key), _build)

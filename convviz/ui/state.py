@@ -20,6 +20,10 @@ PAD_KINDS = ("explicit", "valid", "same", "full")
 KERNEL_CHOICES = ("random", *NAMED_KERNELS)
 MAX_EDIT_VALUES = 1024  # edited arrays larger than this are not put in the URL
 MAX_VALUE = 1e9  # typed-in or linked values: every sum of products stays finite
+# Multiply-adds of one pass (forward, ∂L/∂x or ∂L/∂w each cost this many) the app takes on: each
+# control's maximum is fine alone, all of them together (5.6e9) would cost a 2-core server a
+# minute and ~1 GB per view. Measured: see tests/test_bounds.py.
+MAX_MACS = 500_000_000
 EDITABLE = ("x", "w", "g")  # input, kernel, grad_out
 # Fields that change the numbers (the cache key); the rest only change the view.
 VALUE_FIELDS = (
@@ -347,15 +351,37 @@ def padding_of(state: dict):
 
 
 def spec_of(state: dict) -> ConvSpec:
-    """The layer's geometry; ConvSpecError (with a fix) if the combination cannot work."""
+    """The layer's geometry; ConvSpecError (with a fix) if the combination cannot work, or
+    costs more than the app computes per rerun (`MAX_MACS`)."""
     sw, dw = (state["sh"], state["dh"]) if state["same_axes"] else (state["sw"], state["dw"])
-    return ConvSpec.create(
+    spec = ConvSpec.create(
         (state["batch"], state["cin"], state["H"], state["W"]),
         (state["cout"], state["cin"], state["kH"], state["kW"]),
         stride=(state["sh"], sw),
         padding=padding_of(state),
         dilation=(state["dh"], dw),
         padding_mode=state["mode"],
+    )
+    _check_work(spec)
+    return spec
+
+
+def macs(spec: ConvSpec) -> int:
+    """Multiply-adds of one pass: N · C_in · C_out · kH · kW · oH · oW."""
+    (kH, kW), (oH, oW) = spec.kernel_size, spec.out_size
+    return spec.batch * spec.in_channels * spec.out_channels * kH * kW * oH * oW
+
+
+def _check_work(spec: ConvSpec) -> None:
+    work = macs(spec)
+    if work <= MAX_MACS:
+        return
+    (kH, kW), (oH, oW) = spec.kernel_size, spec.out_size
+    raise ConvSpecError(
+        f"this layer needs {work:,} multiply-adds per pass (batch {spec.batch} · C_in "
+        f"{spec.in_channels} · C_out {spec.out_channels} · kernel {kH}×{kW} · output {oH}×{oW}); "
+        f"the app computes up to {MAX_MACS:,} so that every view answers within 2 s: lower the "
+        "batch, the channels, the kernel or the input size"
     )
 
 

@@ -1,0 +1,153 @@
+"""Bounded work and memory per rerun: the shared cache is bounded in bytes, only what a page
+draws is computed, and a layer beyond the work budget is refused with the reason."""
+
+from __future__ import annotations
+
+import threading
+import time
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from convviz.spec import ConvSpecError
+from convviz.sweeps import forward_sweep, sweep
+from convviz.ui import compute
+from convviz.ui.compute import ByteCache, compute_layer, lean_sweep, nbytes, value_key
+from convviz.ui.state import DEFAULTS, MAX_MACS, from_query, macs, spec_of
+
+MB = 1 << 20
+
+
+def test_the_cache_is_bounded_in_bytes_and_drops_the_least_recent():
+    cache = ByteCache(10 * MB)
+    for i in range(4):
+        cache.get(i, lambda: np.zeros(3 * MB // 8))  # 3 MB each
+    assert len(cache) == 3 and cache.used <= 10 * MB
+    cache.get(1, lambda: pytest.fail("1 is cached"))  # 1 is now the most recent
+    cache.get(4, lambda: np.zeros(3 * MB // 8))
+    assert cache.get(2, lambda: "made again") == "made again"  # 2 was the least recent
+    assert isinstance(cache.get(1, lambda: "made again"), np.ndarray)
+
+
+def test_a_value_larger_than_the_budget_is_returned_not_kept():
+    cache = ByteCache(1 * MB)
+    assert cache.get("big", lambda: np.zeros(MB)).size == MB
+    assert len(cache) == 0 and cache.used == 0
+
+
+def test_one_computation_per_key_when_sessions_ask_at_once():
+    cache, calls = ByteCache(10 * MB), []
+
+    def make():
+        calls.append(1)
+        time.sleep(0.05)
+        return np.ones(10)
+
+    threads = [threading.Thread(target=cache.get, args=("k", make)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1
+
+
+def test_nbytes_counts_a_buffer_once_however_many_views_hold_it():
+    a = np.zeros((100, 1000))
+    assert a.nbytes <= nbytes([a, a[1:], a.T, a[::2]]) < a.nbytes + 4096
+    assert nbytes({"x": np.zeros(10), "y": "text"}) > 80
+
+
+@pytest.mark.parametrize(
+    "C, H, W, kh, kw, stride, dilation",
+    [
+        (3, 9, 8, 3, 2, (1, 2), (2, 1)),
+        (5, 20, 20, 3, 3, (2, 2), (1, 1)),
+        (4, 30, 31, 9, 9, (1, 1), (1, 2)),  # over 64 taps: the engine's broadcast branch
+        (2, 12, 12, 1, 1, (3, 3), (1, 1)),
+    ],
+)
+def test_a_lean_sweep_is_the_engines_sweep_to_the_last_bit(C, H, W, kh, kw, stride, dilation):
+    rng = np.random.default_rng(0)
+    op, k = rng.standard_normal((C, H, W)), rng.standard_normal((C, kh, kw))
+    full, lean = sweep(op, k, stride, dilation, 0.5), lean_sweep(op, k, stride, dilation, 0.5)
+    for field in ("targets", "rows", "cols", "partial", "sums"):
+        assert np.array_equal(getattr(full, field), getattr(lean, field)), field
+    assert lean.products.shape == full.products.shape and lean.out_size == full.out_size
+    steps = np.array([0, 3, full.steps - 1])
+    for index in ((steps, 1), (2, 0), (steps[:1], 1), 2, (slice(1, 4), slice(None), 0)):
+        assert np.array_equal(full.products[index], lean.products[index]), index
+    assert np.array_equal(full.products, np.asarray(lean.products))
+
+
+def big_state(**fields) -> dict:
+    base = dict(DEFAULTS, preset="custom", x="", w="", g="", sh=1, sw=1, pad="explicit")
+    return base | fields
+
+
+BIG = dict(H=96, W=96, kH=3, kW=3, cin=8, cout=8, batch=4, pt=1, pb=1, pl=1, pr=1)
+
+
+def test_a_sweep_holds_its_sums_not_every_product():
+    key = value_key(big_state(**(BIG | {"cin": 16})))
+    fw = compute_layer(key).forward
+    tracemalloc.start()
+    lean = compute.forward_sweep_of(key, 1, 2)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    engine = forward_sweep(fw, 1, 2)
+    assert np.array_equal(lean.sums, engine.sums)
+    own = nbytes(lean) - nbytes((lean.operand, lean.kernel))  # the layer holds those
+    assert own < engine.products.nbytes / 4
+    assert peak < engine.products.nbytes / 2
+
+
+def test_a_layer_computes_only_the_stages_a_page_reads():
+    key = value_key(big_state(**BIG, seed=4242))
+    lay = compute_layer(key)
+    assert not any(k[0] in ("forward", "input_grad", "weight_grad") and k[1] == key for k in keys())
+    assert lay.forward.y.shape == (4, 8, 96, 96)
+    stages = {k[0] for k in keys() if k[1:] == (key,)}
+    assert {"forward"} <= stages and not {"input_grad", "weight_grad"} & stages
+
+
+def keys():
+    with compute.CACHE._lock:
+        return list(compute.CACHE._entries)
+
+
+def test_cached_arrays_are_read_only():
+    lay = compute_layer(value_key(big_state(**BIG, seed=7)))
+    with pytest.raises(ValueError, match="read-only"):
+        lay.forward.y[0, 0, 0, 0] = 1.0
+
+
+def test_the_maxima_together_are_refused_with_the_reason():
+    state = big_state(H=128, W=128, kH=11, kW=11, cin=16, cout=16, batch=8)
+    state.update(pt=16, pb=16, pl=16, pr=16)
+    with pytest.raises(ConvSpecError) as exc:
+        spec_of(state)
+    for words in ("multiply-adds per pass", "batch 8", "C_in 16", "11×11", "lower the"):
+        assert words in str(exc.value)
+    query = {k: str(v) for k, v in state.items() if k in ("H", "W", "kH", "kW", "cin", "cout")}
+    state, _ = from_query(query | {"batch": "8", "sh": "1"})
+    with pytest.raises(ConvSpecError):
+        spec_of(state)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        dict(H=128, W=128),
+        dict(H=128, W=128, kH=11, kW=11, pt=16, pb=16, pl=16, pr=16),
+        dict(H=16, W=16, kH=11, kW=11),
+        dict(cin=16, cout=16),
+        dict(batch=8),
+        dict(pt=16, pb=16, pl=16, pr=16),
+        dict(H=128, W=128, kH=3, kW=3, cin=16, cout=16, batch=8),  # near the budget
+    ],
+    ids=["128x128", "128x128-k11-pad16", "k11", "channels16", "batch8", "pad16", "near-budget"],
+)
+def test_each_maximum_alone_is_computed(fields):
+    spec = spec_of(big_state(**fields))
+    assert macs(spec) <= MAX_MACS
