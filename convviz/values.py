@@ -96,12 +96,100 @@ def layer_values(
     return x, w, example_grad_out(spec, y, seed, grad_out)
 
 
+def _samples(h: int, w: int, size: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows (H,) and columns (W,) of an h×w image nearest to the centres of an H×W grid."""
+    rows = ((np.arange(size[0]) + 0.5) * h / size[0]).astype(int)  # (H,)
+    cols = ((np.arange(size[1]) + 0.5) * w / size[1]).astype(int)  # (W,)
+    return rows, cols
+
+
 def image_to_input(gray: np.ndarray, size: tuple[int, int], levels: int = 10) -> np.ndarray:
     """A grayscale image (h, w) with values 0–255, sampled to (H, W) and quantised to 0…levels-1.
 
     Nearest-cell sampling keeps edges crisp; small integers keep the sums checkable by hand.
     """
-    h, w = gray.shape
-    rows = ((np.arange(size[0]) + 0.5) * h / size[0]).astype(int)  # (H,)
-    cols = ((np.arange(size[1]) + 0.5) * w / size[1]).astype(int)  # (W,)
+    rows, cols = _samples(*gray.shape, size)
     return np.round(gray[np.ix_(rows, cols)] / 255 * (levels - 1))
+
+
+MAX_IMAGE_PIXELS = 16_000_000  # checked from the header, before any pixel is decoded
+WHITE_BEHIND = ("LA", "La", "PA", "RGBA", "RGBa")  # transparent pixels show the page: white
+
+
+def _gray_255(pixels: np.ndarray, mode: str) -> np.ndarray:
+    """Sampled pixels of one Pillow mode as gray levels 0–255 (float), every mode on one scale.
+
+    1: 0 or 255; L, RGB (ITU-R 601 luma, as Pillow's own 'L'), with alpha over white;
+    I;16* and I within 0–65535: scaled from 16 bits, so a 16-bit ramp keeps its steps; F within
+    0–1: scaled; other I and F ranges stretched from their minimum to their maximum.
+    """
+    a = pixels.astype(float)
+    if mode == "1":
+        return a * 255
+    if mode.startswith("I;16"):
+        return a * (255 / 65535)
+    if mode in ("I", "F"):
+        a = np.nan_to_num(a, nan=0.0, posinf=0.0, neginf=0.0)
+        lo, hi = a.min(initial=0), a.max(initial=0)
+        if mode == "F" and lo >= 0 and hi <= 1:
+            return a * 255
+        if mode == "I" and lo >= 0 and hi <= 65535:  # 16-bit samples in a 32-bit mode
+            return a * (255 / 65535)
+        return (a - lo) * (255 / (hi - lo)) if hi > lo else np.zeros_like(a)
+    if a.ndim == 2:  # L
+        return a
+    luma = a[..., :3] @ np.array([0.299, 0.587, 0.114]) if a.shape[-1] >= 3 else a[..., 0]
+    if mode in WHITE_BEHIND:
+        alpha = a[..., -1] / 255
+        return luma * alpha + 255 * (1 - alpha)
+    return luma
+
+
+def read_image(file, size: tuple[int, int]) -> tuple[np.ndarray, str | None]:
+    """An uploaded image sampled to (H, W) as gray levels 0–255, and a note for the reader.
+
+    The size is read from the header and checked before any pixel is decoded (a JPEG is decoded
+    at a reduced scale); every Pillow mode maps to the same 0–255 scale (see `_gray_255`); an
+    animation's first frame is used, and the note says so. Raises ValueError with a message
+    for an unreadable or too large file.
+    """
+    from PIL import Image  # only the upload needs Pillow
+
+    try:
+        with Image.open(file) as im:  # reads the header only
+            im.draft("RGB" if im.mode in ("RGB", "CMYK", "YCbCr") else "L", (512, 512))
+            w, h = im.size
+            if w * h > MAX_IMAGE_PIXELS:
+                raise ValueError(
+                    f"the image is {w}×{h} pixels; up to {MAX_IMAGE_PIXELS / 1e6:g} million "
+                    "are read: scale it down"
+                )
+            frames = getattr(im, "n_frames", 1)
+            im.seek(0)
+            mode = im.mode
+            if mode in ("P", "PA"):
+                mode = "RGBA" if "transparency" in im.info or mode == "PA" else "RGB"
+                im = im.convert(mode)
+            elif mode not in ("1", "L", "LA", "RGB", "RGBA", "I", "F") and not mode.startswith(
+                "I;16"
+            ):
+                mode = "RGB"  # CMYK, YCbCr, LAB, HSV, …: Pillow's own conversion
+                im = im.convert(mode)
+            rows, cols = _samples(h, w, size)
+            gray = _gray_255(np.asarray(im)[np.ix_(rows, cols)], mode)
+    except Image.DecompressionBombError:
+        raise ValueError("the image declares too many pixels to read") from None
+    except (OSError, SyntaxError, EOFError) as exc:  # what Pillow raises for a broken file
+        raise ValueError(f"the file is not a readable image ({type(exc).__name__})") from None
+    note = (
+        f"The file holds {frames} frames (an animation): its first frame is used."
+        if frames > 1
+        else None
+    )
+    return gray, note
+
+
+def load_image(file, size: tuple[int, int], levels: int = 10) -> tuple[np.ndarray, str | None]:
+    """An uploaded image as an (H, W) input of integers 0…levels-1, and a note (see read_image)."""
+    gray, note = read_image(file, size)
+    return np.round(gray / 255 * (levels - 1)), note
