@@ -1,0 +1,100 @@
+"""Fuzz of the URL surface: any query on any page gives a page, never an exception, and every
+value the link cannot use is named in a message.
+
+Values mix valid ones (small sizes: the cost of big layers is measured in test_bounds.py),
+malformed text, huge and non-finite numbers, Unicode digits and edited arrays. Pages come from
+the app's own list, so a new page is fuzzed too.
+"""
+
+from __future__ import annotations
+
+import string
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from streamlit.testing.v1 import AppTest
+
+from convviz.ui.controls import PAGES
+from convviz.ui.state import FIELDS, parse_field
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+SMALL = {"H": 12, "W": 12, "cin": 3, "cout": 3, "batch": 2, "seed": 50}  # keep examples fast
+
+NASTY = st.sampled_from(
+    [
+        "",
+        " 3",
+        "3 ",
+        "+5",
+        "3_0",
+        "٣",
+        "３",
+        "-1",
+        "0x10",
+        "1e3",
+        "nan",
+        "inf",
+        "-inf",
+        "1e308",
+        "9" * 400,
+        "[click](https://example.com)",
+        "![x](http://127.0.0.1/t.png)",
+        "<script>alert(1)</script>",
+        "y:-1:0",
+        "grad_w:99:99",
+        "x:0:0:0",
+        "1,2,3",
+        "1e308," * 8 + "1e308",
+        "nan,nan,nan,nan",
+        "1,,2",
+        "a" * 5000,
+    ]
+)
+
+
+def valid(name: str) -> st.SearchStrategy[str]:
+    f = FIELDS[name]
+    if f.kind == "int":
+        hi = min(f.hi, SMALL.get(name, f.hi))
+        return st.integers(f.lo, hi).map(str)
+    if f.kind == "bool":
+        return st.sampled_from(["0", "1", "true", "false"])
+    if f.kind == "choice":
+        return st.sampled_from(f.choices)
+    if name == "sel":
+        grids = ["y", "x", "grad_x", "grad_x_padded", "grad_w", "w"]
+        cells = st.integers(-2, 6)
+        return st.builds(lambda g, r, c: f"{g}:{r}:{c}", st.sampled_from(grids), cells, cells)
+    numbers = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10, 10)
+    return st.lists(numbers, min_size=1, max_size=30).map(lambda v: ",".join(map(str, v)))
+
+
+@st.composite
+def queries(draw) -> dict[str, str]:
+    names = draw(st.lists(st.sampled_from(sorted(FIELDS)), min_size=1, max_size=4, unique=True))
+    text = st.text(alphabet=string.printable + "٣３é∞−", max_size=30)
+    return {n: draw(valid(n) | NASTY | text) for n in names}
+
+
+def shown(at: AppTest) -> str:
+    return "\n".join(m.value for kind in (at.warning, at.info, at.error) for m in kind)
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(query=queries(), page=st.sampled_from([path for path, _, _ in PAGES]))
+def test_any_query_on_any_page(query, page):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(query)
+    at.run()
+    if page != "app.py":
+        at.switch_page(page).run()
+    assert not at.exception, (query, page, [e.value for e in at.exception])
+    messages = shown(at)
+    for name, raw in query.items():
+        if parse_field(name, raw)[1]:  # a value the link cannot use is named in a message
+            assert f"'{name.replace('_', chr(92) + '_')}=" in messages, (name, raw, messages)
