@@ -13,9 +13,10 @@ def given_panels(lay: Layer, n: int, k: int, c: int) -> list[Panel]:
     fw, g = lay.forward, lay.input_grad.grad_out
     spec = fw.spec
     (pt, pb), (pl, pr) = spec.padding
-    pad = (
-        f"pads {pt}/{pb}/{pl}/{pr} ({spec.padding_mode})" if any((pt, pb, pl, pr)) else "no padding"
-    )
+    if len({pt, pb, pl, pr}) == 1:
+        pad = f"padding {pt} ({spec.padding_mode})" if pt else "no padding"
+    else:
+        pad = f"padding top {pt}, bottom {pb}, left {pl}, right {pr} ({spec.padding_mode})"
     tags = spec.batch > 1 or spec.in_channels > 1 or spec.out_channels > 1
     return [
         Panel(fw.x[n, c], f"x[{n}, {c}]" if tags else "x", "x", subtitle=pad),
