@@ -96,7 +96,7 @@ def state_of(preset: str | None = None, link: str | None = None) -> dict:
     state, problems = from_query(query, preset_state(PRESETS_BY_KEY["classroom"]))
     real = [p for p in problems if "this is a custom layer" not in p]
     if real:
-        raise ExportError(real[0])
+        raise ExportError(real[0].split("; so ")[0].split("; kept ")[0])
     try:
         spec_of(state)
     except ConvSpecError as exc:

@@ -1,0 +1,254 @@
+"""`python -m convviz export`: every stage of a layer in every chosen format, from a shell.
+
+The layer is a preset or the app's share link; files are named as the app's downloads
+(convviz-{preset}-{name}.{ext}). Each file is written under a temporary name in the output
+folder and renamed when complete, so an interrupted run leaves no half-written file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from convviz.export.story import ExportError, Story
+from convviz.presets import PRESETS_BY_KEY
+
+FORMATS = ("png", "svg", "gif", "mp4", "html", "tex", "pdf", "py")
+WHAT = {
+    "png": "every stage as a PNG for slides (200 dpi)",
+    "svg": "every stage as an SVG (numbers stay editable text)",
+    "gif": "every animation as a GIF, the backward-pass motions included",
+    "mp4": "every animation as an H.264 MP4 (>= 1280 px wide), from the GIF's own frames",
+    "html": "every animation as an offline HTML page, and the whole lecture in one page",
+    "tex": "the stages as bmatrix blocks and the cells' formulas, a standalone .tex",
+    "pdf": "a handout: one stage per page with its caption and formula",
+    "py": "a runnable NumPy snippet and a PyTorch snippet that print y, dL/dx, dL/dw",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line on stderr (and exit code 2), not the usage."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def parser() -> argparse.ArgumentParser:
+    formats = "\n".join(f"  {f:<5} {WHAT[f]}" for f in FORMATS)
+    p = _Parser(
+        prog="python -m convviz export",
+        description="Write every stage of a convolution layer, forward and backward, as files "
+        "for slides, notes and handouts.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=f"formats:\n{formats}\n\nexamples:\n"
+        "  python -m convviz export --preset recitation-s2 --formats gif,mp4 --out slides\n"
+        "  python -m convviz export --link 'http://host/?preset=classroom&sh=1' --out notes",
+    )
+    layer = p.add_mutually_exclusive_group()
+    layer.add_argument(
+        "--preset",
+        metavar="NAME",
+        help=f"a preset: {', '.join(PRESETS_BY_KEY)} (default: classroom)",
+    )
+    layer.add_argument(
+        "--link",
+        metavar="URL",
+        help="the app's share link, or only its query string ('?preset=...&H=...'): the "
+        "exact layer, values, slice and selected cell the link shows",
+    )
+    p.add_argument(
+        "--formats",
+        default=",".join(FORMATS),
+        metavar="LIST",
+        help=f"comma-separated, any of {','.join(FORMATS)} (default: all)",
+    )
+    p.add_argument(
+        "--out",
+        default=".",
+        metavar="DIR",
+        type=Path,
+        help="folder to write into, created if missing (default: the current folder)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar; still list the files")
+    return p
+
+
+@dataclass(frozen=True)
+class Job:
+    """One file to write: its name and what makes its bytes."""
+
+    name: str
+    make: Callable[[], bytes]
+
+
+def _formats(text: str) -> list[str]:
+    chosen = [f.strip().lower() for f in text.split(",") if f.strip()]
+    unknown = [f for f in chosen if f not in FORMATS]
+    if unknown or not chosen:
+        raise ExportError(
+            f"unknown format '{(unknown or [text])[0]}' (choose from {','.join(FORMATS)})"
+        )
+    return list(dict.fromkeys(chosen))
+
+
+def jobs(story: Story, formats: list[str]) -> list[Job]:
+    """Every file the chosen formats make for the story, in lecture order."""
+    from convviz.export import html, latex, snippet, video
+    from convviz.export.handout import handout_pdf
+    from convviz.render import static
+
+    out: list[Job] = []
+    stills = story.stills()
+
+    def figure(still):
+        f = still.formula
+        return static.panels_figure(
+            still.panels,
+            title=still.title,
+            formula=f"${f.latex(numeric=True, max_terms=12)}$" if f else None,
+            formula_text=f.text(numeric=True, max_terms=12) if f else None,
+        )
+
+    for ext, save in (("png", static.to_png), ("svg", static.to_svg)):
+        if ext in formats:
+            out += [
+                Job(story.file_name(s.name, ext), lambda s=s, save=save: save(figure(s)))
+                for s in stills
+            ]
+    rendered: dict[str, video.Rendered] = {}  # frames drawn once, for the GIF and the MP4
+
+    def draw(anim) -> video.Rendered:
+        if anim.name not in rendered:
+            if anim.sweep is not None:
+                r = video.sweep_rendered(anim.sweep, anim.panels, channel=anim.channel)
+            else:
+                r = video.motion_rendered(anim.motion())
+            rendered[anim.name] = r
+        return rendered[anim.name]
+
+    anims = story.animations()
+    for anim in anims:
+        if "gif" in formats:
+            out.append(Job(story.file_name(anim.name, "gif"), lambda a=anim: draw(a).gif))
+        if "mp4" in formats:
+            out.append(
+                Job(story.file_name(anim.name, "mp4"), lambda a=anim: _mp4(draw, rendered, a))
+            )
+    if "html" in formats:
+        out += [
+            Job(story.file_name(a.name, "html"), lambda a=a: html.animation_html(story, a).encode())
+            for a in anims
+        ]
+        out.append(
+            Job(story.file_name("lecture", "html"), lambda: html.lecture_html(story).encode())
+        )
+    if "tex" in formats:
+        out.append(Job(story.file_name("stages", "tex"), lambda: latex.stages_tex(story).encode()))
+    if "pdf" in formats:
+        out.append(Job(story.file_name("handout", "pdf"), lambda: handout_pdf(story)))
+    if "py" in formats:
+        out.append(
+            Job(story.file_name("numpy", "py"), lambda: snippet.numpy_snippet(story).encode())
+        )
+        out.append(
+            Job(story.file_name("torch", "py"), lambda: snippet.torch_snippet(story).encode())
+        )
+    return out
+
+
+def _mp4(draw, rendered: dict, anim) -> bytes:
+    """The MP4 of an animation; its frames are forgotten afterwards (the GIF, if asked, came
+    first in the job list)."""
+    from convviz.export.video import mp4_bytes
+
+    data = mp4_bytes(draw(anim).frames)
+    rendered.pop(anim.name, None)
+    return data
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write data to path through a temporary file in the same folder, renamed when complete."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the export is an ordinary file
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Progress:
+    """A one-line progress bar on stderr (when it is a terminal, or forced), the file it makes."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.enabled, self.start = total, enabled, time.monotonic()
+
+    def show(self, done: int, label: str) -> None:
+        if not self.enabled:
+            return
+        width = 28
+        filled = round(width * done / max(self.total, 1))
+        bar = "#" * filled + "-" * (width - filled)
+        elapsed = time.monotonic() - self.start
+        sys.stderr.write(f"\r[{bar}] {done}/{self.total} {elapsed:5.1f}s {label[:48]:<48}")
+        sys.stderr.flush()
+
+    def end(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the export; returns the exit code (0 done, 1 a file failed, 2 bad arguments)."""
+    p = parser()
+    args = p.parse_args(argv)
+    try:
+        formats = _formats(args.formats)
+        story = (
+            Story.of(args.preset, args.link)
+            if (args.preset or args.link)
+            else Story.of("classroom")
+        )
+    except ExportError as exc:
+        p.error(str(exc))
+    if args.out.exists() and not args.out.is_dir():
+        p.error(f"--out {args.out} is a file, not a folder")
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        p.error(f"cannot create --out {args.out}: {exc.strerror}")
+    todo = jobs(story, formats)
+    bar = Progress(len(todo), not args.quiet and sys.stderr.isatty())
+    written = []
+    try:
+        for i, job in enumerate(todo):
+            bar.show(i, job.name)
+            path = args.out / job.name
+            write_atomic(path, job.make())
+            written.append(path)
+        bar.show(len(todo), "done")
+    except KeyboardInterrupt:
+        bar.end()
+        print(f"interrupted: {len(written)} of {len(todo)} files written", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a renderer or ffmpeg failed: say which file, keep the others
+        bar.end()
+        print(f"failed on {todo[len(written)].name}: {exc}", file=sys.stderr)
+        _list(written)
+        return 1
+    bar.end()
+    _list(written)
+    return 0
+
+
+def _list(paths: list[Path]) -> None:
+    for path in paths:
+        print(f"wrote {path} ({path.stat().st_size:,} bytes)")

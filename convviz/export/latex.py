@@ -1,0 +1,172 @@
+r"""LaTeX for notes: a cell's formula, and the stages as bmatrix blocks in a standalone .tex.
+
+Cells are marked by macros the preamble defines, so an author can restyle them in one place:
+\cvpad{0} a padded cell, \cvins{0} a zero inserted by dilation, \cvrem{v} a remainder cell no
+window reaches, \cvdrop{v} gradient on the zero-padded ring that the mask drops, \cvfold{v}
+gradient on a reflect/replicate/circular ring that goes back to the cell it was copied from.
+The file needs only amsmath, xcolor and geometry (every TeX distribution has them) and is ASCII.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from convviz.export.story import Story
+from convviz.formulas import Formula
+
+MAX_SIDE = 16  # larger grids are named with their shape instead of typeset
+MARKS = ("cvpad", "cvins", "cvrem", "cvdrop", "cvfold")
+
+_PREAMBLE = r"""\documentclass[11pt]{article}
+\usepackage[a4paper,landscape,margin=1.5cm]{geometry}
+\usepackage{amsmath}
+\usepackage{xcolor}
+\setcounter{MaxMatrixCols}{@COLS@}
+\definecolor{cvpadc}{HTML}{8A8A8A}
+\definecolor{cvinsc}{HTML}{2B6CB0}
+\definecolor{cvremc}{HTML}{B23A48}
+% padded cell (grey, underlined); zero inserted by dilation (blue, overlined);
+% remainder cell (red); dropped ring gradient (red, underlined); folded-back ring gradient (grey)
+\newcommand{\cvpad}[1]{\textcolor{cvpadc}{\underline{#1}}}
+\newcommand{\cvins}[1]{\textcolor{cvinsc}{\overline{#1}}}
+\newcommand{\cvrem}[1]{\textcolor{cvremc}{#1}}
+\newcommand{\cvdrop}[1]{\textcolor{cvremc}{\underline{#1}}}
+\newcommand{\cvfold}[1]{\textcolor{cvpadc}{\overline{#1}}}
+\setlength{\parindent}{0pt}
+\allowdisplaybreaks
+\begin{document}
+"""
+
+
+def _num(v: float) -> str:
+    v = float(v)
+    s = str(round(v)) if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
+    return "0" if s in ("-0", "-0.0") else s
+
+
+def bmatrix(values: np.ndarray, marks: dict[str, np.ndarray] | None = None) -> str:
+    r"""A 2-D array as a bmatrix; marks : macro name -> bool mask of the cells it wraps.
+
+    The first mask that holds a cell wins (a padded cell stays \cvpad, not also \cvins).
+    """
+    values = np.asarray(values, float)
+    h, w = values.shape
+    if max(h, w) > MAX_SIDE:
+        return rf"\text{{({h}$\times${w}: too large to typeset)}}"
+    rows = []
+    for i in range(h):
+        cells = []
+        for j in range(w):
+            s = _num(values[i, j])
+            for macro, mask in (marks or {}).items():
+                if mask is not None and mask[i, j]:
+                    s = rf"\{macro}{{{s}}}"
+                    break
+            cells.append(s)
+        rows.append(" & ".join(cells))
+    return r"\begin{bmatrix}" + r" \\ ".join(rows) + r"\end{bmatrix}"
+
+
+def cell_latex(formula: Formula, per_line: int = 4, max_terms: int = 27) -> str:
+    """The formula of one cell in symbols and in numbers, one display each (for \\[ \\])."""
+    symbolic = formula.latex(numeric=False, max_terms=max_terms, per_line=per_line)
+    numeric = formula.latex(numeric=True, max_terms=max_terms, per_line=per_line + 3)
+    return f"\\[ {symbolic} \\]\n\\[ {numeric} \\]\n"
+
+
+def _display(*named: tuple[str, str]) -> str:
+    """Named matrices side by side in one display: name = matrix, quad-separated."""
+    return "\\[ " + r" \qquad ".join(f"{name} = {m}" for name, m in named) + " \\]\n"
+
+
+def _stage(title: str, text: str, body: str) -> str:
+    return f"\\subsection*{{{title}}}\n{text}\n{body}"
+
+
+def stages_tex(story: Story) -> str:
+    """A standalone document: the layer's stages as bmatrix blocks and the selected formulas."""
+    spec, fw, ig, wg = (
+        story.spec,
+        story.layer.forward,
+        story.layer.input_grad,
+        story.layer.weight_grad,
+    )
+    n, k, c = story.n, story.k, story.c
+    fold = "cvdrop" if spec.padding_mode == "zeros" else "cvfold"
+    (sh, sw), (dh, dw) = spec.stride, spec.dilation
+    (pt, pb), (pl, pr) = spec.padding
+    ring = fw.pad_mask
+    times = r" \times "
+    x_shape, w_shape = (
+        times.join(map(str, spec.input_shape)),
+        times.join(map(str, spec.weight_shape)),
+    )
+    weight_title = (
+        r"$\partial L/\partial w = \tilde{x} \star \mathrm{dilate}(\partial L/\partial y)$"
+    )
+    parts = [
+        r"\section*{convviz: " + story.preset.replace("_", r"\_") + "}",
+        rf"Input $x$ of shape ${x_shape}$, weights $w$ of shape "
+        rf"${w_shape}$; stride ${sh}\times{sw}$, padding "
+        rf"$({pt}, {pb}) \times ({pl}, {pr})$ ({spec.padding_mode}), dilation ${dh}\times{dw}$. "
+        rf"Shown: sample $n={n}$, filter $k={k}$, channel $c={c}$. "
+        r"Marks: $\cvpad{\text{padded}}$, $\cvins{\text{inserted zero}}$, "
+        r"$\cvrem{\text{remainder}}$, $\cvdrop{\text{dropped}}$, "
+        r"$\cvfold{\text{folded back}}$.",
+        r"\section*{Forward: $y = \tilde{x} \star w$}",
+        _display(
+            (r"\tilde{x}", bmatrix(fw.x_padded[n, c], {"cvpad": ring, "cvrem": fw.remainder_mask})),
+            ("w", bmatrix(fw.w[k, c])),
+            ("y", bmatrix(fw.y[n, k])),
+        ),
+        cell_latex(story.forward_formula),
+        r"\section*{Input gradient $\partial L / \partial x$}",
+        _stage(
+            r"1. $\partial L/\partial y$ and 2. dilate by the stride",
+            f"Insert ${sh - 1}\\times{sw - 1}$ zeros between neighbouring cells.",
+            _display(
+                (r"\frac{\partial L}{\partial y}", bmatrix(ig.grad_out[n, k])),
+                (r"\text{dilated}", bmatrix(ig.dilated[n, k], {"cvins": ig.dilation_mask})),
+            ),
+        ),
+        _stage(
+            "3. Pad for the full correlation",
+            r"$\mathrm{dil}\cdot(k-1)$ zeros per side, plus the remainder at the bottom/right.",
+            _display(
+                (
+                    r"\text{padded}",
+                    bmatrix(
+                        ig.padded[n, k],
+                        {"cvpad": ig.padded_ring, "cvins": ig.padded_dilation_mask},
+                    ),
+                )
+            ),
+        ),
+        _stage(
+            r"4. Rotate the kernel $180^\circ$",
+            "Flip up-down, then left-right.",
+            _display(("w", bmatrix(ig.w[k, c])), (r"\mathrm{rot180}(w)", bmatrix(ig.w_rot[c, k]))),
+        ),
+        _stage(
+            "5. Full correlation at stride 1, then 6. mask and crop",
+            "The gradient of every padded-input cell, ring included; the ring is dropped "
+            "(zero padding) or folded back onto the cells it copied (other modes).",
+            _display(
+                (
+                    r"\frac{\partial L}{\partial \tilde{x}}",
+                    bmatrix(ig.grad_x_padded[n, c], {fold: ring}),
+                ),
+                (r"\frac{\partial L}{\partial x}", bmatrix(ig.grad_x[n, c])),
+            ),
+        ),
+        cell_latex(story.input_grad_formula),
+        r"\section*{Weight gradient " + weight_title + "}",
+        _display(
+            (r"\frac{\partial L}{\partial w}", bmatrix(wg.grad_w[k, c])),
+            (r"\frac{\partial L}{\partial b_{" + str(k) + "}}", _num(wg.grad_b[k])),
+        ),
+        cell_latex(story.weight_grad_formula),
+    ]
+    side = max(max(a.shape[-2:]) for a in (fw.x_padded, ig.padded, fw.y, ig.grad_x_padded))
+    preamble = _PREAMBLE.replace("@COLS@", str(max(10, min(side, MAX_SIDE))))
+    return preamble + "\n".join(parts) + "\n\\end{document}\n"

@@ -1,0 +1,134 @@
+"""`python -m convviz export`: files named as the app's downloads, written whole or not at all."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from convviz.export import cli
+from convviz.export.story import Story
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "convviz", *args], capture_output=True, text=True, timeout=300,
+        cwd=cwd,
+    )  # fmt: skip
+
+
+def test_help_explains_every_option_and_format():
+    run = _run("export", "--help")
+    assert run.returncode == 0
+    for word in ("--preset", "--link", "--formats", "--out", "--quiet", *cli.FORMATS):
+        assert word in run.stdout
+    assert "recitation-s2" in run.stdout  # the presets are listed
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--preset", "nope"], "unknown preset 'nope'"),
+        (["--formats", "png,jpg"], "unknown format 'jpg'"),
+        (["--formats", ""], "unknown format"),
+        (["--link", "?preset=classroom&H=abc"], "'H=abc' is not a whole number"),
+        (["--link", "?preset=classroom&kH=11&H=3"], "spans 11 rows"),
+        (["--preset", "d2l", "--link", "?preset=d2l"], "not allowed with argument"),
+        (["--bogus"], "unrecognized arguments"),
+    ],
+)
+def test_bad_arguments_get_one_line_and_exit_code_2(args, says, tmp_path):
+    run = _run("export", *args, "--out", str(tmp_path / "out"))
+    assert run.returncode == 2
+    assert run.stderr.count("\n") == 1 and says in run.stderr and run.stdout == ""
+    assert not (tmp_path / "out").exists()
+
+
+def test_unknown_command():
+    run = _run("exprot")
+    assert run.returncode == 2 and "unknown command 'exprot'" in run.stderr
+
+
+def test_exports_files_named_as_the_apps_downloads(tmp_path):
+    link = "http://127.0.0.1:8501/Forward?preset=d2l&sel=y:1:0&n=0"
+    run = _run("export", "--link", link, "--formats", "svg,tex,py", "--out", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    names = sorted(p.name for p in tmp_path.iterdir())
+    story = Story.of(link=link)
+    expected = sorted(
+        [story.file_name(s.name, "svg") for s in story.stills()]
+        + ["convviz-d2l-stages.tex", "convviz-d2l-numpy.py", "convviz-d2l-torch.py"]
+    )
+    assert names == expected  # nothing else: no temporary '.part' files
+    assert run.stdout.splitlines() == [
+        f"wrote {tmp_path / j.name} ({(tmp_path / j.name).stat().st_size:,} bytes)"
+        for j in cli.jobs(story, ["svg", "tex", "py"])
+    ]
+    assert "y_{10}" in (tmp_path / "convviz-d2l-stages.tex").read_text()  # the link's cell
+    for name in expected:
+        if name.endswith(".svg"):
+            assert (tmp_path / name).read_text().rstrip().endswith("</svg>")
+
+
+def test_every_format_makes_every_stage():
+    story = Story.of("recitation-s1")
+    names = [j.name for j in cli.jobs(story, list(cli.FORMATS))]
+    stills, anims = len(story.stills()), len(story.animations())
+    assert len(names) == len(set(names)) == 2 * stills + 3 * anims + 1 + 1 + 1 + 2
+    for ext in cli.FORMATS:
+        assert any(n.endswith(f".{ext}") for n in names)
+    assert "convviz-recitation-s1-backward-pass.mp4" in names
+    assert "convviz-recitation-s1-lecture.html" in names
+
+
+def test_gif_and_mp4_share_one_drawing(monkeypatch):
+    from convviz.export import video
+
+    calls = []
+    real = video.sweep_rendered
+    monkeypatch.setattr(video, "sweep_rendered", lambda *a, **k: calls.append(1) or real(*a, **k))
+    story = Story.of("recitation-s1")
+    jobs = cli.jobs(story, ["gif", "mp4"])
+    gif, mp4 = jobs[0], jobs[1]
+    assert (gif.name, mp4.name) == ("convviz-recitation-s1-forward.gif",) * 1 + (
+        "convviz-recitation-s1-forward.mp4",
+    )
+    assert gif.make().startswith(b"GIF89a") and mp4.make()[4:8] == b"ftyp"
+    assert len(calls) == 1
+
+
+def test_a_failed_file_leaves_nothing_half_written(tmp_path, monkeypatch, capsys):
+    def broken(story, formats):
+        return [
+            cli.Job("good.tex", lambda: b"whole"),
+            cli.Job("bad.gif", lambda: (_ for _ in ()).throw(RuntimeError("renderer broke"))),
+        ]
+
+    monkeypatch.setattr(cli, "jobs", broken)
+    assert cli.main(["--preset", "d2l", "--out", str(tmp_path), "--quiet"]) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.tex"]
+    err = capsys.readouterr().err
+    assert "failed on bad.gif: renderer broke" in err
+
+
+def test_write_atomic_removes_its_temporary_file_on_error(tmp_path):
+    target = tmp_path / "x.png"
+    with pytest.raises(TypeError):
+        cli.write_atomic(target, "not bytes")  # fails mid-write
+    assert list(tmp_path.iterdir()) == []
+    cli.write_atomic(target, b"abc")
+    assert target.read_bytes() == b"abc" and list(tmp_path.iterdir()) == [target]
+
+
+def test_exports_never_load_streamlit():
+    code = (
+        "import sys; import convviz.__main__, convviz.export.cli, convviz.export.html, "
+        "convviz.export.video, convviz.export.latex, convviz.export.snippet, "
+        "convviz.export.handout; print('streamlit' in sys.modules)"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert run.stdout.strip() == "False", run.stderr
