@@ -147,7 +147,7 @@ def test_engine_module_imports_no_ui():
     import sys
 
     code = (
-        "import sys, convviz.matrix, convviz.checks; "
+        "import sys, convviz.matrix, convviz.checks, convviz.quiz; "
         "print([m for m in ('streamlit', 'plotly', 'matplotlib') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -170,6 +170,7 @@ def test_a_clicked_entry_links_its_cells():
     assert link_of(ms, "M", 1, 0) is None  # the blank row between vec(x) and M
     assert link_of(ms, "M", 0, 16).inp == 16  # vec(x)'s entry
     assert link.words(ms) == "output y[1, 0], input x[3, 1], tap w[1, 1]"
+    assert "no tap" in link_of(ms, "M", TOP + 0, 24).words(ms)  # y[0, 0] never reads x[4, 4]
     assert matrix_panel(ms, link).selected == (TOP + 2, 16)
     assert transpose_panel(ms, link).selected == (TOP + 16, 2)
     x_grid, w_grid, y_grid = grid_panels(ms, link)

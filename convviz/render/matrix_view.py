@@ -35,6 +35,13 @@ class Link:
             parts.append(f"input x[{self.inp // W}, {self.inp % W}]")
         if self.tap is not None:
             parts.append(f"tap w[{self.tap // kW}, {self.tap % kW}]")
+        elif self.out is not None and self.inp is not None:
+            entry = int(ms.taps[self.out, self.inp])
+            parts.append(
+                "several taps, added up (the window reads this cell and a padded copy of it)"
+                if entry == SEVERAL
+                else "no tap: this window does not read that input cell (a zero of M)"
+            )
         return ", ".join(parts)
 
 
