@@ -3,6 +3,9 @@
 Prints median wall times (ms) of conv2d, conv2d_input, conv2d_weight and conv2d_bias, their total
 (median, and best of the runs: the machine is shared), PyTorch's total when torch is installed, the
 plain loop reference on one case, the peak extra memory of each call, and the sweeps' build time.
+By default the engine runs as a library does (OpenBLAS's own threads); `--server` runs it as the
+app's server does (BLAS pinned to one thread once, large work split over two threads; see
+convviz/_threads.py). The header says which.
 Figures for the issues' closing notes: nothing here asserts a time.
 """
 
@@ -16,7 +19,7 @@ import tracemalloc
 
 import numpy as np
 
-from convviz import conv2d, conv2d_bias, conv2d_input, conv2d_weight
+from convviz import _threads, conv2d, conv2d_bias, conv2d_input, conv2d_weight
 from convviz.reference import conv2d_loop
 from convviz.spec import ConvSpec
 
@@ -124,7 +127,7 @@ def memory_table() -> None:
         calls = numpy_calls(x, w, g, CASES[2][3])
         ratios = []
         for op in OPS:
-            calls[op]()  # warm-up: the thread pool and its stacks are not the call's memory
+            calls[op]()  # warm-up: a thread pool's stacks (--server) are not the call's memory
             tracemalloc.start()
             calls[op]()
             peak = tracemalloc.get_traced_memory()[1]
@@ -167,12 +170,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=30, help="timed runs per figure")
     parser.add_argument("--no-loop", action="store_true", help="skip the slow loop reference")
+    parser.add_argument(
+        "--server", action="store_true", help="one BLAS thread, two-thread split (as the app)"
+    )
     args = parser.parse_args()
+    if args.server:
+        _threads.pin_blas_to_one_thread()
+    threads = (
+        "BLAS pinned to 1 thread, 2-thread split (the app's server)"
+        if args.server
+        else ("OpenBLAS's own threads, no split (a library user)")
+    )
     blas = np.__config__.CONFIG["Build Dependencies"]["blas"]
     knobs = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}
     print(
         f"numpy {np.__version__}, BLAS {blas['name']} {blas['version']}, "
-        f"{os.cpu_count()} cores, env {knobs or 'clean'}; median ms of {args.repeats} runs\n"
+        f"{os.cpu_count()} cores, env {knobs or 'clean'}; {threads}; "
+        f"median ms of {args.repeats} runs\n"
     )
     forward64 = speed_table(args.repeats)
     if not args.no_loop:

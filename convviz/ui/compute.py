@@ -20,7 +20,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from convviz import reference
+from convviz import _threads, reference
 from convviz.ops import unpad
 from convviz.spec import ConvSpec
 from convviz.stages import (
@@ -38,6 +38,7 @@ from convviz.values import layer_values
 
 T = TypeVar("T")
 CACHE_MB = int(os.environ.get("CONVVIZ_CACHE_MB", "768"))  # per server process
+_threads.pin_blas_to_one_thread()  # sessions compute at once: see convviz/_threads.py
 MAX_SCATTER_STEPS = 1024
 MAX_SCATTER_BYTES = 64 << 20  # the scatter route keeps one padded grid per step
 
