@@ -7,7 +7,6 @@ the cell a padded copy came from. The numeric sum of the terms equals the engine
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +14,7 @@ import numpy as np
 from convviz.ops import source_index
 from convviz.spec import ConvSpec
 from convviz.stages import ForwardStages, InputGradStages, WeightGradStages
+from convviz.text import number
 
 _SUB = str.maketrans("0123456789-", "₀₁₂₃₄₅₆₇₈₉₋")
 
@@ -199,11 +199,7 @@ class Formula:
 
 def _num(v: float, wrap: bool = True) -> str:
     """A number as written in a sum: whole numbers plain, negatives in parentheses if wrap."""
-    v = float(v)
-    if not math.isfinite(v):  # never raised by the app's bounded values; said, not crashed
-        s = str(v)
-    else:
-        s = str(round(v)) if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
+    s = number(v, minus="-")  # LaTeX sets "-" as a minus sign; non-finite are said, not crashed
     return f"({s})" if wrap and s.startswith("-") else s
 
 

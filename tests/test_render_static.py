@@ -16,6 +16,7 @@ from PIL import Image
 
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render import static
+from convviz.render.grids import format_value
 from convviz.render.panel import Panel
 from convviz.render.stories import input_grad_animation
 from convviz.render.theme import (
@@ -99,12 +100,12 @@ def formula_labels(fig: Figure) -> list[str]:
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(3.0, "3"), (-2.0, "−2"), (0.5, "0.50"), (-1.256, "−1.26"), (-0.0, "0"), (-1e-12, "0"),
+    [(3.0, "3"), (-2.0, "−2"), (0.5, "0.5"), (-1.256, "−1.26"), (-0.0, "0"), (-1e-12, "0"),
      (120.0, "120"), (float("nan"), "")],
     ids=["int", "negative", "half", "rounded", "minus-zero", "tiny", "hundreds", "nan"],
 )  # fmt: skip
-def test_fmt(value, text):
-    assert static.fmt(value) == text
+def test_exports_write_numbers_as_the_app_does(value, text):
+    assert static.number(value) == text == format_value(value)  # one rule: convviz.text
 
 
 def test_padded_cells_are_pad_color_hatched_with_pad_text(panels):
@@ -291,7 +292,7 @@ def test_svg_parses_and_keeps_cell_numbers_as_text(panels):
     assert root.tag.endswith("svg")
     texts = {"".join(el.itertext()).strip() for el in root.iter() if el.tag.endswith("text")}
     for panel in panels:
-        assert {static.fmt(v) for v in panel.values.ravel()} <= texts
+        assert {static.number(v) for v in panel.values.ravel()} <= texts
     assert any(el.get("id") == "formula-0" for el in root.iter())  # the formula, as outlines
 
 
@@ -361,7 +362,7 @@ def test_sweep_caption_adds_up(classroom):
     _, sweep = classroom
     caption = static.sweep_caption(sweep, 6)
     i, j = sweep.targets[6]
-    assert f"cell ({i}, {j})" in caption and caption.endswith(f"= {static.fmt(sweep.sums[6])}")
+    assert f"cell ({i}, {j})" in caption and caption.endswith(f"= {static.number(sweep.sums[6])}")
     assert caption.count(" + ") == 8  # nine products
 
 
@@ -378,14 +379,14 @@ def test_long_sweep_caption_states_what_the_hidden_products_add_up_to():
         *written, rest = body.split(" + ")
         assert len(written) == 8 and rest.startswith("[17 more = "), caption
         products = [
-            float(a.strip("()").replace(static._MINUS, "-"))
-            * float(b.strip("()").replace(static._MINUS, "-"))
+            float(a.strip("()").replace(static.MINUS, "-"))
+            * float(b.strip("()").replace(static.MINUS, "-"))
             for a, b in (p.split("·") for p in written)
         ]
-        hidden = float(rest[len("[17 more = ") : -1].replace(static._MINUS, "-"))
-        assert np.isclose(sum(products) + hidden, float(total.replace(static._MINUS, "-")))
+        hidden = float(rest[len("[17 more = ") : -1].replace(static.MINUS, "-"))
+        assert np.isclose(sum(products) + hidden, float(total.replace(static.MINUS, "-")))
         assert np.isclose(
-            float(total.replace(static._MINUS, "-")),
+            float(total.replace(static.MINUS, "-")),
             x[0, 0][np.ix_(sweep.rows[t], sweep.cols[t])].ravel() @ w.ravel(),
         )
 

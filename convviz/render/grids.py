@@ -36,6 +36,7 @@ from convviz.render.theme import (
     Theme,
     tap_colors,
 )
+from convviz.text import MINUS, number
 
 # The toolbar: a PNG export at slide resolution; no lasso/box tools (a click selects a cell).
 PLOTLY_CONFIG = {
@@ -55,7 +56,6 @@ PLOTLY_CONFIG = {
 MAX_CLICK_CELLS = 64  # per side; bigger grids get no click overlay (the UI has a keyboard fallback)
 HIDDEN_NOTE = "(numbers hidden at this size)"
 SMALL_GRID = 9  # rows: the seeds' layers and their padded inputs; they keep legible cells
-_MINUS = "\u2212"  # the same typographic minus as the matplotlib exports
 _Y_LABELS_PX = 34  # room for a panel's row indices left of its grid
 _PANEL_GAP_PX = 22  # blank space between one panel's row indices and the previous grid
 _REMAINDER_WASH = "rgba(178, 58, 72, 0.13)"  # REMAINDER_COLOR, faint, over the remainder band
@@ -64,18 +64,7 @@ _REMAINDER_WASH = "rgba(178, 58, 72, 0.13)"  # REMAINDER_COLOR, faint, over the 
 # --- numbers -------------------------------------------------------------------------------------
 
 
-def format_value(v: float) -> str:
-    """A cell's number: whole numbers without decimals, others with up to 2; "" for NaN."""
-    v = float(v)
-    if not math.isfinite(v):
-        return ""
-    if abs(v - round(v)) < 1e-9:
-        s = str(round(v))
-    elif abs(v) >= 0.005:
-        s = f"{v:.2f}".rstrip("0").rstrip(".")
-    else:
-        s = f"{v:.1e}"
-    return "0" if s == "-0" else s.replace("-", _MINUS)
+format_value = number  # the one rule (convviz.text), under the renderers' name
 
 
 def format_values(a: np.ndarray) -> np.ndarray:
@@ -86,7 +75,7 @@ def format_values(a: np.ndarray) -> np.ndarray:
     small = np.abs(whole).max(initial=0) < 1e15
     if small and np.all(np.abs(np.where(finite, a, 0) - whole) < 1e-9):
         # the common case (small integers), vectorized: thousands of cells per animation
-        s = np.char.replace(whole.astype(np.int64).astype(str), "-", _MINUS).astype(object)
+        s = np.char.replace(whole.astype(np.int64).astype(str), "-", MINUS).astype(object)
         s[~finite] = ""
         return s
     return np.array([format_value(v) for v in a.ravel()], dtype=object).reshape(a.shape)

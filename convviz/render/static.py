@@ -59,13 +59,13 @@ from convviz.render.theme import (
     tap_colors,
 )
 from convviz.sweeps import Sweep
+from convviz.text import MINUS, number
 
 # Line widths as fractions of a cell's edge, so strokes scale with the cells.
 _GRID_LW, _TAP_LW, _HIGHLIGHT_LW, _SELECTED_LW = 0.035, 0.085, 0.075, 0.1
 _REMAINDER_LW, _DROPPED_LW = 0.055, 0.04
 _PAD_HATCH = "//"
 _MIN_CELL_FONT = 5.0  # points; below this a panel shows colours without numbers
-_MINUS = "\u2212"  # a typographic minus: "−3" reads better on a slide than "-3"
 # Layout of one figure, in inches (points where named _PT).
 _MARGIN, _GAP = 0.2, 0.45
 _TICK_PAD_PT, _LABEL_PAD_PT, _TITLE_PAD_PT = 3.0, 4.0, 5.0
@@ -145,16 +145,6 @@ def text_colors(panel: Panel, fills: np.ndarray) -> np.ndarray:
     colors[panel.mask("pad_mask")] = PAD_TEXT
     colors[panel.mask("dilation_mask")] = DILATION_TEXT
     return colors
-
-
-def fmt(v: float) -> str:
-    """A cell's number: whole numbers without decimals, others with 2; a typographic minus."""
-    v = float(v)
-    if not math.isfinite(v):
-        return ""
-    s = str(round(v)) if abs(v - round(v)) < 1e-9 else f"{v:.2f}"
-    s = "0" if s in ("-0", "-0.00") else s
-    return s.replace("-", _MINUS)
 
 
 def _fit_font(labels, cell_pt: float, preferred: float, room: float = 0.72) -> float:
@@ -281,7 +271,7 @@ def _frame(ax: Axes, panel: Panel, theme: Theme, cell_pt: float) -> None:
         (h, panel.origin[0], ax.set_yticks),
     ):
         idx = _tick_cells(n, o, cell_pt, _tick_size(theme))
-        set_ticks(idx, [fmt(i + o) for i in idx], **tick)
+        set_ticks(idx, [number(i + o) for i in idx], **tick)
     ax.xaxis.tick_top()
     ax.tick_params(length=0, pad=_TICK_PAD_PT)
     ax.set_title(
@@ -381,7 +371,7 @@ def _draw_numbers(ax, panel, theme, fills, cell_pt) -> dict:
     h, w = panel.shape
     if max(h, w) > theme.max_text_cells:
         return {}
-    labels = [[fmt(v) for v in row] for row in np.asarray(panel.values, float)]
+    labels = [[number(v) for v in row] for row in np.asarray(panel.values, float)]
     size = _fit_font([s for row in labels for s in row], cell_pt, theme.cell_font_size)
     if size < _MIN_CELL_FONT:  # cells too small to read a number: colours only
         return {}
@@ -574,7 +564,7 @@ class _Layout:
 
 def _decoration(panel: Panel, theme: Theme) -> tuple[float, float, float]:
     """(left labels width, stack height above the grid, widest title/subtitle) in points."""
-    rows = [fmt(i + panel.origin[0]) for i in range(panel.shape[0])]
+    rows = [number(i + panel.origin[0]) for i in range(panel.shape[0])]
     left = max(_text_width(s, _tick_size(theme)) for s in rows) + _TICK_PAD_PT
     above = _TICK_PAD_PT + _LINE * _tick_size(theme) + _TITLE_PAD_PT + _LINE * theme.title_font_size
     widest = _text_width(panel.title, theme.title_font_size, "bold")
@@ -813,8 +803,8 @@ def sampled_steps(steps: int, max_frames: int) -> np.ndarray:
 
 
 def _term(a: float, b: float) -> str:
-    wrap = lambda s: f"({s})" if s.startswith(_MINUS) else s  # noqa: E731
-    return f"{wrap(fmt(a))}·{wrap(fmt(b))}"
+    wrap = lambda s: f"({s})" if s.startswith(MINUS) else s  # noqa: E731
+    return f"{wrap(number(a))}·{wrap(number(b))}"
 
 
 def sweep_caption(sweep: Sweep, t: int, channel: int = 0, max_terms: int = 9) -> str:
@@ -828,12 +818,12 @@ def sweep_caption(sweep: Sweep, t: int, channel: int = 0, max_terms: int = 9) ->
     terms = [_term(a, b) for a, b in zip(x, k)]
     if len(terms) > max_terms:
         hidden = sweep.products[t, channel].ravel()[max_terms - 1 :]
-        terms = [*terms[: max_terms - 1], f"[{hidden.size} more = {fmt(hidden.sum())}]"]
+        terms = [*terms[: max_terms - 1], f"[{hidden.size} more = {number(hidden.sum())}]"]
     text = f"step {t + 1}/{sweep.steps} · cell ({i}, {j}):  {' + '.join(terms)} = "
-    text += fmt(sweep.partial[t, channel])
+    text += number(sweep.partial[t, channel])
     if sweep.kernel.shape[0] > 1 or sweep.offset:
         extra = "all channels" + (" + bias" if sweep.offset else "")
-        text += f" (channel {channel});  {extra} = {fmt(sweep.sums[t])}"
+        text += f" (channel {channel});  {extra} = {number(sweep.sums[t])}"
     return text
 
 
@@ -878,7 +868,7 @@ def _products_panel(
         "window × kernel",
         "products",
         taps=taps,
-        subtitle=f"Σ = {fmt(-np.abs(sweep.partial[:, channel]).max())}",  # the widest it gets
+        subtitle=f"Σ = {number(-np.abs(sweep.partial[:, channel]).max())}",  # the widest it gets
     )
     return panel, value_norm(replace(panel, values=prods.reshape(-1, kw)))
 
@@ -941,8 +931,8 @@ def _place_step(fr: _Frames, sweep: Sweep, t: int, channel: int, norm, wrap_char
     fr.products.mesh.set_array(fills)
     colors = text_colors(panel, fills)
     for (i, j), text in fr.products.texts.items():
-        text.set(text=fmt(panel.values[i, j]), color=colors[i, j])
-    fr.products_sum.set_text(f"Σ = {fmt(sweep.partial[t, channel])}")
+        text.set(text=number(panel.values[i, j]), color=colors[i, j])
+    fr.products_sum.set_text(f"Σ = {number(sweep.partial[t, channel])}")
     i, j = sweep.targets[t]
     fr.current.set_xy((j - 0.5, i - 0.5))
     fr.caption.set_text(_wrap_caption(sweep_caption(sweep, t, channel), wrap_chars))
