@@ -12,7 +12,7 @@ import pytest
 from matplotlib.path import Path
 
 from convviz.render import animate, grids
-from convviz.render.grids import clicked_cell, format_value, panels_figure
+from convviz.render.grids import format_value, panels_figure
 from convviz.render.panel import Panel
 from convviz.render.theme import (
     DILATION_COLOR,
@@ -29,6 +29,7 @@ from convviz.render.theme import (
 from convviz.spec import ConvSpec
 from convviz.stages import layer
 from convviz.sweeps import forward_sweep, input_grad_sweep, scatter
+from convviz.ui.controls import clicked_cell
 
 MINUS = "\u2212"
 

@@ -642,7 +642,7 @@ def panels_figure(
 ) -> go.Figure:
     """Panels side by side: numbers on a diverging scale, roles styled, every cell clickable.
 
-    A click returns customdata [panel.key, row, col] (array indices); see `clicked_cell`.
+    A click returns customdata [panel.key, row, col] (array indices): ui.controls.clicked_cell.
     """
     title_px = theme.title_font_size + 18 if title else 6
     legend_px = theme.font_size + 12 if legend_note(panels, theme) else 0
@@ -653,25 +653,3 @@ def panels_figure(
     data = [t for i, p in enumerate(panels) for t in panel_traces(p, i, theme, geo)]
     data += [c for i, p in enumerate(panels) if (c := click_overlay(p, i, geo)) is not None]
     return go.Figure(data=data, layout=layout)
-
-
-def clicked_cell(event) -> tuple[str, int, int] | None:
-    """(panel key, row, col) of the first clicked point of a Streamlit plotly selection event."""
-    try:
-        points = event["selection"]["points"]
-    except (KeyError, TypeError, IndexError, AttributeError):
-        return None
-    if not isinstance(points, Sequence):
-        return None
-    for point in points:
-        try:
-            data = point["customdata"]
-        except (KeyError, TypeError, IndexError):
-            continue
-        if isinstance(data, Sequence) and not isinstance(data, str) and len(data) == 3:
-            key, row, col = data
-            try:
-                return str(key), int(row), int(col)
-            except (TypeError, ValueError):
-                continue
-    return None

@@ -7,6 +7,7 @@ Each widget is seeded from that state before it is drawn and writes back in its 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlencode
@@ -15,7 +16,6 @@ import pandas  # noqa: F401  (see below)
 import streamlit as st
 
 from convviz.presets import PRESETS_BY_KEY
-from convviz.render.grids import clicked_cell
 from convviz.render.theme import Theme, theme_for
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer
@@ -231,6 +231,29 @@ def _sidebar(state: dict) -> None:
         _number("seed", "Seed")
     with b:
         st.button("Re-roll", on_click=_reroll, width="stretch", help="New random small integers")
+
+
+def clicked_cell(event) -> tuple[str, int, int] | None:
+    """(panel key, row, col) of the first clicked point of a Streamlit plotly selection event
+    (the figures put [panel key, row, col] in each clickable cell's customdata)."""
+    try:
+        points = event["selection"]["points"]
+    except (KeyError, TypeError, IndexError, AttributeError):
+        return None
+    if not isinstance(points, Sequence):
+        return None
+    for point in points:
+        try:
+            data = point["customdata"]
+        except (KeyError, TypeError, IndexError):
+            continue
+        if isinstance(data, Sequence) and not isinstance(data, str) and len(data) == 3:
+            key, row, col = data
+            try:
+                return str(key), int(row), int(col)
+            except (TypeError, ValueError):
+                continue
+    return None
 
 
 def _take_chart_selection(state: dict) -> None:
