@@ -11,7 +11,7 @@ from convviz.matrix import (
     transpose_difference,
     transpose_plan,
 )
-from convviz.render.grids import PLOTLY_CONFIG, clicked_cell, panels_figure
+from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.matrix_view import (
     grid_panels,
     im2col_grad_panel,
@@ -22,7 +22,7 @@ from convviz.render.matrix_view import (
     transpose_panel,
 )
 from convviz.render.stories import centre
-from convviz.ui.controls import controls, page_config
+from convviz.ui.controls import clicked_cell, controls, page_config
 from convviz.ui.views import page_end, page_header
 
 PAGE = "pages/5_Matrix.py"
