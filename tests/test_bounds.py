@@ -14,7 +14,15 @@ from convviz.spec import ConvSpecError
 from convviz.sweeps import forward_sweep, sweep
 from convviz.ui import compute
 from convviz.ui.compute import ByteCache, compute_layer, lean_sweep, nbytes, value_key
-from convviz.ui.state import DEFAULTS, MAX_MACS, from_query, macs, spec_of
+from convviz.ui.state import (
+    DEFAULTS,
+    MAX_MACS,
+    MAX_WEIGHT_WINDOWS,
+    from_query,
+    macs,
+    spec_of,
+    weight_windows,
+)
 
 MB = 1 << 20
 
@@ -89,7 +97,7 @@ BIG = dict(H=96, W=96, kH=3, kW=3, cin=8, cout=8, batch=4, pt=1, pb=1, pl=1, pr=
 
 
 def test_a_sweep_holds_its_sums_not_every_product():
-    key = value_key(big_state(**(BIG | {"cin": 16})))
+    key = value_key(big_state(**(BIG | {"cin": 16, "H": 80, "W": 80})))
     fw = compute_layer(key).forward
     tracemalloc.start()
     lean = compute.forward_sweep_of(key, 1, 2)
@@ -144,10 +152,28 @@ def test_the_maxima_together_are_refused_with_the_reason():
         dict(cin=16, cout=16),
         dict(batch=8),
         dict(pt=16, pb=16, pl=16, pr=16),
-        dict(H=128, W=128, kH=3, kW=3, cin=16, cout=16, batch=8),  # near the budget
+        dict(H=64, W=64, kH=3, kW=3, cin=16, cout=16, batch=8),
+        dict(H=128, W=128, kH=3, kW=3, cin=4, cout=16, batch=8),
     ],
-    ids=["128x128", "128x128-k11-pad16", "k11", "channels16", "batch8", "pad16", "near-budget"],
+    ids=[
+        "128x128",
+        "128x128-k11-pad16",
+        "k11",
+        "channels16",
+        "batch8",
+        "pad16",
+        "64-all",
+        "128-cin4",
+    ],
 )
 def test_each_maximum_alone_is_computed(fields):
     spec = spec_of(big_state(**fields))
-    assert macs(spec) <= MAX_MACS
+    assert macs(spec) <= MAX_MACS and weight_windows(spec) <= MAX_WEIGHT_WINDOWS
+
+
+def test_a_weight_gradient_beyond_its_windows_is_refused_with_the_reason():
+    state = big_state(H=128, W=128, kH=3, kW=3, cin=16, cout=16, batch=8, pt=0, pb=0, pl=0, pr=0)
+    with pytest.raises(ConvSpecError) as exc:
+        spec_of(state)
+    for words in ("weight gradient", "126×126", "16 input channels", "762,048 windows"):
+        assert words in str(exc.value)
