@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from convviz.export import cli
-from convviz.export.story import Story
+from convviz.export.story import ANIMATIONS, Story
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,6 +82,7 @@ def test_every_format_makes_every_stage():
     for ext in cli.FORMATS:
         assert any(n.endswith(f".{ext}") for n in names)
     assert "convviz-recitation-s1-backward-pass.mp4" in names
+    assert tuple(a.name for a in story.animations()) == ANIMATIONS
     assert "convviz-recitation-s1-lecture.html" in names
 
 

@@ -47,6 +47,19 @@ from convviz.ui.state import (
 )
 from convviz.values import layer_values
 
+# The animations of `Story.animations`, in lecture order (the app asks without building them).
+ANIMATIONS = (
+    "forward",
+    "input-grad-step2",
+    "input-grad-step3",
+    "input-grad-step4",
+    "full-correlation",
+    "input-grad-step6",
+    "backward-pass",
+    "weight-grad",
+    "weight-window",
+)
+
 
 class ExportError(ValueError):
     """A layer that cannot be exported (an unknown preset, a bad link), with what to fix."""

@@ -200,6 +200,9 @@ def export_buttons(
     with st.container(horizontal=True, vertical_alignment="center"):
         download("⬇ PNG for slides", partial(_png, *args), "png", "image/png")
         download("⬇ SVG", partial(_svg, *args), "svg", "image/svg+xml")
+        from convviz.ui.exports import more_exports  # only export rows need the exports
+
+        more_exports(ctx, name, formula)
         if sweep is None:
             return
         speed = st.segmented_control(

@@ -1,0 +1,105 @@
+"""The app's "More exports": offered on every export row, built only when clicked."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import imageio_ffmpeg
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from convviz.export.story import Story
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+COMMON = ["The whole lecture (HTML)", "LaTeX of the stages (.tex)", "NumPy snippet (.py)",
+          "PyTorch snippet (.py)", "Handout (PDF)"]  # fmt: skip
+
+
+def _page(path: str, **query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"preset": "recitation-s1", **query})
+    at.run()
+    at.switch_page(path).run()
+    assert not at.exception
+    return at
+
+
+def _more(at: AppTest) -> dict[str, object]:
+    """The More-exports downloads by label (without the arrow), as sent to the browser."""
+    out = {}
+    for d in at.get("download_button"):
+        if "-more_" in d.proto.id:
+            out[d.proto.label.removeprefix("⬇ ")] = d.proto
+    return out
+
+
+@pytest.mark.parametrize(
+    "path, query, animated",
+    [
+        ("pages/1_Forward.py", {}, ["MP4 of this animation", "HTML of this animation"]),
+        (
+            "pages/2_Input_gradient.py",
+            {"step": "3"},  # the padding motion
+            [
+                "MP4 of this animation",
+                "GIF of this animation",
+                "HTML of this animation",
+                "MP4 of the whole backward pass",
+                "GIF of the whole backward pass",
+                "HTML of the whole backward pass",
+            ],
+        ),
+        ("pages/3_Weight_gradient.py", {}, ["MP4 of this animation", "HTML of this animation"]),
+    ],
+)
+def test_more_exports_are_offered_and_deferred(path, query, animated):
+    at = _page(path, **query)
+    more = _more(at)
+    assert list(more) == animated + COMMON
+    for proto in more.values():
+        assert proto.deferred_file_id and not proto.url  # made on the click, not on the run
+
+
+def test_the_cells_formula_is_there_to_copy():
+    at = _page("pages/1_Forward.py", sel="y:1:0")
+    (code,) = [c for c in at.get("code") if "\\[" in c.proto.code_text]
+    story = Story.of(link="?preset=recitation-s1&sel=y:1:0")
+    assert code.proto.code_text.strip() == story_latex(story).strip()
+    assert "= 67" in code.proto.code_text  # y[1, 0] = 4·1 + 5·2 + 7·3 + 8·4
+
+
+def story_latex(story: Story) -> str:
+    from convviz.export.latex import cell_latex
+
+    return cell_latex(story.forward_formula)
+
+
+@pytest.mark.browser
+def test_snippet_and_mp4_download_from_the_popover(tab, app_url, tmp_path):
+    from tests.test_browser import CHART_MS, goto
+
+    goto(tab, f"{app_url}/Forward?preset=recitation-s1")
+    tab.get_by_role("button", name="More exports").click()
+    with tab.expect_download(timeout=CHART_MS) as py:
+        tab.get_by_role("button", name="NumPy snippet (.py)").click()
+    assert py.value.suggested_filename == "convviz-recitation-s1-numpy.py"
+    script = tmp_path / "snippet.py"
+    script.write_bytes(Path(py.value.path()).read_bytes())
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert run.returncode == 0 and "dL/dx =" in run.stdout
+    y = Story.of("recitation-s1").layer.forward.y
+    assert " ".join(run.stdout.split()).startswith(f"y = [[[[{y[0, 0, 0, 0]:g}. ")
+
+    button = tab.get_by_role("button", name="MP4 of this animation")
+    if not button.is_visible():  # the popover may have closed after the first download
+        tab.get_by_role("button", name="More exports").click()
+    with tab.expect_download(timeout=CHART_MS) as mp4:
+        button.click()
+    assert mp4.value.suggested_filename == "convviz-recitation-s1-forward.mp4"
+    reader = imageio_ffmpeg.read_frames(mp4.value.path())
+    meta = next(reader)
+    frames = [np.frombuffer(f, np.uint8) for f in reader]
+    assert meta["size"][0] >= 1280 and len(frames) > 4
