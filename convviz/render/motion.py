@@ -538,10 +538,12 @@ def rotate_motion(st: InputGradStages, k: int, c: int, tweens: int = 3) -> Motio
     kH, kW = w.shape
     start = {"before": _taps(w, 0), "taps": _taps(w, 0)}
     scenes = [Scene(ROTATE, f"w[{k}, {c}]: each tap has its own colour.", start)]
+    swap = st.spec.in_channels > 1 or st.spec.out_channels > 1
+    turning = f"= w_rot[{c}, {k}]: channels swap" if swap else "turning about the centre"
     scenes += _rotate_keys(st, k, c, start)
     panels = (
         _panel((kH, kW), f"w[{k}, {c}]", "w"),
-        _panel((kH, kW), f"rot180 w[{k}, {c}]", "w_rot", subtitle="turning about the centre"),
+        _panel((kH, kW), f"rot180 w[{k}, {c}]", "w_rot", subtitle=turning),
     )
     return Motion(
         "rotate", panels, {"before": 0, "taps": 1}, tuple(scenes), _tweens(scenes, tweens),
