@@ -133,3 +133,16 @@ def test_exports_never_load_streamlit():
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert run.stdout.strip() == "False", run.stderr
+
+
+def test_progress_bar_counts_the_files(capsys):
+    bar = cli.Progress(4, enabled=True)
+    bar.show(1, "convviz-d2l-forward.gif")
+    bar.end()
+    err = capsys.readouterr().err
+    assert err.startswith("\r[#######---------------------] 1/4 ") and err.endswith("\n")
+    assert "convviz-d2l-forward.gif" in err
+    quiet = cli.Progress(4, enabled=False)
+    quiet.show(1, "x")
+    quiet.end()
+    assert capsys.readouterr().err == ""
