@@ -122,3 +122,53 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     tab.keyboard.press("ArrowRight")
     at_frame(tab, first_pad)
     assert "stage [3 · pad]" in label(tab)
+
+
+# storyboard stage → (trace axis of the panel that changes, the engine array it ends on, origin)
+def stage_ends():
+    p = PRESETS_BY_KEY["recitation-s2"]
+    spec = p.spec()
+    x, w = p.values()
+    ig = layer(spec, x, w, p.grad_out_for(forward_stages(spec, x, w).y)).input_grad
+    (gt, _), (gl, _) = spec.full_padding
+    return {
+        2: ("x", ig.dilated[0, 0], (0, 0), "2 · dilate"),
+        3: ("x", ig.padded[0, 0], (-gt, -gl), "3 · pad"),
+        4: ("x2", ig.w_rot[0, 0], (0, 0), "4 · rotate 180°"),
+        6: ("x", ig.grad_x[0, 0], (0, 0), "6 · mask"),
+    }
+
+
+SHOWN = """(axis) => {
+  const p = [...window.__convviz.players.values()].find(p => p.primary);
+  const gd = document.querySelector(`.st-key-${p.chart} .js-plotly-plot`);
+  return gd._fullData.filter(d => (d.name || '').startsWith('motion:') && d.xaxis === axis)
+    .map(d => [Array.from(d.x), Array.from(d.y), Array.from(d.text || [])]);
+}"""
+PRIMARY = "() => { const p = [...window.__convviz.players.values()].find(p => p.primary); "
+
+
+def test_each_stage_motion_plays_to_the_engines_stage(tab: Page, app_url):
+    for step, (axis, want, (oy, ox), stage) in stage_ends().items():
+        tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2&step={step}")
+        tab.locator(".js-plotly-plot").first.wait_for(timeout=CHART_MS)
+        settle(tab)
+        tab.wait_for_function(
+            PRIMARY + "return p && p.chart === 'chart_story_" + f"{step - 1}'; }}"
+        )
+        count = tab.evaluate(PRIMARY + "return p.count; }")
+        assert tab.evaluate(PRIMARY + "return p.current(); }") == count - 1, "opens on the result"
+        tab.keyboard.press("Home")
+        tab.wait_for_function(PRIMARY + "return p.current() === 0; }")
+        tab.keyboard.press(" ")  # play to the end
+        tab.wait_for_function(PRIMARY + f"return p.current() === {count - 1}; }}", timeout=90_000)
+        tab.wait_for_timeout(1500)  # the last frame drawn
+        label = tab.locator(f".st-key-player_story_{step - 1} [data-testid='player-label']")
+        assert f"stage [{stage}]" in label.inner_text()
+        drawn = np.full(want.shape, "", dtype=object)
+        for xs, ys, texts in tab.evaluate(SHOWN, axis):
+            for x, y, s in zip(xs, ys, texts):
+                if s:
+                    assert drawn[round(y) - oy, round(x) - ox] == "", "two numbers on one cell"
+                    drawn[round(y) - oy, round(x) - ox] = s
+        assert np.array_equal(drawn, format_values(want)), step
