@@ -25,7 +25,7 @@ from convviz.render.theme import THEME, Theme
 
 MIN_WIDTH, MAX_HEIGHT = 1280, 1080  # a 1080p screen shows the video at its own size
 VIDEO_FPS = 20
-MOTION_CELL_PX = (12, 64)  # the smallest and largest cell a motion's frames are drawn with
+MOTION_CELL_PX = (12, 96)  # the smallest and largest cell a motion's frames are drawn with
 
 
 class VideoError(RuntimeError):
