@@ -114,12 +114,20 @@ def weight_grad_sweep(stages: WeightGradStages, k: int = 0, c: int = 0) -> Sweep
 
 @dataclass(frozen=True)
 class Scatter:
-    """The scatter route for one (n, c): each grad_out cell stamps grad_out·w onto its window."""
+    """The scatter route for one (n, c): each grad_out cell of each filter stamps grad_out·w.
 
-    stamps: np.ndarray  # (T, kH, kW) Σ_k grad_out[n, k, t] · w[k, c]
-    rows: np.ndarray  # (T, kH) rows of the padded input each stamp lands on
-    cols: np.ndarray  # (T, kW)
-    running: np.ndarray  # (T, Hp, Wp) the padded-input gradient after each stamp
+    Steps go filter by filter (all of filter 0's cells, then filter 1's, …): step s is cell
+    cells[s] of filter filters[s], and what it stamps is exactly grad_out[n, k, cell] · w[k, c].
+    """
+
+    stamps: np.ndarray  # (S, kH, kW) grad_out[n, k, t] · w[k, c] for (k, t) = filters[s], cells[s]
+    rows: np.ndarray  # (S, kH) rows of the padded input each stamp lands on
+    cols: np.ndarray  # (S, kW)
+    running: np.ndarray  # (S, Hp, Wp) the padded-input gradient after each stamp
+    filters: np.ndarray  # (S,) k of each step
+    cells: np.ndarray  # (S,) the grad_out cell t (row-major) of each step
+    grad_out: np.ndarray  # (K, oH, oW) grad_out[n]: what the steps read
+    kernels: np.ndarray  # (K, kH, kW) w[:, c]
 
 
 def scatter(stages: ForwardStages, grad_out: np.ndarray, n: int = 0, c: int = 0) -> Scatter:
@@ -127,17 +135,19 @@ def scatter(stages: ForwardStages, grad_out: np.ndarray, n: int = 0, c: int = 0)
     spec = stages.spec
     (sh, sw), (dh, dw), (oH, oW) = spec.stride, spec.dilation, spec.out_size
     kH, kW = spec.kernel_size
-    # (K, T) · (K, kH, kW) summed over K -> (T, kH, kW)
-    stamps = np.einsum("kt,kij->tij", grad_out[n].reshape(-1, oH * oW), stages.w[:, c])
-    oy, ox = np.divmod(np.arange(oH * oW), oW)
-    rows = oy[:, None] * sh + np.arange(kH) * dh  # (T, kH)
-    cols = ox[:, None] * sw + np.arange(kW) * dw  # (T, kW)
-    placed = np.zeros((oH * oW, *spec.padded_size), dtype=stamps.dtype)
-    t = np.arange(oH * oW)
-    for i in range(kH):  # a loop over kernel taps, each placing all T stamps at once
+    g, w = grad_out[n], stages.w[:, c]  # (K, oH, oW), (K, kH, kW)
+    K, T = g.shape[0], oH * oW
+    filters, cells = np.divmod(np.arange(K * T), T)
+    stamps = g.reshape(K * T)[:, None, None] * w[filters]  # (S, kH, kW)
+    oy, ox = np.divmod(cells, oW)
+    rows = oy[:, None] * sh + np.arange(kH) * dh  # (S, kH)
+    cols = ox[:, None] * sw + np.arange(kW) * dw  # (S, kW)
+    placed = np.zeros((K * T, *spec.padded_size), dtype=stamps.dtype)
+    s = np.arange(K * T)
+    for i in range(kH):  # a loop over kernel taps, each placing all stamps at once
         for j in range(kW):
-            placed[t, rows[:, i], cols[:, j]] = stamps[:, i, j]
-    return Scatter(stamps, rows, cols, np.cumsum(placed, axis=0))
+            placed[s, rows[:, i], cols[:, j]] = stamps[:, i, j]
+    return Scatter(stamps, rows, cols, np.cumsum(placed, axis=0), filters, cells, g, w)
 
 
 def channel_contributions(stages: InputGradStages, n: int = 0, c: int = 0) -> np.ndarray:

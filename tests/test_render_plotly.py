@@ -662,6 +662,37 @@ def test_scatter_controls_and_start(scat):
     go.Figure(fig.to_dict())
 
 
+def test_several_filters_scatter_shows_each_frames_own_filter():
+    """channels-small (3 filters): a frame shows the ∂L/∂y and kernel of the filter it stamps
+    from, and its stamp is that ∂L/∂y cell times that kernel (not a sum over filters)."""
+    from convviz.presets import PRESETS_BY_KEY
+    from convviz.render.stories import scatter_panels
+    from convviz.ui.state import preset_state, spec_of
+    from convviz.values import layer_values
+
+    state = preset_state(PRESETS_BY_KEY["channels-small"])
+    spec = spec_of(state)
+    lay = layer(spec, *layer_values(spec, state["seed"], state["kernel"], state["gout"]))
+    sc = scatter(lay.forward, lay.input_grad.grad_out, 0, 1)
+    fig = animate.scatter_figure(sc, *scatter_panels(lay, 0, 0, 1))
+    i_g, _ = trace(fig, "grad_out:values")
+    i_w, _ = trace(fig, "w:taps")
+    K, oW = spec.out_channels, spec.out_size[1]
+    assert len(fig.frames) == K * spec.out_size[0] * oW  # every filter's stamps, then the sum
+    meta = animate.player_meta(fig)
+    for s, f, label in zip((int(f.name) for f in fig.frames), frames_json(fig), meta["labels"]):
+        k, (r, c) = sc.filters[s], divmod(int(sc.cells[s]), oW)
+        traces = fig.frames[0].traces
+        shown_g = f["data"][traces.index(i_g)]
+        np.testing.assert_array_equal(shown_g["z"], lay.input_grad.grad_out[0, k])
+        shown_w = f["data"][traces.index(i_w)]["text"]
+        assert list(np.ravel(shown_w)) == list(grids.format_values(lay.forward.w[k, 1]).ravel())
+        np.testing.assert_allclose(sc.stamps[s], shown_g["z"][r, c] * lay.forward.w[k, 1])
+        assert label.startswith(f"k={k}]")
+    assert "filter 2: " in meta["captions"][-1][0]
+    np.testing.assert_allclose(sc.running[-1], lay.input_grad.grad_x_padded[0, 1])
+
+
 def test_scatter_payload_of_16x16_stays_under_1_mb():
     sc, kernel, g, result = scatter_case(make_layer(H=16, stride=1, padding=1))
     fig = animate.scatter_figure(sc, kernel, g, result)

@@ -52,11 +52,11 @@ def assert_sweep_consistent(sw: Sweep, what: str) -> None:
 
 
 def stamps_oracle(w: np.ndarray, grad_out: np.ndarray, n: int, c: int) -> np.ndarray:
-    """(T, kH, kW): stamp t = Σ_k grad_out[n, k, t] · w[k, c], output cells row-major."""
-    K = w.shape[0]
+    """(K·T, kH, kW): filter by filter, stamp (k, t) = grad_out[n, k, t] · w[k, c]."""
     return np.stack(
         [
-            sum(grad_out[n, k, i, j] * w[k, c] for k in range(K))
+            grad_out[n, k, i, j] * w[k, c]
+            for k in range(w.shape[0])
             for i, j in np.ndindex(grad_out.shape[2:])
         ]
     )
@@ -133,18 +133,21 @@ def test_scatter_stamps_add_up_to_grad_x_padded(case):
         for c in range(spec.in_channels):
             sc = scatter(fwd, case.grad_out, n, c)
             what = f"scatter (n={n}, c={c}) for {case}"
-            T = oH * oW
-            assert sc.running.shape == (T, *spec.padded_size), f"{what}: running shape"
+            K, T = spec.out_channels, oH * oW
+            assert sc.running.shape == (K * T, *spec.padded_size), f"{what}: running shape"
             assert_array(sc.running[-1], oracle[n, c], f"{what}: the last running sum")
             assert_array(sc.stamps, stamps_oracle(case.w, case.grad_out, n, c), f"{what}: stamps")
             before = np.zeros(spec.padded_size)
-            for t, (i, j) in enumerate(np.ndindex(oH, oW)):
-                assert sc.rows[t].tolist() == [i * sh + a * dh for a in range(kH)], what
-                assert sc.cols[t].tolist() == [j * sw_ + b * dw for b in range(kW)], what
+            for s, (k, i, j) in enumerate(np.ndindex(K, oH, oW)):
+                assert (sc.filters[s], sc.cells[s]) == (k, i * oW + j), f"{what}: step {s}"
+                # what the step shows (its filter's cell and kernel) is what it stamps
+                assert_array(sc.stamps[s], sc.grad_out[k, i, j] * sc.kernels[k], what)
+                assert sc.rows[s].tolist() == [i * sh + a * dh for a in range(kH)], what
+                assert sc.cols[s].tolist() == [j * sw_ + b * dw for b in range(kW)], what
                 placed = np.zeros(spec.padded_size)
-                placed[np.ix_(sc.rows[t], sc.cols[t])] = sc.stamps[t]
-                assert_array(sc.running[t] - before, placed, f"{what}: step {t} adds stamp {t}")
-                before = sc.running[t]
+                placed[np.ix_(sc.rows[s], sc.cols[s])] = sc.stamps[s]
+                assert_array(sc.running[s] - before, placed, f"{what}: step {s} adds stamp {s}")
+                before = sc.running[s]
 
 
 @SETTINGS

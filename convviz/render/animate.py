@@ -461,23 +461,19 @@ def _name(panel: Panel) -> str:
     return CELL_NAMES.get(panel.key, panel.key)
 
 
-def scatter_formulas(scatter: Scatter, steps, grad_out: Panel, kernel: Panel, result: Panel):
-    """One line per step: which grad_out cell stamps what, and where it lands."""
-    oW = grad_out.shape[1]
-    g = np.asarray(grad_out.values, dtype=float).ravel()
-    w = np.asarray(kernel.values, dtype=float)
-    single = kernel.shape == scatter.stamps.shape[1:] and np.allclose(
-        scatter.stamps, g[:, None, None] * w
-    )
+def scatter_formulas(scatter: Scatter, steps, grad_out: Panel, result: Panel) -> list[str]:
+    """One line per step: which grad_out cell of which filter stamps what, and where it lands."""
+    K, _, oW = scatter.grad_out.shape
     (gy, gx), (ry, rx) = grad_out.origin, result.origin
     lines = []
-    for t in steps:
-        r, c = divmod(int(t), oW)
-        rows, cols = scatter.rows[t], scatter.cols[t]
-        what = f"{format_value(g[t])}·{kernel.key}" if single else "Σₖ ∂L/∂y·w"
+    for s in steps:
+        k, t = int(scatter.filters[s]), int(scatter.cells[s])
+        r, c = divmod(t, oW)
+        g = format_value(scatter.grad_out[k].flat[t])
+        rows, cols = scatter.rows[s], scatter.cols[s]
         lines.append(
-            f"{_name(grad_out)}[{r + gy}, {c + gx}] = {format_value(g[t])}: stamp {what} onto "
-            f"{_name(result)} rows {rows[0] + ry}…{rows[-1] + ry}, "
+            f"{f'filter {k}: ' if K > 1 else ''}{_name(grad_out)}[{r + gy}, {c + gx}] = {g}: "
+            f"stamp {g}·w onto {_name(result)} rows {rows[0] + ry}…{rows[-1] + ry}, "
             f"cols {cols[0] + rx}…{cols[-1] + rx}"
         )
     return lines
@@ -501,8 +497,11 @@ def scatter_figure(
         the stamp of step t in tap colours.
     """
     T = len(scatter.stamps)
-    if grad_out.shape[0] * grad_out.shape[1] != T:
-        raise ValueError(f"the grad_out panel has {grad_out.shape} cells, the scatter {T} stamps")
+    K = scatter.grad_out.shape[0]
+    if K * grad_out.shape[0] * grad_out.shape[1] != T:
+        raise ValueError(
+            f"the grad_out panel has {grad_out.shape} cells, the scatter {T} stamps of {K} filters"
+        )
     if tuple(result.shape) != scatter.running.shape[1:]:
         raise ValueError(
             f"the result panel has shape {result.shape}, "
@@ -513,18 +512,26 @@ def scatter_figure(
     max_frames = max(2, min(max_frames, SCATTER_CELL_BUDGET // result.values.size))
     steps, k = sampled_steps(T, max_frames, start)
     g_panel = replace(grad_out, highlight=None, selected=None)
+    if K > 1:  # every frame shows the ∂L/∂y and the kernel of its own filter: what it stamps
+        turn = f"k = 0…{K - 1} in turn"
+        g_panel = replace(g_panel, title=f"{_name(grad_out)} of filter k", subtitle=turn)
+        kernel = replace(kernel, title="its kernel w[k, c]", subtitle=turn)
     panels = [g_panel, kernel, result]
     geo, layout = _layout(panels, theme, _title(title, "Scatter route", k, theme))
     data, animated = _scatter_traces(scatter, steps, g_panel, kernel, result, theme, geo)
     show = shows_text(result, theme, geo)
     frames = _scatter_frames(scatter, steps, g_panel, kernel, result, show)
-    oW = grad_out.shape[1]
+    oW, (gy, gx) = grad_out.shape[1], grad_out.origin
+    cells = [divmod(int(scatter.cells[s]), oW) for s in steps]
+    labels = [f"{r + gy}, {c + gx}" for r, c in cells]
+    if K > 1:
+        labels = [f"k={scatter.filters[s]}][{label}" for s, label in zip(steps, labels)]
     player = {
-        "labels": [f"{t // oW + grad_out.origin[0]}, {t % oW + grad_out.origin[1]}" for t in steps],
+        "labels": labels,
         "prefix": f"stamp of {_name(grad_out)}[",
         "sampled": k,
         "link": None,
-        "captions": [[line] for line in scatter_formulas(scatter, steps, g_panel, kernel, result)],
+        "captions": [[line] for line in scatter_formulas(scatter, steps, g_panel, result)],
     }
     return _animated_figure(data, layout, frames, animated, steps, start, player)
 
@@ -566,7 +573,15 @@ def _scatter_traces(scatter, steps, g_panel, kernel, result, theme, geo):
         _rect(2, _outline_px(geo), HIGHLIGHT_COLOR, "stamp outline"),
     ]
     data += [c for c in (click_overlay(g_panel, 0, geo), click_overlay(result, 2, geo)) if c]
-    return data, [i_current, i_values, i_stamp, i_stamp + 1]
+    animated = [i_current, i_values, i_stamp, i_stamp + 1]
+    if scatter.grad_out.shape[0] > 1:  # the frame's filter: its ∂L/∂y and its kernel's numbers
+        i_g = next(i for i, t in enumerate(data) if t["name"] == f"{g_panel.key}:values")
+        m = float(np.abs(scatter.grad_out).max(initial=0)) or 1.0
+        data[i_g].update(zmin=-m, zmax=m)  # one colour scale for every filter
+        names = (f"{kernel.key}:taps", f"{kernel.key}:values")
+        i_w = next(i for name in names for i, t in enumerate(data) if t["name"] == name)
+        animated += [i_g, i_w]
+    return data, animated
 
 
 def _scatter_frames(scatter, steps, g_panel, kernel, result, show: bool) -> list[dict]:
@@ -578,26 +593,27 @@ def _scatter_frames(scatter, steps, g_panel, kernel, result, show: bool) -> list
     z, stamp_text = _window_grids(scatter.stamps[steps], _tap_ids(kernel), _spacing(scatter), show)
     stamp_text = None if stamp_text is None else _plus(stamp_text)
     (ry, rx), span, oW = result.origin, z.shape, g_panel.shape[1]
+    many = scatter.grad_out.shape[0] > 1
     frames = []
     for s, t in enumerate(steps):
-        r, c = divmod(int(t), oW)
+        r, c = divmod(int(scatter.cells[t]), oW)
         r0, c0 = int(scatter.rows[t, 0]), int(scatter.cols[t, 0])
         values = {"z": values_z[s]}
         stamp = {"x": np.arange(c0, c0 + span[1]) + rx, "y": np.arange(r0, r0 + span[0]) + ry}
         if show:
             values["text"] = texts[s]
             stamp["text"] = stamp_text[s]
-        frames.append(
-            {
-                "name": str(t),
-                "data": [
-                    _rect_xy(r, r, c, c, g_panel.origin),
-                    values,
-                    stamp,
-                    _rect_xy(r0, r0 + span[0] - 1, c0, c0 + span[1] - 1, result.origin),
-                ],
-            }
-        )
+        data = [
+            _rect_xy(r, r, c, c, g_panel.origin),
+            values,
+            stamp,
+            _rect_xy(r0, r0 + span[0] - 1, c0, c0 + span[1] - 1, result.origin),
+        ]
+        if many:  # the filter this step stamps from: its ∂L/∂y, its kernel's numbers
+            k = int(scatter.filters[t])
+            g, w = scatter.grad_out[k], scatter.kernels[k]
+            data += [{"z": g, "text": format_values(g)}, {"text": format_values(w)}]
+        frames.append({"name": str(t), "data": data})
     return frames
 
 

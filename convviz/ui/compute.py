@@ -303,7 +303,7 @@ def weight_grad_sweep_of(key: tuple, k: int, c: int) -> Sweep:
 def scatter_of(key: tuple, n: int, c: int) -> Scatter | None:
     """The scatter route's stamps for (n, c); None where a browser could not animate them."""
     spec = layer_inputs(key)[0]
-    steps = spec.out_size[0] * spec.out_size[1]
+    steps = spec.out_size[0] * spec.out_size[1] * spec.out_channels  # one per filter and cell
     grid = spec.padded_size[0] * spec.padded_size[1] * 8
     if steps > MAX_SCATTER_STEPS or steps * grid > MAX_SCATTER_BYTES:
         return None
