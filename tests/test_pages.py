@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from convviz.presets import PRESETS, PRESETS_BY_KEY
 from convviz.render.theme import theme_for
+from convviz.ui.controls import PAGES as APP_PAGES
 from convviz.ui.state import DEFAULTS, KERNEL_CHOICES
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -688,3 +689,10 @@ def test_an_animation_offers_its_gif_at_three_speeds():
     assert [o.content for o in speed.proto.options] == ["0.5×", "1×", "2×"]
     assert list(speed.proto.default) == [1]  # 1× until the reader picks another
     assert_clean(at)
+
+
+@pytest.mark.parametrize("page", [path for path, _, _ in APP_PAGES])
+def test_every_page_shows_one_share_link(page):
+    at = open_page(page, preset="recitation-s2")
+    links = [c.value for c in at.main.caption if "Share this view" in c.value]
+    assert len(links) == 1 and "preset=recitation-s2" in links[0], links

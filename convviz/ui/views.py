@@ -304,12 +304,19 @@ def page_body(draw: Callable[[Context], None]) -> Callable[[Context], None]:
         ctx = with_selection(ctx)
         draw(ctx)
         share_link(ctx)
+        st.session_state[_LINKED] = True
 
     return body
 
 
+_LINKED = "cv_body_linked"  # this run's page body drew the share link
+
+
 def page_end(ctx: Context, page: str, *, keys: bool = True) -> None:
-    """The way on (see `page_nav`), then the sidebar: every page ends with this."""
+    """The share link (unless the page's body drew it), the way on (see `page_nav`), then the
+    sidebar: every page ends with this."""
+    if not st.session_state.pop(_LINKED, False):
+        share_link(ctx)
     page_nav(page, keys=keys)
     sidebar(ctx)
 
