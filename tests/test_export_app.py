@@ -79,9 +79,10 @@ def story_latex(story: Story) -> str:
 
 @pytest.mark.browser
 def test_snippet_and_mp4_download_from_the_popover(tab, app_url, tmp_path):
-    from tests.test_browser import CHART_MS, goto
+    from tests.test_browser import CHART_MS
 
-    goto(tab, f"{app_url}/Forward?preset=recitation-s1")
+    tab.goto(f"{app_url}/Forward?preset=recitation-s1")  # a cold server on busy cores: be patient
+    tab.locator(".js-plotly-plot").first.wait_for(timeout=4 * CHART_MS)
     tab.get_by_role("button", name="More exports").click()
     with tab.expect_download(timeout=CHART_MS) as py:
         tab.get_by_role("button", name="NumPy snippet (.py)").click()
