@@ -11,13 +11,10 @@ import pytest
 
 from convviz.export.snippet import numpy_snippet, torch_snippet
 from convviz.export.story import Story
+from convviz.presets import PRESETS
 
 LAYERS = [
-    ("recitation-s1", None),
-    ("remainder", None),  # stride 2 leaves a row no window reaches
-    ("even-same", None),  # asymmetric 'same' padding
-    ("dilation-2", None),
-    ("channels-small", None),  # batch 2, 2 in, 3 out
+    *((p.key, None) for p in PRESETS),  # remainders, 'same' on even kernels, dilation, channels
     (None, "?preset=reflect&mode=reflect"),
     (None, "?preset=reflect&mode=replicate"),
     (None, "?preset=reflect&mode=circular&seed=7"),
