@@ -235,6 +235,10 @@ class Story:
 
     def stills(self) -> list[Still]:
         """Forward, the six input-gradient stages, the weight gradient."""
+        return list(self._stills)
+
+    @cached_property
+    def _stills(self) -> tuple[Still, ...]:
         ig, n, k, c = self.layer.input_grad, self.n, self.k, self.c
         fwd = forward_panels(self.layer.forward, self.sweeps["forward"], n, k, c)
         out = [
@@ -264,7 +268,7 @@ class Story:
                 self.weight_grad_formula,
             )
         )
-        return out
+        return tuple(out)
 
     def animations(self) -> list[Animation]:
         """Every animation of the three pages, in lecture order."""
@@ -285,7 +289,7 @@ class Story:
             Animation(
                 "forward",
                 "y = x ⋆ w (cross-correlation)",
-                self.stills()[0].caption,
+                self._stills[0].caption,
                 sw["forward"],
                 forward_panels(fw, sw["forward"], n, k, c),
                 channel=c,
@@ -313,7 +317,7 @@ class Story:
             Animation(
                 "weight-grad",
                 "∂L/∂w = x̃ ⋆ dilate(∂L/∂y)",
-                self.stills()[-1].caption,
+                self._stills[-1].caption,
                 sw["weight_grad"],
                 weight_grad_panels(wg, sw["weight_grad"], n, k, c),
                 channel=n,
