@@ -16,7 +16,8 @@ from convviz.ui.views import (
     value_editors,
 )
 
-page_config("Overview", ":material/grid_on:")
+PAGE = "app.py"
+page_config(PAGE)
 ctx = controls()
 page_header(
     ctx,
@@ -58,4 +59,4 @@ def overview(ctx):
 
 overview(ctx)
 value_editors(ctx)  # outside the body: an edit changes the layer, so everything reruns
-page_end(ctx, "app.py")
+page_end(ctx, PAGE)

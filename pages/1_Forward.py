@@ -16,7 +16,8 @@ from convviz.ui.views import (
     selected_in,
 )
 
-page_config("Forward", ":material/play_arrow:")
+PAGE = "pages/1_Forward.py"
+page_config(PAGE)
 ctx = controls()
 page_header(
     ctx,
@@ -60,4 +61,4 @@ def forward(ctx):
 
 
 forward(ctx)
-page_end(ctx, "pages/1_Forward.py")
+page_end(ctx, PAGE)

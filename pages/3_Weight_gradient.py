@@ -12,12 +12,14 @@ from convviz.ui.views import (
     animation,
     cell_picker,
     formula_box,
+    page_body,
     page_end,
     page_header,
     selected_in,
 )
 
-page_config("Weight gradient", ":material/tune:")
+PAGE = "pages/3_Weight_gradient.py"
+page_config(PAGE)
 ctx = controls()
 page_header(
     ctx,
@@ -26,36 +28,46 @@ page_header(
     "times the gradient of the output it fed. That is the padded input correlated with ∂L/∂y, "
     "whose cells sit 'stride' apart; the window steps by the dilation.",
 )
-wg, spec = ctx.layer.weight_grad, ctx.spec
-sweep = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)["weight_grad"]
-w_cell = selected_in(ctx, ("grad_w",), spec.kernel_size)
-cell = w_cell or (0, 0)
-formula = weight_grad_formula(wg, ctx.k, ctx.c, *cell)
-panels = weight_grad_panels(wg, sweep, ctx.n, ctx.k, ctx.c, selected=w_cell)
-start = step_of(sweep, w_cell) if w_cell else sweep.steps - 1  # open on the full result
-animation(
-    ctx,
-    sweep,
-    panels,
-    "weight-grad",
-    "∂L/∂w = x̃ ⋆ dilate(∂L/∂y)",
-    channel=ctx.n,
-    start=start,
-    formula=formula,
-    formula_of=lambda r, c: weight_grad_formula(wg, ctx.k, ctx.c, r, c),
-)
-if spec.batch > 1 and ctx.theme.show_secondary:
-    st.caption(f"Sample n = {ctx.n} is drawn; each sum adds all {spec.batch} samples' products.")
 
-st.subheader(f"Weight cell [{cell[0]}, {cell[1]}] of filter k={ctx.k}, channel c={ctx.c}")
-formula_box(formula, ctx, "Click any ∂L/∂w cell (or use the keyboard picker) to see its sum.")
-cell_picker(ctx, {"grad_w": spec.kernel_size}, "grad_w")
 
-st.subheader("The stride becomes the window's dilation")
-fig = shared_view(
-    ("weight-window", ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme),
-    lambda: motion_figure(window_motion(wg, sweep, ctx.n, ctx.k, ctx.c), ctx.theme, start=0),
-)
-animated_chart(fig, "dilated_grad", ctx, None, primary=False)
-st.metric(f"bias gradient ∂L/∂b[{ctx.k}] = Σ ∂L/∂y[:, {ctx.k}]", f"{wg.grad_b[ctx.k]:g}")
-page_end(ctx, "pages/3_Weight_gradient.py")
+@page_body
+def weight_gradient(ctx):
+    """The weight window's sweep, the selected tap's sum, and ∂L/∂y spreading into the window."""
+    wg, spec = ctx.layer.weight_grad, ctx.spec
+    sweep = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)["weight_grad"]
+    w_cell = selected_in(ctx, ("grad_w",), spec.kernel_size)
+    cell = w_cell or (0, 0)
+    formula = weight_grad_formula(wg, ctx.k, ctx.c, *cell)
+    panels = weight_grad_panels(wg, sweep, ctx.n, ctx.k, ctx.c, selected=w_cell)
+    start = step_of(sweep, w_cell) if w_cell else sweep.steps - 1  # open on the full result
+    animation(
+        ctx,
+        sweep,
+        panels,
+        "weight-grad",
+        "∂L/∂w = x̃ ⋆ dilate(∂L/∂y)",
+        channel=ctx.n,
+        start=start,
+        formula=formula,
+        formula_of=lambda r, c: weight_grad_formula(wg, ctx.k, ctx.c, r, c),
+    )
+    if spec.batch > 1 and ctx.theme.show_secondary:
+        st.caption(
+            f"Sample n = {ctx.n} is drawn; each sum adds all {spec.batch} samples' products."
+        )
+
+    st.subheader(f"Weight cell [{cell[0]}, {cell[1]}] of filter k={ctx.k}, channel c={ctx.c}")
+    formula_box(formula, ctx, "Click any ∂L/∂w cell (or use the keyboard picker) to see its sum.")
+    cell_picker(ctx, {"grad_w": spec.kernel_size}, "grad_w")
+
+    st.subheader("The stride becomes the window's dilation")
+    fig = shared_view(
+        ("weight-window", ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme),
+        lambda: motion_figure(window_motion(wg, sweep, ctx.n, ctx.k, ctx.c), ctx.theme, start=0),
+    )
+    animated_chart(fig, "dilated_grad", ctx, None, primary=False)
+    st.metric(f"bias gradient ∂L/∂b[{ctx.k}] = Σ ∂L/∂y[:, {ctx.k}]", f"{wg.grad_b[ctx.k]:g}")
+
+
+weight_gradient(ctx)
+page_end(ctx, PAGE)

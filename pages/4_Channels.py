@@ -8,7 +8,8 @@ from convviz.ui.compute import contributions_for
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import page_body, page_end, page_header
 
-page_config("Channels", ":material/layers:")
+PAGE = "pages/4_Channels.py"
+page_config(PAGE)
 ctx = controls()
 page_header(
     ctx,
@@ -39,4 +40,4 @@ def channels(ctx):
 
 
 channels(ctx)
-page_end(ctx, "pages/4_Channels.py")
+page_end(ctx, PAGE)

@@ -28,7 +28,7 @@ from convviz.ui.views import page_end, page_header
 PAGE = "pages/5_Matrix.py"
 SELECTED, SEEN = "mx_selected", "mx_seen"  # this page's own selection: (layer key, panel, r, c)
 
-page_config("Matrix view", ":material/grid_4x4:")
+page_config(PAGE)
 ctx = controls()
 page_header(
     ctx,

@@ -62,7 +62,7 @@ def show(check: checks.Check) -> None:
     st.caption(f"{note}.{tolerance}" if note else tolerance)
 
 
-page_config("Checks", ":material/verified:")
+page_config(PAGE)
 ctx = controls()
 page_header(
     ctx,

@@ -41,7 +41,7 @@ def _new_seed() -> None:
 
 _from_url(PARAM_SEED, SEED, 0, 999_999)
 _from_url(PARAM_INDEX, INDEX, 0, 99)
-page_config("Quiz", ":material/quiz:")
+page_config(PAGE)
 ctx = controls()
 page_header(
     ctx,

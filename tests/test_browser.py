@@ -29,6 +29,9 @@ WALK = (
     ("Input gradient", "input_gradient", "Input_gradient", "Scatter route", 2),
     ("Weight gradient", "weight_gradient", "Weight_gradient", "Weight cell [0, 0] of filter", 2),
     ("Channels", "channels", "Channels", "Channels, filters and the batch", 4),
+    ("Matrix view", "matrix", "Matrix", "1. The forward pass: y = M · vec(x)", 6),
+    ("Checks", "checks", "Checks", "Why trust the numbers", 0),
+    ("Quiz", "quiz", "Quiz", "Predict, then reveal", 1),
 )
 CHART_MS = 30_000  # a cold first load (imports, plotly.js) can take 10-15 s on 2 busy cores
 RERUN_MS = 10_000
@@ -150,11 +153,12 @@ def test_every_page_loads_draws_and_is_screenshot(tab: Page, app_url, artifacts)
         tab.mouse.move(1270, 1390)  # no hover effects (the sidebar's collapse arrow) in the picture
         tab.screenshot(path=artifacts / f"{name}.png")
         assert (artifacts / f"{name}.png").stat().st_size > 20_000
+        if name == "channels":
+            expect(tab.get_by_text(re.compile(r"2 channels of 5×5"))).to_be_visible()
         clipped[name] = tab.evaluate(CLIPPED_BUTTONS)
         spread[name] = tab.evaluate(GRID_TOP_SPREAD)
-    expect(tab.get_by_text(re.compile(r"2 channels of 5×5"))).to_be_visible()
     link = share_link(tab)
-    assert "/Channels?" in link and "preset=channels-small" in link
+    assert "/Quiz?" in link and "preset=channels-small" in link
     problems = [f"{page}: labels cut off: {labels}" for page, labels in clipped.items() if labels]
     problems += [
         f"{page}: grid tops {px} px apart per figure (squeezed into their columns)"

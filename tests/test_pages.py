@@ -158,7 +158,7 @@ def check_input_grad(at, p):
         assert z_of(trace(figs[1], "grad_x_padded:values")).shape == spec.padded_size
     else:
         assert len(figs) == 1
-        assert "1,024 output cells" in at.info[0].value
+        assert "1,024 stamps (output cells × filters)" in at.info[0].value
     assert any(h.startswith("Gradient of input x cell") for h in headers(at))
 
 
@@ -630,7 +630,8 @@ def test_storyboard_step_from_the_url_and_the_animated_step():
     assert slider_steps(story) == len(story["frames"]) == 81
     assert z_of(trace(story, "grad_x_padded:values")).shape == (9, 9)
     at.button(key="nav_back").click().run()
-    assert not figures(at)[0].get("frames")  # step 4, the rotation, is a still
+    labels = figures(at)[0]["layout"]["meta"]["player"]["labels"]
+    assert set(labels) == {"4 · rotate 180°"}  # step 4: the rotation alone, as a motion
 
 
 def test_default_state_is_the_classroom_preset():

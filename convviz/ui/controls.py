@@ -287,12 +287,19 @@ NORMAL_CSS = ".block-container { padding-top: 3.5rem; }"
 PRESENTATION_CSS = (Path(__file__).parent / "presentation.css").read_text()
 
 
-def page_config(title: str, icon: str) -> None:
-    """Page title, icon and wide layout; presentation mode starts with the sidebar folded."""
+# The tab's icon: an emoji is drawn by the browser; a :material/ icon as a favicon would be
+# fetched from a font host (offline or filtered in many lecture halls).
+FAVICON = "🧮"
+
+
+def page_config(page: str) -> None:
+    """The page's title (from PAGES), icon and wide layout; presentation mode starts with the
+    sidebar folded."""
+    title = next(label for path, label, _ in PAGES if path == page)
     pres = _state()["pres"]
     st.set_page_config(
         page_title=f"convviz · {title}",
-        page_icon=icon,
+        page_icon=FAVICON,
         layout="wide",
         initial_sidebar_state="collapsed" if pres else "expanded",
     )
