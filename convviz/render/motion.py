@@ -877,6 +877,7 @@ def motion_figure(
         "link": None,
         "captions": [[f.caption] for f in frames],
         "frame_ms": MOTION_FRAME_MS,
+        "smooth": True,  # markers glide between frames (no full redraw): see ui/player.js
     }
     steps = np.arange(len(frames))
     return _animated_figure(data, layout, frame_dicts, animated, steps, start, player)

@@ -177,11 +177,28 @@ export default function (component) {
     cur = Math.max(0, Math.min(count - 1, i));
     const gd = chart();
     if (gd && window.Plotly && gd._fullLayout) {
-      window.Plotly.animate(gd, [d.names[cur]], {
-        mode: "immediate",
-        frame: { duration: 0, redraw: true },
-        transition: { duration: 0 },
-      });
+      const name = d.names[cur];
+      if (d.smooth) {
+        // a motion: its markers glide to the frame (a redraw per frame costs ~5× more); the
+        // frame's layout (the stage bar) is applied after, as a transition leaves it out
+        const ms = Math.min(d.frame_ms / speed, 400);
+        window.Plotly.animate(gd, [name], {
+          mode: "immediate",
+          frame: { duration: ms, redraw: false },
+          transition: { duration: ms * 0.9, easing: "linear" },
+        }).then(() => {
+          const frame = gd._transitionData && gd._transitionData._frameHash[name];
+          if (frame && frame.layout && Object.keys(frame.layout).length) {
+            window.Plotly.relayout(gd, frame.layout);
+          }
+        }, () => {}); // interrupted by the next frame: that one applies its own
+      } else {
+        window.Plotly.animate(gd, [name], {
+          mode: "immediate",
+          frame: { duration: 0, redraw: true },
+          transition: { duration: 0 },
+        });
+      }
     }
     render();
   }
