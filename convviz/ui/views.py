@@ -7,7 +7,6 @@ from functools import partial
 
 import numpy as np
 import streamlit as st
-from PIL import Image
 
 from convviz.formulas import Formula
 from convviz.render import static
@@ -19,7 +18,7 @@ from convviz.ui.compute import shared_view
 from convviz.ui.controls import PAGES, STATE, Context, share_link, sidebar, with_selection
 from convviz.ui.player import player
 from convviz.ui.state import MAX_VALUE, encode_array
-from convviz.values import image_to_input
+from convviz.values import load_image
 
 
 def page_header(ctx: Context, title: str, intro: str) -> None:
@@ -386,21 +385,19 @@ def _load_image(key: str) -> None:
     if upload.size > MAX_UPLOAD_BYTES:
         st.session_state[UPLOAD_PROBLEM] = "That image is over 5 MB: choose a smaller one."
         return
-    try:
-        with Image.open(upload) as im:
-            im.draft("L", (512, 512))  # JPEGs decode small; a huge image never fills memory
-            if im.width * im.height > 40_000_000:
-                raise ValueError("too many pixels")
-            gray = np.asarray(im.convert("L"), dtype=float)
-    except (OSError, ValueError, Image.DecompressionBombError) as exc:
-        st.session_state[UPLOAD_PROBLEM] = f"That file is not a readable image ({exc})."
+    try:  # the size is checked from the header before a pixel is decoded
+        x, note = load_image(upload, (state["H"], state["W"]))
+    except ValueError as exc:
+        st.session_state[UPLOAD_PROBLEM] = str(exc)
         return
-    x = image_to_input(gray, (state["H"], state["W"]))
     full = np.broadcast_to(x, (state["batch"], state["cin"], state["H"], state["W"]))
     state.update(x=encode_array(full), preset="custom", sel="")
+    if note:
+        st.session_state[UPLOAD_NOTE] = note
 
 
 UPLOAD_PROBLEM = "cv_upload_problem"
+UPLOAD_NOTE = "cv_upload_note"
 
 
 def image_loader(ctx: Context) -> None:
@@ -415,3 +412,6 @@ def image_loader(ctx: Context) -> None:
     problem = st.session_state.pop(UPLOAD_PROBLEM, None)
     if problem:
         st.warning(problem)
+    note = st.session_state.pop(UPLOAD_NOTE, None)
+    if note:
+        st.info(note)
