@@ -707,3 +707,14 @@ def test_theme_presentation_makes_bigger_cells(classroom):
     big = panels_figure([kernel, output], PRESENTATION)
     assert big.layout.width > small.layout.width
     assert big.data[0].textfont.size > small.data[0].textfont.size
+
+
+def test_frame_sums_are_written_only_while_their_terms_stay_bounded(remainder_layer):
+    """Building a frame's formula is the slow part of a big first load: all frames' terms
+    together are bounded (a small sweep writes every frame; 400 frames of 125 terms do not)."""
+    sw = forward_sweep(remainder_layer.forward)
+    assert animate.writes_captions(sw, sw.steps)
+    big = np.zeros((5, 5, 5))
+    assert sw.kernel.size * sw.steps <= animate.MAX_CAPTION_TERMS
+    wide = type(sw)(**{**sw.__dict__, "kernel": big})
+    assert not animate.writes_captions(wide, 400)

@@ -18,15 +18,18 @@ from plotly.offline import get_plotlyjs
 
 from convviz.export.story import Animation, Story
 from convviz.presets import PRESETS_BY_KEY
-from convviz.render.animate import player_meta, sweep_figure
+from convviz.render.animate import (
+    KEYS_HINT,
+    NO_CAPTION,
+    player_meta,
+    sweep_figure,
+    writes_captions,
+)
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.motion import motion_figure
 from convviz.render.theme import THEME, Theme
 
 _UI = Path(__file__).resolve().parent.parent / "ui"
-KEYS_HINT = "keys: ← → step · space play · Home/End"
-MAX_CAPTION_TERMS = 2048  # as the app: a frame's sum with more terms is not written out
-NO_CAPTION = "Each of these sums has thousands of terms."
 
 _PAGE_CSS = """
 body { font-family: "Liberation Sans", Arial, Helvetica, sans-serif; color: #1a202c;
@@ -76,9 +79,10 @@ def animation_figure(anim: Animation, theme: Theme = THEME) -> tuple[go.Figure, 
         sweep, *anim.panels[:3], theme, channel=anim.channel, start=sweep.steps - 1,
         title=anim.title,
     )  # fmt: skip
-    if anim.formula_of is None or sweep.kernel.size > MAX_CAPTION_TERMS:
-        return fig, [[NO_CAPTION]] * len(player_meta(fig)["names"])
-    targets = sweep.targets[player_meta(fig)["steps"]]
+    steps = player_meta(fig)["steps"]
+    if anim.formula_of is None or not writes_captions(sweep, len(steps)):
+        return fig, [[NO_CAPTION]] * len(steps)
+    targets = sweep.targets[steps]
     captions = [
         [anim.formula_of(int(r), int(c)).text(numeric=n, max_terms=27) for n in (False, True)]
         for r, c in targets

@@ -53,6 +53,18 @@ from convviz.sweeps import Scatter, Sweep
 
 FRAME_MS = 700  # one step at 1× speed
 SPEEDS = (0.5, 1, 2, 4)
+# Each frame's sum is written under the player while all frames' terms together stay below this
+# (building them is the slow part of a big layer's first load); past it, NO_CAPTION says why.
+MAX_CAPTION_TERMS = 20_000
+NO_CAPTION = "At this size each frame's sum is not written out: click a cell for its formula."
+KEYS_HINT = "keys: ← → step · space play · Home/End"  # under every player, app or HTML export
+
+
+def writes_captions(sweep: Sweep, frames: int) -> bool:
+    """Whether the player writes the sum of each of `frames` frames of this sweep."""
+    return frames * sweep.kernel.size <= MAX_CAPTION_TERMS
+
+
 CELL_NAMES = {"y": "y", "grad_x_padded": "∂L/∂x̃", "grad_w": "∂L/∂w", "grad_out": "∂L/∂y"}
 
 

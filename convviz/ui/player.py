@@ -12,7 +12,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 import streamlit as st
 
-from convviz.render.animate import player_meta
+from convviz.render.animate import KEYS_HINT, NO_CAPTION, player_meta
 
 _HERE = Path(__file__).parent
 _COMPONENT = st.components.v2.component(
@@ -21,8 +21,6 @@ _COMPONENT = st.components.v2.component(
     css=(_HERE / "player.css").read_text(),
     js=(_HERE / "player.js").read_text(),
 )
-KEYS_HINT = "keys: ← → step · space play · Home/End"
-NO_CAPTION = "Each of these sums has thousands of terms: click a cell for its formula below."
 
 
 def player(

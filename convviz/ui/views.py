@@ -10,7 +10,7 @@ import streamlit as st
 
 from convviz.formulas import Formula
 from convviz.render import static
-from convviz.render.animate import player_meta, sweep_figure
+from convviz.render.animate import player_meta, sweep_figure, writes_captions
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.panel import Panel
 from convviz.sweeps import Sweep
@@ -63,9 +63,10 @@ def animation(
 
     def build():
         fig = sweep_figure(sweep, *panels, ctx.theme, channel=channel, start=start, title=title)
-        if formula_of is None or sweep.kernel.size > MAX_CAPTION_TERMS:
+        steps = player_meta(fig)["steps"]
+        if formula_of is None or not writes_captions(sweep, len(steps)):
             return fig, None
-        targets = sweep.targets[player_meta(fig)["steps"]]
+        targets = sweep.targets[steps]
         return fig, [frame_caption(formula_of(int(r), int(c)), ctx.theme) for r, c in targets]
 
     # the panels follow from the layer, the slice and the selection: the key holds them all
@@ -76,9 +77,6 @@ def animation(
         st.caption("At this size the grids are drawn without numbers; the kernel's numbers:")
         chart(panels_figure([panels[1]], ctx.theme), f"{name}_kernel")
     export_buttons(panels, ctx, name, title, formula, sweep, channel)
-
-
-MAX_CAPTION_TERMS = 2048  # a frame's sum with more terms is not written under the player
 
 
 def frame_caption(formula: Formula, theme) -> list[str]:
