@@ -65,10 +65,10 @@ def test_more_exports_are_offered_and_deferred(path, query, animated):
 
 def test_the_cells_formula_is_there_to_copy():
     at = _page("pages/1_Forward.py", sel="y:1:0")
-    (code,) = [c for c in at.get("code") if "\\[" in c.proto.code_text]
+    (box,) = [t for t in at.text_area if "LaTeX" in t.label]
     story = Story.of(link="?preset=recitation-s1&sel=y:1:0")
-    assert code.proto.code_text.strip() == story_latex(story).strip()
-    assert "= 67" in code.proto.code_text  # y[1, 0] = 4·1 + 5·2 + 7·3 + 8·4
+    assert box.value.strip() == story_latex(story).strip()
+    assert "= 67" in box.value  # y[1, 0] = 4·1 + 5·2 + 7·3 + 8·4
 
 
 def story_latex(story: Story) -> str:

@@ -99,5 +99,10 @@ def more_exports(ctx: Context, name: str, formula: Formula | None = None) -> Non
         for label, make, file, ext, mime, tip in _EVERY_STAGE:
             _download(ctx, name, label, lambda make=make: make(story_of(ctx)), file, ext, mime, tip)
         if formula is not None:
-            st.caption("The cell's formula in LaTeX (copy with the button at the right):")
-            st.code(latex.cell_latex(formula), language="latex")
+            # a text box, not st.code: a code block loads a 1.5 MB highlighter on every page
+            st.text_area(
+                "The cell's formula in LaTeX (select all, copy)",
+                latex.cell_latex(formula),
+                height=90,
+                key=f"latex_{name}",
+            )
