@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from convviz.conv import as_array, forward_padded, input_grad_padded
+from convviz.conv import as_array
+from convviz.fastpath import forward_padded, input_grad_padded
 from convviz.ops import dilate, dilation_mask, pad, pad_mask, rot180, unpad
 from convviz.spec import ConvSpec, ConvSpecError
 

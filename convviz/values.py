@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from convviz.conv import forward_padded
+from convviz.fastpath import forward_padded
 from convviz.ops import pad
 from convviz.spec import ConvSpec
 

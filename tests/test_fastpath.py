@@ -15,23 +15,23 @@ from hypothesis import given, settings
 from oracles import assert_array, conv_cases
 from threadpoolctl import threadpool_info
 
-from convviz import _threads, conv, conv2d, conv2d_input, conv2d_weight
+from convviz import _threads, conv2d, conv2d_input, conv2d_weight, fastpath
 from convviz.reference import conv2d_input_loop, conv2d_loop, conv2d_weight_loop
 
 
 @contextmanager
 def fast_path(block_bytes: float, thread_flops: float):
     """Run the engine with another block size and threading threshold."""
-    saved = conv._BLOCK_BYTES, conv._THREAD_FLOPS
-    conv._BLOCK_BYTES, conv._THREAD_FLOPS = block_bytes, thread_flops
+    saved = fastpath._BLOCK_BYTES, fastpath._THREAD_FLOPS
+    fastpath._BLOCK_BYTES, fastpath._THREAD_FLOPS = block_bytes, thread_flops
     try:
         yield
     finally:
-        conv._BLOCK_BYTES, conv._THREAD_FLOPS = saved
+        fastpath._BLOCK_BYTES, fastpath._THREAD_FLOPS = saved
 
 
 ROUTES = [
-    pytest.param(conv._BLOCK_BYTES, conv._THREAD_FLOPS, id="defaults"),
+    pytest.param(fastpath._BLOCK_BYTES, fastpath._THREAD_FLOPS, id="defaults"),
     pytest.param(1, 0, id="one output row per block, two threads"),
     pytest.param(2_000, 0, id="a few rows per block, two threads"),
     pytest.param(1 << 30, 0, id="one block, two threads"),
