@@ -36,7 +36,9 @@ from convviz.ui.views import (
     step_picker,
 )
 
-STAGE_PX = 140  # the stage bar, the heading and its caption (presentation: the bar alone)
+# Above the figure: the stage bar (with the whole-pass toggle), the stage's heading and caption
+# (presentation mode: the bar alone).
+STAGE_PX, STAGE_PRES_PX = 140, 70
 PAGE = "pages/2_Input_gradient.py"
 page_config(PAGE)
 ctx = controls()
@@ -61,16 +63,20 @@ def input_gradient(ctx):
     steps = input_grad_story(
         ig, ctx.n, ctx.k, ctx.c, feeding_cells(formula, ctx.k, spec.out_size), (key, *cell)
     )
-    current = step_picker(PAGE, ctx, [s.title for s in steps])
+    current, row = step_picker(PAGE, ctx, [s.title for s in steps])
     if st.session_state.get("whole_pass_step") != current:  # a stage was picked: show that stage
         st.session_state["whole_pass"] = False
-    whole = st.toggle(
-        "▶ The whole backward pass in one animation",
-        key="whole_pass",
-        on_change=st.session_state.__setitem__,
-        args=("whole_pass_step", current),
-    )
-    ctx = replace(ctx, theme=ctx.theme.reserve(STAGE_PX if ctx.theme.show_secondary else 70))
+    with row:  # beside the stage bar: no room taken from the figure
+        whole = st.toggle(
+            "whole pass",
+            key="whole_pass",
+            on_change=st.session_state.__setitem__,
+            args=("whole_pass_step", current),
+            help="The whole backward pass in one animation: ∂L/∂y → dilate → pad → rotate → "
+            "correlate → mask → ∂L/∂x",
+        )
+    above = STAGE_PX if ctx.theme.show_secondary else STAGE_PRES_PX
+    ctx = replace(ctx, theme=ctx.theme.reserve(above))
     step = steps[current]
     view = (ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme)
     if whole:

@@ -328,10 +328,10 @@ def _pick_step(titles: list[str]) -> None:
         st.session_state[STATE]["step"] = titles.index(st.session_state["w_step"]) + 1
 
 
-def step_picker(page: str, ctx: Context, titles: list[str]) -> int:
+def step_picker(page: str, ctx: Context, titles: list[str]):
     """Back / next (PageUp / PageDown, past the ends to the pages around) and a stage selector.
 
-    Returns the 0-based stage (kept in the URL).
+    Returns the 0-based stage (kept in the URL) and the row, for a page's own control beside them.
     """
     count = len(titles)
     current = min(ctx.state["step"], count) - 1
@@ -368,7 +368,7 @@ def step_picker(page: str, ctx: Context, titles: list[str]) -> int:
             )
         elif st.button(f"{on[1]} ▶", key="nav_next_page", shortcut=NEXT_KEY, type="primary"):
             st.switch_page(on[0])
-    return current
+    return current, row
 
 
 MAX_UPLOAD_BYTES = 5_000_000
