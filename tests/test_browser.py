@@ -33,7 +33,7 @@ WALK = (
     ("Checks", "checks", "Checks", "Why trust the numbers", 0),
     ("Quiz", "quiz", "Quiz", "Predict, then reveal", 1),
 )
-CHART_MS = 30_000  # a cold first load (imports, plotly.js) can take 10-15 s on 2 busy cores
+CHART_MS = 60_000  # a cold first load (imports, plotly.js) took up to 33 s on 2 busy cores
 RERUN_MS = 10_000
 
 # The page's main animation, as its player (convviz/ui/player.js) holds it: (frame, frames).
