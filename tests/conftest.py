@@ -45,8 +45,11 @@ def app_url():
         "--server.fileWatcherType",
         "none",
     ]
+    # the server's log (a traceback behind "This app has encountered an error") for post-mortems
+    (ROOT / "artifacts").mkdir(exist_ok=True)
+    log = open(ROOT / "artifacts" / "server.log", "w")  # noqa: SIM115 (closed below)
     proc = subprocess.Popen(
-        cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=log
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -58,11 +61,13 @@ def app_url():
             except OSError:
                 time.sleep(0.2)
         else:
-            raise RuntimeError(f"streamlit did not start: {proc.stderr.read(2000)!r}")
+            log.flush()
+            raise RuntimeError(f"streamlit did not start: {log.name} says why")
         yield url
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)
+        log.close()
 
 
 @pytest.fixture(scope="session")
