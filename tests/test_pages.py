@@ -697,3 +697,17 @@ def test_every_page_shows_one_share_link(page):
     at = open_page(page, preset="recitation-s2")
     links = [c.value for c in at.main.caption if "Share this view" in c.value]
     assert len(links) == 1 and "preset=recitation-s2" in links[0], links
+
+
+def test_a_late_viewport_report_after_a_page_switch_is_ignored(monkeypatch):
+    """The viewport callback can fire after its widget's state is gone (a report sent as the
+    reader switches pages): it must not raise (that showed 'This app has encountered an error')."""
+    from convviz.ui import viewport
+
+    session: dict = {}
+    monkeypatch.setattr(viewport.st, "session_state", session)
+    viewport._store()
+    assert viewport.VIEWPORT not in session
+    session["w_viewport"] = {"viewport": [1280, 720]}
+    viewport._store()
+    assert session[viewport.VIEWPORT] == (1280, 720)

@@ -30,7 +30,8 @@ def viewport(presentation: bool) -> tuple[int, int]:
 
 
 def _store() -> None:
-    size = st.session_state["w_viewport"].get("viewport")
+    # a report sent as the reader switches pages can arrive after its widget's state is gone
+    size = (st.session_state.get("w_viewport") or {}).get("viewport")
     if isinstance(size, list) and len(size) == 2 and all(isinstance(v, int | float) for v in size):
         st.session_state[VIEWPORT] = (min(int(size[0]), 4000), min(int(size[1]), 3000))
 
