@@ -38,14 +38,13 @@ from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer, layer
 from convviz.sweeps import Sweep, forward_sweep, input_grad_sweep, weight_grad_sweep
 from convviz.ui.state import (
-    decode_array,
     from_query,
     preset_state,
     selection_of,
     slice_of,
     spec_of,
+    values_of,
 )
-from convviz.values import layer_values
 
 # The animations of `Story.animations`, in lecture order (the app asks without building them).
 ANIMATIONS = (
@@ -119,17 +118,7 @@ def state_of(preset: str | None = None, link: str | None = None) -> dict:
 
 def layer_of(state: dict) -> Layer:
     """Every stage of the state's layer, from its seed, kernel, grad_out kind and edits."""
-    spec = spec_of(state)
-    edits = {
-        name: decode_array(state[name], shape, label) if state[name] else None
-        for name, shape, label in (
-            ("x", spec.input_shape, "input"),
-            ("w", spec.weight_shape, "kernel"),
-            ("g", spec.output_shape, "grad_out"),
-        )
-    }
-    x, w, g = layer_values(spec, state["seed"], state["kernel"], state["gout"], **edits)
-    return layer(spec, x, w, g)
+    return layer(*values_of(state))
 
 
 class Story:

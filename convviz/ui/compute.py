@@ -33,8 +33,7 @@ from convviz.stages import (
     weight_grad_stages,
 )
 from convviz.sweeps import Scatter, Sweep, scatter, sweep
-from convviz.ui.state import VALUE_FIELDS, decode_array, spec_of
-from convviz.values import layer_values
+from convviz.ui.state import VALUE_FIELDS, values_of
 
 T = TypeVar("T")
 CACHE_MB = int(os.environ.get("CONVVIZ_CACHE_MB", "768"))  # per server process
@@ -169,17 +168,7 @@ def value_key(state: dict) -> tuple:
 @_cached("values")
 def layer_inputs(key: tuple) -> tuple[ConvSpec, np.ndarray, np.ndarray, np.ndarray]:
     """(spec, x, w, grad_out) of a set of values; raises ConvSpecError if impossible."""
-    state = dict(zip(VALUE_FIELDS, key))
-    spec = spec_of(state)
-    edits = {
-        name: decode_array(state[name], shape, label) if state[name] else None
-        for name, shape, label in (
-            ("x", spec.input_shape, "input"),
-            ("w", spec.weight_shape, "kernel"),
-            ("g", spec.output_shape, "grad_out"),
-        )
-    }
-    return (spec, *layer_values(spec, state["seed"], state["kernel"], state["gout"], **edits))
+    return values_of(dict(zip(VALUE_FIELDS, key)))
 
 
 @_cached("forward")

@@ -14,7 +14,7 @@ import numpy as np
 
 from convviz.presets import DEFAULT_PRESET, PRESETS_BY_KEY, Preset
 from convviz.spec import PADDING_MODES, ConvSpec, ConvSpecError, parse_padding
-from convviz.values import GRAD_OUT_KINDS, NAMED_KERNELS
+from convviz.values import GRAD_OUT_KINDS, NAMED_KERNELS, layer_values
 
 PAD_KINDS = ("explicit", "valid", "same", "full")
 KERNEL_CHOICES = ("random", *NAMED_KERNELS)
@@ -369,6 +369,20 @@ def spec_of(state: dict) -> ConvSpec:
     )
     _check_work(spec)
     return spec
+
+
+def values_of(state: dict) -> tuple[ConvSpec, np.ndarray, np.ndarray, np.ndarray]:
+    """(spec, x, w, grad_out) of a state: its seed, kernel, grad_out kind and typed-in edits."""
+    spec = spec_of(state)
+    edits = {
+        name: decode_array(state[name], shape, label) if state[name] else None
+        for name, shape, label in (
+            ("x", spec.input_shape, "input"),
+            ("w", spec.weight_shape, "kernel"),
+            ("g", spec.output_shape, "grad_out"),
+        )
+    }
+    return (spec, *layer_values(spec, state["seed"], state["kernel"], state["gout"], **edits))
 
 
 def macs(spec: ConvSpec) -> int:
