@@ -4,10 +4,12 @@ from dataclasses import replace
 
 import streamlit as st
 
-from convviz.formulas import input_grad_formula
-from convviz.render.animate import scatter_figure
+from convviz.formulas import Formula, input_grad_formula
+from convviz.render.animate import player_meta, scatter_figure
 from convviz.render.grids import panels_figure
-from convviz.render.motion import MAX_GIF_SIDE, motion_figure, motion_gif
+from convviz.render.motion import MAX_GIF_SIDE
+from convviz.render.motion_gif import motion_gif
+from convviz.render.motion_plotly import motion_figure
 from convviz.render.stories import (
     WHOLE_PASS,
     centre,
@@ -21,7 +23,8 @@ from convviz.render.stories import (
     whole_pass,
 )
 from convviz.ui.compute import shared_view, sweeps_for
-from convviz.ui.controls import controls, page_config
+from convviz.ui.controls import STATE, controls, page_config
+from convviz.ui.player import player
 from convviz.ui.views import (
     animated_chart,
     animation,
@@ -29,6 +32,7 @@ from convviz.ui.views import (
     chart,
     export_buttons,
     formula_box,
+    frame_caption,
     page_body,
     page_end,
     page_header,
@@ -38,7 +42,7 @@ from convviz.ui.views import (
 
 # Above the figure: the stage bar (with the whole-pass toggle), the stage's heading and caption
 # (presentation mode: the bar alone).
-STAGE_PX, STAGE_PRES_PX = 140, 70
+STAGE_PX, STAGE_PRES_PX = 140, 40
 PAGE = "pages/2_Input_gradient.py"
 page_config(PAGE)
 ctx = controls()
@@ -49,6 +53,123 @@ page_header(
     "over at stride 1 (a 'full' correlation), then mask the padded ring. The scatter route "
     "below reaches the same numbers.",
 )
+
+
+def _store_whole() -> None:
+    st.session_state[STATE]["whole"] = st.session_state["whole_pass"]
+
+
+def motion_captions(fig, ctx, followed: Formula) -> list[list[str]]:
+    """Per frame of a motion, the lines under its player: the stage's words, then the sum of the
+    cell that frame computes (Scene.cell), symbolic and numeric, from the engine's formulas; on a
+    projector the sum alone where there is one. `followed`: the ∂L/∂x cell the reader follows."""
+    meta, ig = player_meta(fig), ctx.layer.input_grad
+    formulas = {("grad_x",): followed}
+    out = []
+    for words, cell in zip(meta["captions"], meta["cells"]):
+        cell = tuple(cell)
+        if not cell:
+            out.append(words)
+            continue
+        if cell not in formulas:  # the full correlation's cells, ≤ MAX_WINDOW_STOPS of them
+            formulas[cell] = input_grad_formula(ig, ctx.n, ctx.c, *cell[1:], padded=True)
+        lines = frame_caption(formulas[cell], ctx.theme)
+        out.append([*words, *lines] if ctx.theme.show_secondary else lines)
+    return out
+
+
+def stage_bar(ctx, titles: list[str]) -> tuple[int, bool]:
+    """The stage bar with the whole-pass toggle beside it: (the stage, whether the whole pass)."""
+    current, row = step_picker(PAGE, ctx, titles, leave="whole")  # a stage picked: that stage
+    with row:  # beside the stage bar: no room taken from the figure
+        st.session_state["whole_pass"] = ctx.state["whole"]
+        whole = st.toggle(
+            "whole pass",
+            key="whole_pass",
+            on_change=_store_whole,
+            help=WHOLE_PASS if ctx.theme.show_secondary else None,  # a projector: less width
+        )
+    return current, whole
+
+
+def whole_pass_view(ctx, sweep, titles: list[str], formula: Formula) -> None:
+    """The whole backward pass as one motion; the stage bar above lights up where it is."""
+    ig, view = ctx.layer.input_grad, (ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme)
+    if ctx.theme.show_secondary:
+        st.markdown(f"### {WHOLE_PASS}")
+
+    def whole_motion():
+        return whole_pass(ig, sweep, ctx.n, ctx.k, ctx.c)
+
+    fig = shared_view(("whole", *view), lambda: motion_figure(whole_motion(), ctx.theme, start=0))
+    # each stage's button in the bar (7 · ∂L/∂x is the mask's result: its button)
+    stages = player_meta(fig)["stages"]
+    follow = {s: titles.index(s) if s in titles else len(titles) - 1 for s in stages}
+    chart(fig, "whole_pass")
+    captions = motion_captions(fig, ctx, formula)
+    pres = not ctx.theme.show_secondary
+    player(fig, "whole_pass", captions, presentation=pres, follow=follow)
+    if max(ctx.spec.padded_size) <= MAX_GIF_SIDE:
+        st.download_button(
+            "⬇ GIF of the whole pass",
+            lambda: motion_gif(whole_motion().coarser(3)),
+            file_name=f"convviz-{ctx.state['preset']}-backward-pass.gif",
+            mime="image/gif",
+            on_click="ignore",
+            key="gif_whole_pass",
+        )
+
+
+def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> None:
+    """One stage of the storyboard: a motion, a still, or the full correlation's sweep.
+
+    selected : (panel key, row, col) of the cell whose sum is shown (the mask outlines it).
+    """
+    ig, view = ctx.layer.input_grad, (ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme)
+    if ctx.theme.show_secondary:  # on a projector the stage bar says where we are
+        st.markdown(f"### {current + 1}. {step.heading}")
+        st.markdown(step.caption)
+    motion = stage_motion(ig, current, ctx.n, ctx.k, ctx.c, selected)
+    name = f"input-grad-step{current + 1}"
+    if motion is not None:  # dilate, pad, rotate, mask: cells that move (opened on the result)
+        shown = (current, *selected) if current == 5 else (current,)  # the mask outlines cell
+        fig = shared_view(("stage", *shown, *view), lambda: motion_figure(motion, ctx.theme))
+        animated_chart(fig, f"story_{current}", ctx, motion_captions(fig, ctx, formula))
+        export_buttons(step.panels, ctx, name, step.heading)
+    elif step.panels:
+        chart(panels_figure(step.panels, ctx.theme), f"story_{current}")
+        export_buttons(step.panels, ctx, name, step.heading)
+    else:  # the full correlation, animated
+        pad_cell = tuple(selected[1:]) if selected[0] == "grad_x_padded" else None
+        animation(
+            ctx,
+            sweep,
+            input_grad_animation(ig, sweep, ctx.n, ctx.k, ctx.c, pad_cell),
+            "full-correlation",
+            "full correlation: rot180(w) over the padded, dilated ∂L/∂y",
+            channel=ctx.k,
+            start=step_of(sweep, pad_cell) if pad_cell else sweep.steps - 1,
+            formula_of=lambda r, c: input_grad_formula(ig, ctx.n, ctx.c, r, c, padded=True),
+        )
+
+
+def scatter_route(ctx, scatter) -> None:
+    """Each ∂L/∂y cell stamps ∂L/∂y · w onto its window; the stamps add up to ∂L/∂x̃."""
+    st.subheader("Scatter route: each ∂L/∂y cell stamps ∂L/∂y · w onto its window")
+    if scatter is None:
+        st.info(
+            "The scatter animation keeps one grid per stamp; it is offered up to 1,024 stamps "
+            "(output cells × filters). The textbook route above computes the same numbers at "
+            "every size."
+        )
+        return
+    fig = scatter_figure(
+        scatter,
+        *scatter_panels(ctx.layer, ctx.n, ctx.k, ctx.c),
+        ctx.theme,
+        title="stamps add up to the same ∂L/∂x̃",
+    )
+    animated_chart(fig, "scatter", ctx, None, primary=False)
 
 
 @page_body
@@ -63,68 +184,14 @@ def input_gradient(ctx):
     steps = input_grad_story(
         ig, ctx.n, ctx.k, ctx.c, feeding_cells(formula, ctx.k, spec.out_size), (key, *cell)
     )
-    current, row = step_picker(PAGE, ctx, [s.title for s in steps])
-    if st.session_state.get("whole_pass_step") != current:  # a stage was picked: show that stage
-        st.session_state["whole_pass"] = False
-    with row:  # beside the stage bar: no room taken from the figure
-        whole = st.toggle(
-            "whole pass",
-            key="whole_pass",
-            on_change=st.session_state.__setitem__,
-            args=("whole_pass_step", current),
-            help="The whole backward pass in one animation: ∂L/∂y → dilate → pad → rotate → "
-            "correlate → mask → ∂L/∂x",
-        )
+    titles = [s.title for s in steps]
+    current, whole = stage_bar(ctx, titles)
     above = STAGE_PX if ctx.theme.show_secondary else STAGE_PRES_PX
     ctx = replace(ctx, theme=ctx.theme.reserve(above))
-    step = steps[current]
-    view = (ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme)
     if whole:
-        if ctx.theme.show_secondary:
-            st.markdown(f"### {WHOLE_PASS}")
-
-        def whole_motion():
-            return whole_pass(ig, sweeps["input_grad"], ctx.n, ctx.k, ctx.c)
-
-        fig = shared_view(
-            ("whole", *view), lambda: motion_figure(whole_motion(), ctx.theme, start=0)
-        )
-        animated_chart(fig, "whole_pass", ctx, None)
-        if max(spec.padded_size) <= MAX_GIF_SIDE:
-            st.download_button(
-                "⬇ GIF of the whole pass",
-                lambda: motion_gif(whole_motion().coarser(3)),
-                file_name=f"convviz-{ctx.state['preset']}-backward-pass.gif",
-                mime="image/gif",
-                on_click="ignore",
-                key="gif_whole_pass",
-            )
+        whole_pass_view(ctx, sweeps["input_grad"], titles, formula)
     else:
-        if ctx.theme.show_secondary:  # on a projector the stage bar says where we are
-            st.markdown(f"### {current + 1}. {step.heading}")
-            st.markdown(step.caption)
-        motion = stage_motion(ig, current, ctx.n, ctx.k, ctx.c, (key, *cell))
-        if motion is not None:  # dilate, pad, rotate, mask: cells that move (opened on the result)
-            shown = (current, key, *cell) if current == 5 else (current,)  # the mask outlines cell
-            fig = shared_view(("stage", *shown, *view), lambda: motion_figure(motion, ctx.theme))
-            animated_chart(fig, f"story_{current}", ctx, None)
-            export_buttons(step.panels, ctx, f"input-grad-step{current + 1}", step.heading)
-        elif step.panels:
-            chart(panels_figure(step.panels, ctx.theme), f"story_{current}")
-            export_buttons(step.panels, ctx, f"input-grad-step{current + 1}", step.heading)
-        else:  # the full correlation, animated
-            sweep = sweeps["input_grad"]
-            panels = input_grad_animation(ig, sweep, ctx.n, ctx.k, ctx.c, pad_cell)
-            animation(
-                ctx,
-                sweep,
-                panels,
-                "full-correlation",
-                "full correlation: rot180(w) over the padded, dilated ∂L/∂y",
-                channel=ctx.k,
-                start=step_of(sweep, pad_cell) if pad_cell else sweep.steps - 1,
-                formula_of=lambda r, c: input_grad_formula(ig, ctx.n, ctx.c, r, c, padded=True),
-            )
+        stage_view(ctx, steps[current], current, sweeps["input_grad"], formula, (key, *cell))
 
     label = spec.padded_label(cell) if pad_cell else cell  # x̃'s ring has negative indices
     st.subheader(
@@ -132,23 +199,8 @@ def input_gradient(ctx):
     )
     formula_box(formula, ctx, formula_notes(formula))
     cell_picker(ctx, {"grad_x": spec.in_size, "grad_x_padded": spec.padded_size}, "grad_x")
-
     st.divider()
-    st.subheader("Scatter route: each ∂L/∂y cell stamps ∂L/∂y · w onto its window")
-    if sweeps["scatter"] is None:
-        st.info(
-            "The scatter animation keeps one grid per stamp; it is offered up to 1,024 stamps "
-            "(output cells × filters). The textbook route above computes the same numbers at "
-            "every size."
-        )
-    else:
-        fig = scatter_figure(
-            sweeps["scatter"],
-            *scatter_panels(ctx.layer, ctx.n, ctx.k, ctx.c),
-            ctx.theme,
-            title="stamps add up to the same ∂L/∂x̃",
-        )
-        animated_chart(fig, "scatter", ctx, None, primary=False)
+    scatter_route(ctx, sweeps["scatter"])
 
 
 input_gradient(ctx)

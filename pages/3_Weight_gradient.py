@@ -3,7 +3,7 @@
 import streamlit as st
 
 from convviz.formulas import weight_grad_formula
-from convviz.render.motion import motion_figure
+from convviz.render.motion_plotly import motion_figure
 from convviz.render.stories import step_of, weight_grad_panels, window_motion
 from convviz.ui.compute import shared_view, sweeps_for
 from convviz.ui.controls import controls, page_config

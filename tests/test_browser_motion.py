@@ -7,11 +7,13 @@ the player's stage label, the figure's stage bar) and that stepping crosses stag
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
-from convviz.presets import PRESETS_BY_KEY
+from convviz.presets import PRESETS, PRESETS_BY_KEY
 from convviz.render.grids import format_values
 from convviz.stages import forward_stages, layer
 
@@ -26,18 +28,21 @@ DRAWN = """(name) => {
   const t = gd._fullData.find(d => d.name === name);  // decoded: data keeps typed-array specs
   return [Array.from(t.x), Array.from(t.y), Array.from(t.text || [])];
 }"""
-BAR = """() => {
-  const gd = document.querySelector('.st-key-chart_whole_pass .js-plotly-plot');
-  return gd.layout.annotations.map(a => a.text).find(t => t.includes('correlate')) || '';
-}"""
+# the stage bar's buttons the player lit up: [text, state] of each ('now', 'done' or '')
+LIT = """() => [...document.querySelectorAll('.st-key-w_step button')]
+  .map(b => [b.innerText.trim(), b.dataset.cvStage || ''])"""
+FORMULA = ".st-key-player_whole_pass [data-testid='player-formula']"
 
 
-def recitation_grad_x() -> np.ndarray:
+def recitation():
     p = PRESETS_BY_KEY["recitation-s2"]
     spec = p.spec()
     x, w = p.values()
-    lay = layer(spec, x, w, p.grad_out_for(forward_stages(spec, x, w).y))
-    return lay.input_grad.grad_x[0, 0]
+    return layer(spec, x, w, p.grad_out_for(forward_stages(spec, x, w).y)).input_grad
+
+
+def recitation_grad_x() -> np.ndarray:
+    return recitation().grad_x[0, 0]
 
 
 def label(page: Page) -> str:
@@ -56,6 +61,17 @@ def at_frame(page: Page, frame: int) -> None:
     page.wait_for_function(f"() => ({STATE})()[0] === {frame}", timeout=10_000)
 
 
+def lit(page: Page, stage: str) -> None:
+    """The stage bar shows `stage` as where the animation is, the stages before it as done."""
+    page.wait_for_function(
+        f"() => ({LIT})().filter(b => b[1] === 'now').map(b => b[0]).join() === {stage!r}",
+        timeout=10_000,
+    )
+    buttons = page.evaluate(LIT)
+    at = [t for t, _ in buttons].index(stage)
+    assert [s for _, s in buttons] == ["done"] * at + ["now"] + [""] * (len(buttons) - at - 1)
+
+
 def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2")
     tab.locator(".js-plotly-plot").first.wait_for(timeout=CHART_MS)
@@ -63,10 +79,13 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     tab.locator(".st-key-whole_pass label").click()
     tab.locator(".st-key-chart_whole_pass .js-plotly-plot").wait_for(timeout=CHART_MS)
     tab.wait_for_function(f"() => ({STATE})() !== null", timeout=CHART_MS)
+    tab.wait_for_function("() => location.search.includes('whole=1')")  # in the link
     frame, count = tab.evaluate(STATE)
     assert frame == 0 and count > 40
     assert "stage [1 · ∂L/∂y]" in label(tab)
-    assert "<b>1 · ∂L/∂y</b>" in tab.evaluate(BAR)
+    lit(tab, "1 · ∂L/∂y")
+    now = tab.locator(".st-key-w_step button[data-cv-stage='now']")
+    assert now.evaluate("b => getComputedStyle(b).backgroundColor") == "rgb(217, 130, 43)"
 
     player = tab.locator(".st-key-player_whole_pass")
     player.get_by_role("button", name="4×").click()
@@ -77,16 +96,18 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
       return p && gd.layout.meta.player.labels[p.current()].includes('rotate');
     }}"""
     tab.wait_for_function(turning, timeout=60_000)
-    tab.wait_for_timeout(200)  # the frame drawn
+    lit(tab, "4 · rotate 180°")  # the bar follows the playing animation
     tab.wait_for_function(
         f"() => {{ const s = ({STATE})(); return s[0] === s[1] - 1; }}", timeout=120_000
     )
     expect(player.get_by_role("button", name="▶ Play")).to_be_visible()  # it stopped at the end
+    tab.wait_for_timeout(500)  # the last frame drawn
     tab.locator(".st-key-chart_whole_pass").screenshot(path=artifacts / "backward_pass_end.png")
 
-    # the end state: ∂L/∂x as the engine has it, and the stage indicators on the last stage
+    # the end state: ∂L/∂x as the engine has it, the stage indicators on the last stage, and
+    # under the player the followed cell's sum (the centre, ∂L/∂x₂₂ = 36, hand-worked)
     assert "stage [7 · ∂L/∂x]" in label(tab)
-    assert "<b>7 · ∂L/∂x</b>" in tab.evaluate(BAR)
+    lit(tab, "6 · mask")  # ∂L/∂x is the mask's result
     xs, ys, text = tab.evaluate(DRAWN, "motion:grad_x")
     grad_x = recitation_grad_x()
     drawn = np.full(grad_x.shape, "", dtype=object)
@@ -96,6 +117,7 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     assert drawn[2, 2] == "36"  # the recitation's hand-worked ∂L/∂x₂₂
     _, _, ring_text = tab.evaluate(DRAWN, "motion:grad_x_padded")
     assert not any(ring_text), "∂L/∂x̃ has faded out: only ∂L/∂x is written"
+    assert tab.locator(FORMULA).inner_text().splitlines()[-1].endswith("= 36")
 
     # stepping crosses stage boundaries: back from the first frame of 'pad' lands in 'dilate'
     labels = tab.evaluate(
@@ -111,6 +133,7 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
         frame = frames[int(part * len(frames))]
         tab.evaluate(f"() => {PLAYER}.show({frame})")
         at_frame(tab, frame)
+        lit(tab, stage)
         tab.wait_for_timeout(1500)  # plotly draws the frame
         chart = tab.locator(".st-key-chart_whole_pass")
         chart.screenshot(path=artifacts / f"backward_pass_mid_{name}.png")
@@ -119,9 +142,46 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     tab.keyboard.press("ArrowLeft")
     at_frame(tab, first_pad - 1)
     assert "stage [2 · dilate]" in label(tab)
+    lit(tab, "2 · dilate")
     tab.keyboard.press("ArrowRight")
     at_frame(tab, first_pad)
     assert "stage [3 · pad]" in label(tab)
+    lit(tab, "3 · pad")
+
+
+def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
+    """whole=1 in a link opens the whole pass; PageDown / n go stage by stage inside it (no
+    server round trip: the page keeps its step); the formula follows the window's frames."""
+    tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2&whole=1")
+    tab.locator(".st-key-chart_whole_pass .js-plotly-plot").wait_for(timeout=CHART_MS)
+    settle(tab)
+    tab.wait_for_function(f"() => ({STATE})() !== null", timeout=CHART_MS)
+    meta = tab.evaluate(
+        "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
+        ".layout.meta.player"
+    )
+    labels = meta["labels"]
+    tab.keyboard.press("PageDown")
+    at_frame(tab, labels.index("2 · dilate"))
+    lit(tab, "2 · dilate")
+    tab.keyboard.press("n")
+    at_frame(tab, labels.index("3 · pad"))
+    tab.keyboard.press("PageUp")
+    at_frame(tab, labels.index("2 · dilate"))
+    assert "step=1" in tab.url and "whole=1" in tab.url  # the page did not move
+    ig = recitation()
+    pt, pl = ig.spec.padding[0][0], ig.spec.padding[1][0]
+    correlating = [i for i, s in enumerate(labels) if s == "5 · correlate"]
+    for frame in correlating[:: max(1, len(correlating) // 4)]:
+        cell = meta["cells"][frame]
+        if not cell:
+            continue
+        tab.evaluate(f"() => {PLAYER}.show({frame})")
+        at_frame(tab, frame)
+        symbolic, numeric = tab.locator(FORMULA).inner_text().splitlines()[-2:]
+        want = ig.grad_x_padded[0, 0, cell[1], cell[2]]
+        assert symbolic.startswith("∂L/∂x̃") and numeric.endswith(f"= {want:g}"), (cell, numeric)
+        assert f"Window at ∂L/∂x̃[{cell[1] - pt}, {cell[2] - pl}]" in meta["captions"][frame][0]
 
 
 # storyboard stage → (trace axis of the panel that changes, the engine array it ends on, origin)
@@ -172,3 +232,65 @@ def test_each_stage_motion_plays_to_the_engines_stage(tab: Page, app_url):
                     assert drawn[round(y) - oy, round(x) - ox] == "", "two numbers on one cell"
                     drawn[round(y) - oy, round(x) - ox] = s
         assert np.array_equal(drawn, format_values(want)), step
+
+
+# --- presentation mode: the whole pass on a projector --------------------------------------------
+
+MEASURE = """() => {
+  const gd = document.querySelector('.st-key-chart_whole_pass .js-plotly-plot');
+  const fl = gd._fullLayout, box = el => { const r = el.getBoundingClientRect();
+                                             return [r.left, r.top, r.right, r.bottom]; };
+  const panels = Object.keys(fl).filter(k => /^xaxis\\d*$/.test(k)).map(k => {
+    const ax = fl[k], ya = fl[k.replace('x', 'y')];
+    return [ax._length / Math.abs(ax.range[1] - ax.range[0]), Math.abs(ya.range[1] - ya.range[0])];
+  });
+  const fonts = gd._fullData.filter(d => (d.name || '').startsWith('motion:') && d.text)
+    .map(d => d.textfont.size);
+  const player = document.querySelector('.st-key-player_whole_pass');
+  return {panels, fonts, chart: box(gd), player: box(player), height: innerHeight,
+          notes: Array.from(gd.querySelectorAll('g.annotation')).map(box)};
+}"""
+# rows of the tallest grid (the padded ∂L/∂y) that 48 px cells fit with the player on the screen
+FITS = {720: 7, 1080: 13}
+
+
+def whole_pass_problems(view: dict) -> list[str]:
+    out = []
+    if view["player"][3] > view["height"] or view["chart"][3] > view["player"][1]:
+        out.append(f"chart / player bottom {view['chart'][3]:.0f} / {view['player'][3]:.0f}")
+    for a, b in itertools.combinations(view["notes"], 2):
+        if a[0] < b[2] - 1 and b[0] < a[2] - 1 and a[1] < b[3] - 1 and b[1] < a[3] - 1:
+            out.append(f"text overlaps text at {a} / {b}")
+    rows = max(r for _, r in view["panels"])
+    if rows <= FITS[view["height"]]:
+        cell = min(px for px, _ in view["panels"])
+        if cell < 47.5 or min(view["fonts"]) < 20:
+            out.append(f"{cell:.1f} px cells, {min(view['fonts'])} px numbers ({rows} rows)")
+    return out
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_whole_pass_fits_a_projector_on_every_preset(browser: Browser, app_url, artifacts, size):
+    """Presentation mode, sidebar folded: the figure and its player on the screen, no overlapping
+    text, cells ≥ 48 px with ≥ 20 px numbers wherever the tallest grid has room for them."""
+    folder = artifacts / "screens"
+    folder.mkdir(exist_ok=True)
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    page = context.new_page()
+    page.set_default_timeout(CHART_MS)
+    problems = []
+    try:
+        for preset in [p.key for p in PRESETS]:
+            page.goto(f"{app_url}/Input_gradient?preset={preset}&pres=1&whole=1")
+            page.locator(".st-key-chart_whole_pass .js-plotly-plot").wait_for()
+            settle(page)
+            page.wait_for_function(f"() => ({STATE})() !== null")
+            view = page.evaluate(MEASURE)
+            page.mouse.move(0, size[1] - 1)
+            page.screenshot(path=folder / f"{size[0]}x{size[1]}-{preset}-whole_pass.png")
+            problems += [f"{preset}: {p}" for p in whole_pass_problems(view)]
+            if preset == "recitation-s2":  # the lecture's example: 48 px cells at both sizes
+                assert min(px for px, _ in view["panels"]) >= 47.5
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)

@@ -11,11 +11,15 @@ import numpy as np
 import pytest
 
 import convviz.render.motion as mv
+import convviz.render.motion_gif as mg
+import convviz.render.motion_plotly as mp
+import convviz.render.motion_scenes as ms
+import convviz.render.motion_stages as mst
 from convviz.ops import rot180
 from convviz.presets import PRESETS
 from convviz.render.animate import player_meta
 from convviz.render.grids import format_values
-from convviz.render.theme import PRESENTATION, THEME, tap_colors
+from convviz.render.theme import PRESENTATION, THEME, tap_colors, theme_for
 from convviz.spec import PADDING_MODES, ConvSpec
 from convviz.stages import forward_stages, layer
 from convviz.sweeps import input_grad_sweep, weight_grad_sweep
@@ -120,7 +124,7 @@ def text(a: np.ndarray) -> np.ndarray:
 def test_dilated_positions_are_stride_times_index(key):
     n, k, _ = slice_of(key)
     ig = LAYERS[key].input_grad
-    motion = mv.dilate_motion(ig, n, k)
+    motion = mst.dilate_motion(ig, n, k)
     first, last = motion.scenes[0].groups["grad_out"], motion.scenes[-1].groups["grad_out"]
     oH, oW = ig.spec.out_size
     i, j = np.indices((oH, oW)).reshape(2, -1)
@@ -129,7 +133,7 @@ def test_dilated_positions_are_stride_times_index(key):
     assert np.array_equal(last.row, sh * i) and np.array_equal(last.col, sw * j)
     assert np.array_equal(last.value, ig.grad_out[n, k].ravel()), "each cell keeps its number"
     # the figure's last frame draws ∂L/∂y[i, j] at x = sw·j, y = sh·i
-    fig = mv.motion_figure(motion, THEME)
+    fig = mp.motion_figure(motion, THEME)
     t = figure_frame(fig, -1)["motion:grad_out"]
     assert np.allclose(decoded(t["x"]), sw * j) and np.allclose(decoded(t["y"]), sh * i)
 
@@ -138,11 +142,11 @@ def test_dilated_positions_are_stride_times_index(key):
 def test_dilate_ends_on_the_engines_dilated_grad_out_and_zeros_fade_in(key):
     n, k, _ = slice_of(key)
     ig = LAYERS[key].input_grad
-    motion = mv.dilate_motion(ig, n, k)
+    motion = mst.dilate_motion(ig, n, k)
     assert np.array_equal(grid(motion.scenes[-1], motion, 0), ig.dilated[n, k])
     inserted = [f.groups["inserted"].opacity for f in motion.frames()]
     assert all(np.all(o == 0) for o in inserted[:2]) and np.all(inserted[-1] == 1)
-    fig = mv.motion_figure(motion, THEME)
+    fig = mp.motion_figure(motion, THEME)
     assert np.array_equal(shown_grid(fig, -1, motion, 0), text(ig.dilated[n, k]))
 
 
@@ -153,7 +157,7 @@ def test_dilate_ends_on_the_engines_dilated_grad_out_and_zeros_fade_in(key):
 def test_pad_ends_on_the_engines_padded_grid_with_roles(key):
     n, k, _ = slice_of(key)
     ig = LAYERS[key].input_grad
-    motion = mv.pad_motion(ig, n, k)
+    motion = mst.pad_motion(ig, n, k)
     last = motion.scenes[-1]
     assert np.array_equal(grid(last, motion, 0), ig.padded[n, k])
     # every ring cell is labelled pad or remainder, exactly the engine's ring
@@ -166,7 +170,7 @@ def test_pad_ends_on_the_engines_padded_grid_with_roles(key):
     assert np.array_equal(ring, ig.padded_ring)
     rH, rW = ig.spec.remainder
     assert (last.groups["remainder"].value.size > 0) == bool(rH or rW)
-    fig = mv.motion_figure(motion, THEME)
+    fig = mp.motion_figure(motion, THEME)
     assert np.array_equal(shown_grid(fig, -1, motion, 0), text(ig.padded[n, k]))
 
 
@@ -178,7 +182,7 @@ def test_every_rotated_tap_ends_on_its_rot180_place_with_its_value_and_colour(ke
     _, k, c = slice_of(key)
     ig = LAYERS[key].input_grad
     kH, kW = ig.spec.kernel_size
-    motion = mv.rotate_motion(ig, k, c)
+    motion = mst.rotate_motion(ig, k, c)
     taps = motion.scenes[-1].groups["taps"]
     i, j = np.indices((kH, kW)).reshape(2, -1)
     assert np.allclose(taps.row, kH - 1 - i) and np.allclose(taps.col, kW - 1 - j)
@@ -192,7 +196,7 @@ def test_every_rotated_tap_ends_on_its_rot180_place_with_its_value_and_colour(ke
     for f in motion.scenes[1:]:
         t = f.groups["taps"]
         assert np.allclose(np.hypot(t.row - centre[0], t.col - centre[1]), radius)
-    fig = mv.motion_figure(motion, THEME)
+    fig = mp.motion_figure(motion, THEME)
     t = figure_frame(fig, -1)["motion:taps"]
     assert np.allclose(decoded(t["x"]), kW - 1 - j) and np.allclose(decoded(t["y"]), kH - 1 - i)
     assert list(t["marker"]["color"]) == tap_colors(kH, kW)
@@ -200,10 +204,10 @@ def test_every_rotated_tap_ends_on_its_rot180_place_with_its_value_and_colour(ke
 
 
 def test_rotation_names_the_channel_swap_only_with_channels():
-    swap = mv.rotate_motion(LAYERS["channels-small"].input_grad, 2, 1)
+    swap = mst.rotate_motion(LAYERS["channels-small"].input_grad, 2, 1)
     assert "Channels swap" in swap.scenes[-1].caption and "w[1, 2]" in swap.scenes[-1].caption
     assert "w_rot[1, 2]" in swap.panels[1].subtitle  # filter k=2, channel c=1 → [c, k]
-    alone = mv.rotate_motion(LAYERS["recitation-s2"].input_grad, 0, 0)
+    alone = mst.rotate_motion(LAYERS["recitation-s2"].input_grad, 0, 0)
     assert "swap" not in alone.scenes[-1].caption
 
 
@@ -230,7 +234,7 @@ def folded(motion: mv.Motion) -> np.ndarray:
 @pytest.mark.parametrize("mode", PADDING_MODES)
 def test_folded_ring_sums_equal_the_engines_grad_x_for_every_padding_mode(mode):
     ig = mode_layer(mode).input_grad
-    motion = mv.mask_motion(ig, 0, 0)
+    motion = mst.mask_motion(ig, 0, 0)
     if mode == "zeros":  # the ring drops: it arrives nowhere
         assert not any("travels back" in s.caption for s in motion.scenes)
         assert np.all(motion.scenes[-1].groups["ring"].opacity == 0)
@@ -240,7 +244,7 @@ def test_folded_ring_sums_equal_the_engines_grad_x_for_every_padding_mode(mode):
     H, W = ig.spec.in_size
     assert np.array_equal(last[pt : pt + H, pl : pl + W], ig.grad_x[0, 0])
     assert np.isnan(np.where(ig.pad_mask, last, np.nan)).all(), "nothing left on the ring"
-    fig = mv.motion_figure(motion, THEME)
+    fig = mp.motion_figure(motion, THEME)
     shown = shown_grid(fig, -1, motion, 0)
     assert np.array_equal(shown[pt : pt + H, pl : pl + W], text(ig.grad_x[0, 0]))
     assert not shown[ig.pad_mask].any()
@@ -250,7 +254,7 @@ def test_folded_ring_sums_equal_the_engines_grad_x_for_every_padding_mode(mode):
 def test_mask_of_every_preset_ends_on_grad_x(key):
     n, _, c = slice_of(key)
     ig = LAYERS[key].input_grad
-    motion = mv.mask_motion(ig, n, c)
+    motion = mst.mask_motion(ig, n, c)
     (pt, _), (pl, _) = ig.spec.padding
     H, W = ig.spec.in_size
     assert np.allclose(folded(motion), ig.grad_x[n, c])
@@ -266,29 +270,29 @@ def test_mask_of_every_preset_ends_on_grad_x(key):
 def test_whole_pass_stage_by_stage_ends_on_each_engine_stage(key):
     n, k, c = slice_of(key)
     ig = LAYERS[key].input_grad
-    motion = mv.backward_motion(ig, input_grad_sweep(ig, n, c), n, k, c)
+    motion = mst.backward_motion(ig, input_grad_sweep(ig, n, c), n, k, c)
     assert motion.stages == (
-        mv.GRAD_OUT,
-        mv.DILATE,
-        mv.PAD,
-        mv.ROTATE,
-        mv.CORRELATE,
-        mv.MASK,
-        mv.GRAD_X,
+        ms.GRAD_OUT,
+        ms.DILATE,
+        ms.PAD,
+        ms.ROTATE,
+        ms.CORRELATE,
+        ms.MASK,
+        ms.GRAD_X,
     )
     (gt, _), (gl, _) = ig.spec.full_padding
     dH, dW = ig.spec.dilated_out_size
-    dilated = grid(motion.last(mv.DILATE), motion, 0)[gt : gt + dH, gl : gl + dW]
+    dilated = grid(motion.last(ms.DILATE), motion, 0)[gt : gt + dH, gl : gl + dW]
     assert np.array_equal(dilated, ig.dilated[n, k])
-    assert np.array_equal(grid(motion.last(mv.PAD), motion, 0), ig.padded[n, k])
-    assert np.array_equal(grid(motion.last(mv.ROTATE), motion, 1), ig.w_rot[c, k])
-    assert np.array_equal(grid(motion.last(mv.CORRELATE), motion, 2), ig.grad_x_padded[n, c])
+    assert np.array_equal(grid(motion.last(ms.PAD), motion, 0), ig.padded[n, k])
+    assert np.array_equal(grid(motion.last(ms.ROTATE), motion, 1), ig.w_rot[c, k])
+    assert np.array_equal(grid(motion.last(ms.CORRELATE), motion, 2), ig.grad_x_padded[n, c])
     (pt, _), (pl, _) = ig.spec.padding
     H, W = ig.spec.in_size
     end = grid(motion.scenes[-1], motion, 2)
     assert np.array_equal(end[pt : pt + H, pl : pl + W], ig.grad_x[n, c])
     # the player: one label per frame naming its stage, in the story's order, opened on ∂L/∂y
-    fig = mv.motion_figure(motion, THEME, start=0)
+    fig = mp.motion_figure(motion, THEME, start=0)
     meta = player_meta(fig)
     assert len(meta["labels"]) == len(fig.frames) == len(motion.frames())
     order = list(dict.fromkeys(meta["labels"]))
@@ -297,12 +301,78 @@ def test_whole_pass_stage_by_stage_ends_on_each_engine_stage(key):
     assert np.array_equal(shown[pt : pt + H, pl : pl + W], text(ig.grad_x[n, c]))
 
 
+@pytest.mark.parametrize("key", LAYERS)
+def test_whole_pass_tells_the_player_its_stages_and_each_frames_cell(key):
+    """meta "stages" drives the stage bar; meta "cells" names the engine cell whose sum a frame
+    computes: the full correlation's window target (the sweep's), then the followed ∂L/∂x cell."""
+    n, k, c = slice_of(key)
+    ig = LAYERS[key].input_grad
+    sweep = input_grad_sweep(ig, n, c)
+    motion = mst.backward_motion(ig, sweep, n, k, c)
+    meta = player_meta(mp.motion_figure(motion, THEME, start=0))
+    assert meta["stages"] == list(motion.stages)
+    cells = [tuple(x) for x in meta["cells"]]
+    assert len(cells) == len(meta["labels"])
+    keyframes = [s for s in motion.scenes if s.stage == ms.CORRELATE and s.cell]
+    targets = {tuple(map(int, t)) for t in sweep.targets}
+    assert keyframes and all(s.cell[0] == "grad_x_padded" for s in keyframes)
+    assert all(s.cell[1:] in targets for s in keyframes)
+    (gt, _), (gl, _) = ig.spec.full_padding
+    for s in keyframes:  # the window stands where the sweep's step of that target puts it
+        stop = next(t for t in range(sweep.steps) if tuple(sweep.targets[t]) == s.cell[1:])
+        window = s.groups["window"]
+        assert set(window.row + gt) == set(sweep.rows[stop])
+        assert set(window.col + gl) == set(sweep.cols[stop])
+    for label, cell in zip(meta["labels"], cells):
+        if label in (ms.MASK, ms.GRAD_X) and cell:
+            assert cell == ms.FOLLOWED
+        if label in (ms.GRAD_OUT, ms.DILATE, ms.PAD, ms.ROTATE):
+            assert cell == ()
+    assert cells[-1] == ms.FOLLOWED
+
+
+# the viewport the browser reports at 1280×720 / 1920×1080, sidebar folded (main column, window
+# height), less the page's stage bar (pages/2_Input_gradient.py: STAGE_PRES_PX)
+PROJECTORS = {720: ((1232, 720), 7), 1080: ((1872, 1080), 13)}
+STAGE_PRES_PX = 40
+
+
+@pytest.mark.parametrize("height", [720, 1080])
+@pytest.mark.parametrize("key", [p.key for p in PRESETS])
+def test_whole_pass_on_a_projector_has_48_px_cells_where_they_fit(key, height):
+    """Issue 6's rule on the whole pass: cells ≥ 48 px with ≥ 20 px numbers while the tallest grid
+    (the padded ∂L/∂y) has room for them (7 rows at 720 px, 13 at 1080); no title, no panel
+    subtitles, no stage line in the figure (the page's stage bar says where it is)."""
+    viewport, rows_fit = PROJECTORS[height]
+    theme = theme_for(True, viewport).reserve(STAGE_PRES_PX)
+    lay = LAYERS.get(key) or preset_layer(next(p for p in PRESETS if p.key == key))
+    ig = lay.input_grad
+    motion = mst.backward_motion(ig, input_grad_sweep(ig, 0, 0), 0, 0, 0)
+    fig = mp.motion_figure(motion, theme, start=0)
+    assert fig.layout.height <= theme.figure_h
+    notes = [a.text for a in fig.layout.annotations]
+    assert len(notes) == len(motion.panels) + 1  # the panel titles and the legend
+    assert not any("2 · dilate" in t for t in notes)  # the stage line is the page's bar
+    rows = max(p.shape[0] for p in motion.panels)
+    if rows <= rows_fit:
+        cell = min(drawn_cell_px(fig, i, p) for i, p in enumerate(motion.panels))
+        fonts = [t.textfont.size for t in fig.data if (t.name or "").startswith("motion:")]
+        assert cell >= 47.5 and min(fonts) >= 20, (cell, fonts)
+
+
+def drawn_cell_px(fig, i: int, panel) -> float:
+    """The px edge of panel i's cells as the figure lays them out (its axis domain's width)."""
+    x0, x1 = fig.layout[f"xaxis{i + 1 if i else ''}"].domain
+    plot_w = fig.layout.width - fig.layout.margin.l - fig.layout.margin.r
+    return (x1 - x0) * plot_w / panel.shape[1]
+
+
 def test_window_of_the_full_correlation_sits_where_the_sweep_puts_it():
     ig = LAYERS["recitation-s2"].input_grad
     sweep = input_grad_sweep(ig)
-    motion = mv.backward_motion(ig, sweep, 0, 0, 0)
+    motion = mst.backward_motion(ig, sweep, 0, 0, 0)
     (gt, _), (gl, _) = ig.spec.full_padding
-    stops = [s for s in motion.scenes if s.stage == mv.CORRELATE and "Window at" in s.caption]
+    stops = [s for s in motion.scenes if s.stage == ms.CORRELATE and "Window at" in s.caption]
     for s in stops:
         r, q = (int(v) for v in s.caption.split("∂L/∂x̃[")[1].split("]")[0].split(", "))
         t = r * ig.spec.padded_size[1] + q  # no padding in this preset
@@ -314,7 +384,7 @@ def test_window_of_the_full_correlation_sits_where_the_sweep_puts_it():
 
 def test_only_positions_and_opacity_are_interpolated():
     ig = LAYERS["classroom"].input_grad
-    motion = mv.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
+    motion = mst.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
     frames = motion.frames()
     at = 1
     for a, b, n in zip(motion.scenes, motion.scenes[1:], motion.tweens):
@@ -344,7 +414,7 @@ def test_weight_window_dilates_by_the_stride_then_steps_by_the_dilation(key):
     n, k, c = slice_of(key)
     wg = LAYERS[key].weight_grad
     sweep = weight_grad_sweep(wg, k, c)
-    motion = mv.weight_motion(wg, sweep, n, k, c)
+    motion = mst.weight_motion(wg, sweep, n, k, c)
     (sh, sw), (pt, pl) = wg.spec.stride, (wg.spec.padding[0][0], wg.spec.padding[1][0])
     oH, oW = wg.spec.out_size
     i, j = np.indices((oH, oW)).reshape(2, -1)
@@ -369,20 +439,23 @@ def test_payload_of_the_motions_stays_small(side, limit):
     ig = lay.input_grad
     sweep = input_grad_sweep(ig)
     motions = [
-        mv.dilate_motion(ig, 0, 0),
-        mv.pad_motion(ig, 0, 0),
-        mv.rotate_motion(ig, 0, 0),
-        mv.mask_motion(ig, 0, 0),
-        mv.backward_motion(ig, sweep, 0, 0, 0),
+        mst.dilate_motion(ig, 0, 0),
+        mst.pad_motion(ig, 0, 0),
+        mst.rotate_motion(ig, 0, 0),
+        mst.mask_motion(ig, 0, 0),
+        mst.backward_motion(ig, sweep, 0, 0, 0),
     ]
-    sizes = [len(mv.motion_figure(m, THEME).to_json()) for m in motions]
-    weight = mv.weight_motion(lay.weight_grad, weight_grad_sweep(lay.weight_grad), 0, 0, 0)
+    sizes = [len(mp.motion_figure(m, THEME).to_json()) for m in motions]
+    weight = mst.weight_motion(lay.weight_grad, weight_grad_sweep(lay.weight_grad), 0, 0, 0)
     scatter_budget = 400_000  # the scatter route's figure at this size (measured ≤ 0.4 MB)
     assert max(sizes) + scatter_budget <= limit, sizes
-    assert len(mv.motion_figure(weight, THEME).to_json()) <= limit // 4
-    if side > THEME.max_text_cells:  # numbers nobody could read are not sent
-        shown = figure_frame(mv.motion_figure(motions[-1], PRESENTATION), -1).values()
-        assert not any("text" in t for t in shown)
+    assert len(mp.motion_figure(weight, THEME).to_json()) <= limit // 4
+    if side > THEME.max_text_cells:  # numbers nobody could read are not sent; the kernel's are
+        whole = motions[-1]
+        shown = figure_frame(mp.motion_figure(whole, PRESENTATION), -1)
+        texts = {name.removeprefix("motion:") for name, t in shown.items() if "text" in t}
+        big = {g for g, i in whole.where.items() if max(whole.panels[i].shape) > side // 2}
+        assert texts <= {"taps"} and not texts & big  # the kernel's, if its cells are big
 
 
 def test_gif_of_the_whole_pass_plays_every_frame():
@@ -391,8 +464,8 @@ def test_gif_of_the_whole_pass_plays_every_frame():
     from PIL import Image, ImageSequence
 
     ig = LAYERS["recitation-s1"].input_grad
-    motion = mv.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
-    gif = Image.open(BytesIO(mv.motion_gif(motion, cell_px=20)))
+    motion = mst.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
+    gif = Image.open(BytesIO(mg.motion_gif(motion, cell_px=20)))
     total = sum(f.info["duration"] for f in ImageSequence.Iterator(gif))
     F = len(motion.frames())  # identical neighbours are merged: their times add up
     assert total == mv.MOTION_FRAME_MS * (8 + F - 2 + 20)
@@ -407,7 +480,7 @@ def test_the_selected_cell_and_its_copies_are_outlined_and_travel_to_it():
     first, last = motion.scenes[0].groups["selected"], motion.scenes[-1].groups["selected"]
     assert sorted(zip(first.row, first.col)) == [(-1, -1), (-1, 1), (1, -1), (1, 1)]
     assert set(zip(last.row, last.col)) == {(1, 1)} and np.all(last.opacity == 1)
-    fig = mv.motion_figure(motion, THEME)
+    fig = mp.motion_figure(motion, THEME)
     assert "motion:selected" in figure_frame(fig, -1)
     # zero padding: a selected ring cell is dropped with its gradient
     ig = LAYERS["classroom"].input_grad

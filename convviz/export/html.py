@@ -26,7 +26,7 @@ from convviz.render.animate import (
     writes_captions,
 )
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
-from convviz.render.motion import motion_figure
+from convviz.render.motion_plotly import motion_figure
 from convviz.render.theme import THEME, Theme
 
 _UI = Path(__file__).resolve().parent.parent / "ui"

@@ -1,9 +1,9 @@
 """GIF and MP4 of an animation from one set of frames.
 
 The renderers draw an animation's frames once, as a GIF (`render.static.sweep_gif` for a sliding
-window, `render.motion.motion_gif` for a motion). The MP4 is made from those same frames, decoded
-with their timings, so the GIF and the video of an animation cannot differ. The video is H.264
-(yuv420p, what every player and slide tool reads), at least 1280 px wide and with even sides,
+window, `render.motion_gif.motion_gif` for a motion). The MP4 is made from those same frames,
+decoded with their timings, so the GIF and the video of an animation cannot differ. The video is
+H.264 (yuv420p, what every player and slide tool reads), at least 1280 px wide and with even sides,
 encoded by the ffmpeg binary that the imageio-ffmpeg wheel ships (no system package).
 """
 
@@ -20,7 +20,8 @@ import numpy as np
 from PIL import Image
 
 from convviz.render import static
-from convviz.render.motion import Motion, motion_gif
+from convviz.render.motion import Motion
+from convviz.render.motion_gif import gif_size_cells, motion_gif
 from convviz.render.theme import THEME, Theme
 
 MIN_WIDTH, MAX_HEIGHT = 1280, 1080  # a 1080p screen shows the video at its own size
@@ -72,13 +73,9 @@ def sweep_rendered(sweep, panels, theme: Theme = THEME, *, channel: int = 0, fps
 
 
 def motion_cell_px(motion: Motion) -> int:
-    """The cell size at which motion_gif's frame fills MIN_WIDTH × MAX_HEIGHT as far as it can.
-
-    motion_gif's frame is (panel widths + 1.5 between panels + 1) cells wide and (the tallest
-    panel + 3.8) cells high (titles, stage line, caption).
-    """
-    wide = sum(p.shape[1] for p in motion.panels) + 1.5 * (len(motion.panels) - 1) + 1
-    high = max(p.shape[0] for p in motion.panels) + 3.8
+    """The cell size at which motion_gif's frame fills MIN_WIDTH × MAX_HEIGHT as far as it can
+    (its size in cells: `motion_gif.gif_size_cells`)."""
+    wide, high = gif_size_cells(motion)
     fit = min(MIN_WIDTH / wide, MAX_HEIGHT / high)
     return int(np.clip(math.floor(fit), *MOTION_CELL_PX))
 

@@ -12,8 +12,8 @@ import numpy as np
 
 from convviz.formulas import Formula
 from convviz.ops import copies_mask
-from convviz.render.motion import (
-    Motion,
+from convviz.render.motion import Motion
+from convviz.render.motion_stages import (
     backward_motion,
     dilate_motion,
     mask_motion,

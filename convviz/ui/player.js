@@ -31,6 +31,14 @@ function clickButton(key) {
 function onKey(event) {
   if (event.ctrlKey || event.metaKey || event.altKey || typing(event)) return;
   const reg = window.__convviz;
+  const next = { n: 1, PageDown: 1, p: -1, PageUp: -1 }[event.key];
+  const staged = [...reg.players.values()].find((p) => p.primary && p.stages);
+  if (next && staged && staged.stage(next)) {
+    // a motion through stages (the whole backward pass): the next stage of the same animation
+    event.preventDefault();
+    event.stopPropagation();
+    return;
+  }
   if (event.key === "n" || event.key === "p") {
     if (clickButton(event.key === "n" ? "nav_next" : "nav_back")) event.preventDefault();
     return;
@@ -107,6 +115,62 @@ function drawLinks(gd, link, shapes) {
   window.Plotly.restyle(gd, { x: xs, y: ys }, link.traces);
 }
 
+// --- where a motion is: the page's stage bar, or a strip of the stages in the player -------------
+
+const NOW = { background: "#d9822b", color: "#ffffff", "border-color": "#d9822b" };
+const DONE = { background: "#fdf2e7" };
+
+function paint(button, style) {
+  ["background", "color", "border-color"].forEach((k) => button.style.removeProperty(k));
+  Object.entries(style).forEach(([k, v]) => button.style.setProperty(k, v, "important"));
+}
+
+function stageIndicator(d, reg) {
+  // d.stages: the motion's stages in order; d.follow: {key, buttons: stage → button index} of the
+  // page's stage bar (a Streamlit segmented control) that the frames light up
+  const order = d.stages || [];
+  const none = { order, strip: null, mark: () => {}, clear: () => {} };
+  if (order.length < 2) return none;
+  const bar = () =>
+    d.follow ? [...document.querySelectorAll(`.st-key-${d.follow.key} button`)] : [];
+  let strip = null, chips = [];
+  if (!d.follow) {
+    strip = el("div", { class: "stages", "data-testid": "player-stages" });
+    chips = order.map((s, i) => {
+      const b = el("button", { type: "button", title: `go to ${s}` }, s);
+      b.addEventListener("click", () => reg.players.get(d.chart).show(d.labels.indexOf(s)));
+      strip.appendChild(b);
+      if (i < order.length - 1) strip.appendChild(el("span", { class: "arrow" }, "→"));
+      return b;
+    });
+  }
+  let marked = null;
+  const mark = (stage) => {
+    const at = order.indexOf(stage);
+    chips.forEach((c, i) => {
+      c.className = i === at ? "now" : i < at ? "done" : "";
+      c.dataset.cvStage = i === at ? "now" : i < at ? "done" : "";
+    });
+    const buttons = bar();
+    if (!buttons.length) return;
+    const now = d.follow.buttons[stage];
+    const key = `${stage}|${buttons.length}`;
+    if (marked === key && buttons[now] && buttons[now].dataset.cvStage === "now") return;
+    buttons.forEach((b, i) => {
+      const done = order.some((s, j) => j < at && d.follow.buttons[s] === i);
+      const state = i === now ? "now" : done ? "done" : "";
+      b.dataset.cvStage = state;
+      paint(b, state === "now" ? NOW : state === "done" ? DONE : {});
+    });
+    marked = key;
+  };
+  const clear = () => bar().forEach((b) => {
+    b.dataset.cvStage = "";
+    paint(b, {});
+  });
+  return { order, strip, mark, clear };
+}
+
 // --- the player ------------------------------------------------------------------------------------
 
 export default function (component) {
@@ -160,6 +224,8 @@ export default function (component) {
   bar.appendChild(label);
   if (d.hint) bar.appendChild(el("span", { class: "hint", title: d.hint }, d.hint));
   root.appendChild(bar);
+  const stages = stageIndicator(d, reg);
+  if (stages.strip) root.appendChild(stages.strip);
   const caption = el("div", { class: "caption", "data-testid": "player-formula" });
   root.appendChild(caption);
   parentElement.querySelectorAll(".player").forEach((old) => old.remove());
@@ -171,6 +237,7 @@ export default function (component) {
     label.textContent = `step ${cur + 1}/${count}${sampled} → ${d.prefix}${d.labels[cur]}]`;
     caption.replaceChildren(...(d.captions[cur] || []).map((line) => el("div", {}, line)));
     playButton.textContent = timer ? "❚❚ Pause" : "▶ Play";
+    stages.mark(d.labels[cur]);
   }
 
   function show(i) {
@@ -249,6 +316,7 @@ export default function (component) {
   };
   // (again whenever Streamlit draws the chart into a new element, e.g. after a resize)
   const bind = setInterval(() => {
+    stages.mark(d.labels[cur]); // the page's stage bar may have been drawn anew
     const gd = chart();
     if (!d.link || !gd || gd === gdBound || !gd._fullLayout || !gd.on) return;
     gdBound = gd;
@@ -257,12 +325,25 @@ export default function (component) {
     gd.on("plotly_click", onClick);
   }, 100);
 
-  const self = { primary: d.primary, count, show, step, toggle, current: () => cur, chart: d.chart };
+  function stage(delta) {
+    // the first frame of the next (previous) stage; false past the ends
+    const at = stages.order.indexOf(d.labels[cur]);
+    const want = stages.order[at + delta];
+    if (at < 0 || want === undefined) return false;
+    stop();
+    show(d.labels.indexOf(want));
+    return true;
+  }
+  const self = {
+    primary: d.primary, count, show, step, toggle, stage, current: () => cur, chart: d.chart,
+    stages: stages.order.length > 1,
+  };
   reg.players.set(d.chart, self);
   render();
   return () => {
     clearInterval(timer);
     clearInterval(bind);
+    stages.clear();
     if (gdBound && gdBound.removeListener) {
       gdBound.removeListener("plotly_hover", onHover);
       gdBound.removeListener("plotly_unhover", onUnhover);

@@ -31,11 +31,15 @@ def player(
     presentation: bool,
     primary: bool = True,
     hint: str = KEYS_HINT,
+    follow: dict[str, int] | None = None,
 ) -> None:
     """Mount the player of `fig` (drawn by `views.chart` under key `chart_key`).
 
     captions : per frame, the lines to show under the bar (e.g. the symbolic and the numeric
         formula of the cell that frame computes); None keeps the figure's own.
+    follow : for a motion through stages, {stage label: index of its button} in the page's
+        stage bar (the segmented control `w_step`): the player lights up the button of the
+        frame's stage. Without it a motion's player shows its own strip of stages.
     """
     meta = dict(player_meta(fig))
     if captions is not None:
@@ -49,5 +53,6 @@ def player(
             "primary": primary,
             "pres": presentation,
             "hint": hint,
+            "follow": {"key": "w_step", "buttons": follow} if follow else None,
         },
     )

@@ -93,6 +93,7 @@ FIELDS: dict[str, Field] = {
     "gout": Field("choice", choices=GRAD_OUT_KINDS),
     "sel": Field("str"),
     "step": Field("int", 1, 6),  # storyboard step of the input-gradient page
+    "whole": Field("bool"),  # the input-gradient page plays the whole backward pass
     "pres": Field("bool"),
     "x": Field("str"),
     "w": Field("str"),
@@ -139,6 +140,7 @@ def preset_state(preset: Preset) -> dict:
         "gout": preset.grad_out,
         "sel": "",
         "step": 1,
+        "whole": False,
         "pres": False,
         "x": encode_array(x) if preset.x is not None else "",
         "w": encode_array(w) if preset.w is not None else "",

@@ -328,11 +328,19 @@ def _pick_step(titles: list[str]) -> None:
         st.session_state[STATE]["step"] = titles.index(st.session_state["w_step"]) + 1
 
 
-def step_picker(page: str, ctx: Context, titles: list[str]):
+def step_picker(page: str, ctx: Context, titles: list[str], *, leave: str | None = None):
     """Back / next (PageUp / PageDown, past the ends to the pages around) and a stage selector.
 
+    leave : a bool state field (e.g. the whole-pass animation) that choosing a stage turns off;
+        while it is on no stage is shown selected (a player lights up where it is).
     Returns the 0-based stage (kept in the URL) and the row, for a page's own control beside them.
     """
+
+    def left(fn, *args) -> None:
+        if leave:
+            st.session_state[STATE][leave] = False
+        fn(*args)
+
     count = len(titles)
     current = min(ctx.state["step"], count) - 1
     back, on = _neighbours(page)
@@ -341,27 +349,28 @@ def step_picker(page: str, ctx: Context, titles: list[str]):
         if current > 0:
             st.button(
                 "◀ Back",
-                on_click=_set_step,
-                args=(-1, count),
+                on_click=left,
+                args=(_set_step, -1, count),
                 key="nav_back",
                 shortcut=BACK_KEY,
             )
         elif st.button(f"◀ {back[1]}", key="nav_back_page", shortcut=BACK_KEY):
             st.switch_page(back[0])
-        st.session_state["w_step"] = titles[current]
+        following = bool(leave and ctx.state[leave])
+        st.session_state["w_step"] = None if following else titles[current]
         st.segmented_control(
             "Step",
             titles,
             key="w_step",
-            on_change=_pick_step,
-            args=(titles,),
+            on_change=left,
+            args=(_pick_step, titles),
             label_visibility="collapsed",
         )
         if current < count - 1:
             st.button(
                 "Next ▶",
-                on_click=_set_step,
-                args=(1, count),
+                on_click=left,
+                args=(_set_step, 1, count),
                 key="nav_next",
                 shortcut=NEXT_KEY,
                 type="primary",

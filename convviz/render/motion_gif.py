@@ -1,0 +1,166 @@
+"""A motion's frames drawn with matplotlib (Agg) into a GIF: the same frames the browser plays
+(`Motion.frames`), so the export cannot drift from the app."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+
+import numpy as np
+
+from convviz.render.grids import format_values
+from convviz.render.motion import (
+    FAINT_GRID,
+    HOLLOW,
+    MOTION_FRAME_MS,
+    ROLES,
+    Cells,
+    Motion,
+    cells,
+    scale_of,
+)
+from convviz.render.panel import Panel
+from convviz.render.theme import BACKGROUND, MUTED_TEXT, PAD_COLOR, PAD_TEXT, TEXT_COLOR
+
+GAP = 1.5  # cells between two panels
+TOP, BOTTOM = 2.4, 1.4  # rows of room above the grids (stage line, titles) and below (caption)
+FONT = 0.36  # cell numbers' size in points per pixel of cell; titles 0.9 of it
+
+
+def panel_columns(motion: Motion) -> list[float]:
+    """Each panel's column, in cells: its grid, or its title where the title is wider (a small
+    layer's 2×2 kernel under "w[0, 0] → rot180"), so titles never run into each other.
+
+    Titles scale with the cell like everything else, so this holds at every cell size.
+    """
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
+    bold = FontProperties(weight="bold")
+    # a title's width in cells: its width at 1 pt × (FONT · 0.9 pt per px of cell) × 100/72 px/pt
+    scale = FONT * 0.9 * 100 / 72
+    titles = [
+        TextPath((0, 0), p.title, size=1, prop=bold).get_extents().width for p in motion.panels
+    ]
+    return [max(p.shape[1], t * scale + 0.4) for p, t in zip(motion.panels, titles)]
+
+
+def gif_size_cells(motion: Motion) -> tuple[float, float]:
+    """(width, height) of motion_gif's frame in cells (× cell_px: pixels)."""
+    columns = panel_columns(motion)
+    high = max(p.shape[0] for p in motion.panels)
+    return sum(columns) + GAP * (len(columns) - 1) + 1, high + TOP + BOTTOM
+
+
+def motion_gif(motion: Motion, *, cell_px: int = 40, frame_ms: int = MOTION_FRAME_MS) -> bytes:
+    """The motion's frames drawn with matplotlib (Agg), as GIF bytes (Pillow).
+
+    The same frames as the browser's (`Motion.frames`): the still parts are drawn once, each
+    frame's cells are drawn, rasterised and removed.
+    """
+    from PIL import Image
+
+    canvas, ax, shift, font = _gif_stills(motion, cell_px)
+    H = max(p.shape[0] for p in motion.panels)
+    images = []
+    for f in motion.frames():
+        drawn = []
+        for name, c in f.groups.items():
+            dy, dx = shift[motion.where[name]]
+            drawn += _gif_cells(ax, c, dy, dx, font)
+        if len(motion.stages) > 1:
+            n = motion.stages.index(f.stage) + 1
+            words = f.stage.split(" · ", 1)[-1]  # "2 · dilate" → "dilate"; "sweep" stays
+            drawn.append(ax.text(-0.5, -1.9, f"stage {n}/{len(motion.stages)} · {words}",
+                                 fontsize=font, weight="bold", color=TEXT_COLOR))  # fmt: skip
+        drawn.append(ax.text(-0.5, H + 0.2, f.caption[:150], fontsize=font * 0.62,
+                             color=MUTED_TEXT, va="top", wrap=True))  # fmt: skip
+        canvas.draw()
+        rgba = np.asarray(canvas.buffer_rgba())
+        images.append(Image.fromarray(rgba[..., :3]).convert("P", palette=Image.ADAPTIVE))
+        for artist in drawn:
+            artist.remove()
+    out = io.BytesIO()
+    durations = [frame_ms * 8] + [frame_ms] * (len(images) - 2) + [frame_ms * 20]
+    images[0].save(out, format="GIF", save_all=True, append_images=images[1:],
+                   duration=durations[: len(images)], loop=0)  # fmt: skip
+    return out.getvalue()
+
+
+def _gif_stills(motion: Motion, cell_px: int):
+    """The figure with what every frame shares (panel extents, titles, backdrops) drawn once:
+    (canvas, axes, per panel the shift from label to drawing coordinates, the cells' font)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    columns = panel_columns(motion)
+    W, Hc = gif_size_cells(motion)
+    H = max(p.shape[0] for p in motion.panels)
+    fig = Figure(figsize=(W * cell_px / 100, Hc * cell_px / 100), dpi=100)
+    fig.patch.set_facecolor(BACKGROUND)
+    canvas = FigureCanvasAgg(fig)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(-1.0, W - 1)
+    ax.set_ylim(H - 0.5 + BOTTOM, -0.5 - TOP)
+    ax.set_axis_off()
+    font = cell_px * FONT
+    shift, left = [], 0.0  # label coordinates → drawing coordinates, per panel
+    for i, (p, col) in enumerate(zip(motion.panels, columns)):
+        x0 = left + (col - p.shape[1]) / 2  # the grid centred in its column
+        dy, dx = -p.origin[0], x0 - p.origin[1]
+        shift.append((dy, dx))
+        _gif_extent(ax, p, dy, dx)
+        ax.text(left + col / 2 - 0.5, -0.8, p.title, ha="center", va="bottom",
+                fontsize=font * 0.9, weight="bold", color=TEXT_COLOR)  # fmt: skip
+        if i in motion.backdrops:
+            _gif_cells(ax, _backdrop_cells(motion.backdrops[i]), dy, dx, font)
+        left += col + GAP
+    return canvas, ax, shift, font
+
+
+def _gif_extent(ax, p: Panel, dy: float, dx: float) -> None:
+    """Faint cell borders of a panel's extent (as `_faint_grid` in the browser)."""
+    (h, w), (oy, ox) = p.shape, p.origin
+    x0, y0 = dx + ox - 0.5, dy + oy - 0.5
+    for q in range(w + 1):
+        ax.plot([x0 + q, x0 + q], [y0, y0 + h], color=FAINT_GRID, lw=1, zorder=0)
+    for r in range(h + 1):
+        ax.plot([x0, x0 + w], [y0 + r, y0 + r], color=FAINT_GRID, lw=1, zorder=0)
+
+
+def _gif_cells(ax, c: Cells, dy: float, dx: float, font: float) -> list:
+    """Squares (one collection) and numbers of the visible cells; returns the artists."""
+    from matplotlib.collections import PatchCollection
+    from matplotlib.colors import to_rgba
+    from matplotlib.patches import Rectangle
+
+    seen = c.opacity > 0.02
+    if not seen.any():
+        return []
+    _, _, outline = ROLES[c.role]
+    rows, cols = c.row[seen] + dy, c.col[seen] + dx
+    alpha = c.opacity[seen]
+    colors = [to_rgba(col, a) for col, a in zip(c.color[seen], alpha)]
+    boxes = [Rectangle((q - 0.46, r - 0.46), 0.92, 0.92) for r, q in zip(rows, cols)]
+    if c.role in HOLLOW:
+        coll = PatchCollection(boxes, facecolors="none", edgecolors=colors, lw=3, zorder=4)
+        return [ax.add_collection(coll)]
+    edge = [to_rgba(outline, a) for a in alpha] if outline else "none"
+    coll = PatchCollection(boxes, facecolors=colors, edgecolors=edge, lw=1.5, zorder=2)
+    artists = [ax.add_collection(coll)]
+    text = format_values(c.value[seen])
+    for r, q, s, ink, a in zip(rows, cols, text, c.ink[seen], alpha):
+        if a > 0.5:
+            artists.append(ax.text(q, r, s, ha="center", va="center", fontsize=font, color=ink,
+                                   zorder=3))  # fmt: skip
+    return artists
+
+
+def _backdrop_cells(panel: Panel) -> Cells:
+    """A still panel (e.g. the padded input) as cells: value colours, padding grey."""
+    vals = np.asarray(panel.values, float)
+    oy, ox = panel.origin
+    r, q = np.indices(vals.shape).reshape(2, -1)
+    pad = panel.mask("pad_mask").ravel()
+    c = cells("value", r + oy, q + ox, vals.ravel(), scale_of(vals))
+    return replace(c, color=np.where(pad, PAD_COLOR, c.color), ink=np.where(pad, PAD_TEXT, c.ink))

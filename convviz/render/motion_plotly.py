@@ -1,0 +1,253 @@
+"""A motion as plotly frames: scatter markers with text that glide between keyframes in the
+browser (`transition`, no redraw), driven by the page's player (convviz/ui/player.js)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import plotly.graph_objects as go
+
+from convviz.render.animate import _animated_figure, _deep_update
+from convviz.render.grids import (
+    GridLayout,
+    axis_ids,
+    base_layout,
+    format_values,
+    grid_layout,
+    panel_axes,
+    panel_header,
+    panel_traces,
+    ticks_px,
+)
+from convviz.render.motion import (
+    FAINT_GRID,
+    HOLLOW,
+    LEGEND,
+    MOTION_FRAME_MS,
+    ROLES,
+    Cells,
+    Motion,
+    Scene,
+)
+from convviz.render.panel import Panel
+from convviz.render.theme import FONT_FAMILY, MUTED_TEXT, THEME, Theme
+
+
+def _faint_grid(i: int, panel: Panel, geo: GridLayout) -> dict:
+    """Light cell borders of a panel's extent: the places cells move into."""
+    (h, w), (oy, ox) = panel.shape, panel.origin
+    xs, ys = [], []
+    for q in range(w + 1):
+        xs += [ox + q - 0.5, ox + q - 0.5, None]
+        ys += [oy - 0.5, oy + h - 0.5, None]
+    for r in range(h + 1):
+        xs += [ox - 0.5, ox + w - 0.5, None]
+        ys += [oy + r - 0.5, oy + r - 0.5, None]
+    xa, ya = axis_ids(i)
+    return {
+        "type": "scatter", "mode": "lines", "name": "extent", "xaxis": xa, "yaxis": ya,
+        "x": xs, "y": ys, "line": {"color": FAINT_GRID, "width": 1}, "hoverinfo": "skip",
+        "showlegend": False,
+    }  # fmt: skip
+
+
+def _text(c: Cells, show: bool) -> np.ndarray | None:
+    """Numbers of the visible cells ('' where a cell is faded out)."""
+    if not show or c.role in HOLLOW:
+        return None
+    return np.where(c.opacity > 0.5, format_values(c.value), "").astype(object)
+
+
+def _trace_state(c: Cells, show: bool) -> dict:
+    state = {
+        "x": np.round(c.col, 3).astype(np.float32),
+        "y": np.round(c.row, 3).astype(np.float32),
+        "marker.opacity": np.round(c.opacity, 3).astype(np.float32),
+        "marker.color": c.color if c.role not in HOLLOW else None,
+        "marker.line.color": c.color if c.role in HOLLOW else None,
+        "textfont.color": c.ink if show and c.role not in HOLLOW else None,
+        "text": _text(c, show),
+    }
+    return {k: v for k, v in state.items() if v is not None}
+
+
+def _nested(flat: dict) -> dict:
+    out: dict = {}
+    for key, v in flat.items():
+        *path, last = key.split(".")
+        d = out
+        for p in path:
+            d = d.setdefault(p, {})
+        d[last] = v
+    return out
+
+
+def cell_px(i: int, panel: Panel, geo: GridLayout) -> float:
+    """The px edge of panel i's cells, as its axis draws them (a small panel beside a big one may
+    get cells of its own: see `grids.grid_layout`)."""
+    x0, x1 = geo.x_domains[i]
+    return (x1 - x0) * geo.plot_w / panel.shape[1]
+
+
+@dataclass(frozen=True)
+class _Look:
+    """How one panel's cells are drawn: their px edge, their numbers' px, whether numbers show."""
+
+    cell: float
+    font: int
+    show: bool
+
+
+def _looks(panels, theme: Theme, geo: GridLayout) -> list[_Look]:
+    looks = []
+    for i, p in enumerate(panels):
+        cell = cell_px(i, p, geo)
+        show = max(p.shape) <= theme.max_text_cells and cell >= 16
+        looks.append(_Look(cell, theme.cell_font(round(cell)), show))
+    return looks
+
+
+def _group_trace(name: str, c: Cells, i: int, look: _Look) -> dict:
+    _, _, outline = ROLES[c.role]
+    cell = look.cell
+    size = max(cell - (2 if cell >= 20 else 1 if cell >= 8 else 0), 3)
+    line = {"width": 0}
+    if c.role in HOLLOW:
+        line = {"width": max(2.0, cell / 9)}
+        size = max(cell - 2, 3)
+    elif outline:
+        line = {"width": max(1.5, cell / 14), "color": outline}
+    xa, ya = axis_ids(i)
+    trace = {
+        "type": "scatter",
+        "mode": "markers+text" if _text(c, look.show) is not None else "markers",
+        "name": f"motion:{name}",
+        "xaxis": xa,
+        "yaxis": ya,
+        "marker": {"symbol": "square", "size": size, "line": line},
+        "textposition": "middle center",
+        "textfont": {"size": look.font, "family": FONT_FAMILY},
+        "hoverinfo": "skip",
+        "showlegend": False,
+        "cliponaxis": False,
+    }
+    if c.role in HOLLOW:
+        trace["marker"]["color"] = "rgba(0,0,0,0)"
+    return trace
+
+
+def _legend_lines(motion: Motion, theme: Theme, width: int) -> list[str]:
+    """The roles drawn, each in its colour, wrapped to lines that fit `width` px."""
+    roles = {g.role for s in motion.scenes for g in s.groups.values() if len(g.value)}
+    items = [(glyph, col, words) for role, (col, glyph, words) in LEGEND.items() if role in roles]
+    lines, chars, most = [], 0, int(width / (0.55 * (theme.font_size - 1)))
+    for glyph, col, words in items:
+        item = f"<span style='color:{col}'>{glyph}</span> {words}"
+        if lines and chars + len(words) + 6 <= most:
+            lines[-1] += "    " + item
+            chars += len(words) + 6
+        else:
+            lines.append(item)
+            chars = len(words) + 2
+    return lines
+
+
+def _legend(lines: list[str], theme: Theme, geo: GridLayout) -> dict:
+    return {
+        "text": "<br>".join(lines), "xref": "paper", "yref": "paper", "x": 0,
+        "y": geo.px_to_paper_y(ticks_px(theme)), "xanchor": "left", "yanchor": "top",
+        "showarrow": False, "font": {"size": theme.font_size - 1, "color": MUTED_TEXT},
+    }  # fmt: skip
+
+
+def motion_figure(
+    motion: Motion, theme: Theme = THEME, *, title: str | None = None, start: int | None = None
+) -> go.Figure:
+    """A motion as plotly frames (scatter markers + text) that the page's player drives.
+
+    start : the frame it opens on; None: the last (the stage's result, as the stills showed it).
+
+    Only what changes over the motion is in the frames (positions, opacity, and the numbers or
+    colours of groups whose values update); the base state is frame `start`.
+    """
+    frames = motion.frames()
+    start = len(frames) - 1 if start is None else int(np.clip(start, 0, len(frames) - 1))
+    layout, geo = _motion_layout(motion, theme, title)
+    looks = _looks(motion.panels, theme, geo)
+    data = []
+    for i, p in enumerate(motion.panels):
+        if i in motion.backdrops:
+            data += panel_traces(motion.backdrops[i], i, theme, geo)
+        else:
+            data.append(_faint_grid(i, p, geo))
+    names = [g for g, c in frames[0].groups.items() if len(c.value)]  # empty roles: no trace
+    shows = [looks[motion.where[g]].show for g in names]
+    states = [[_trace_state(f.groups[g], sh) for g, sh in zip(names, shows)] for f in frames]
+    varying = [_varying([s[gi] for s in states]) for gi in range(len(names))]
+    animated, moving = [], [gi for gi in range(len(names)) if varying[gi]]
+    for gi, g in enumerate(names):
+        where = motion.where[g]
+        trace = _group_trace(g, frames[0].groups[g], where, looks[where])
+        trace = _deep_update(trace, _nested(states[start][gi]))
+        if gi in moving:  # groups that never change stay out of the frames
+            animated.append(len(data))
+        data.append(trace)
+    frame_dicts = [
+        {"name": str(fi), "data": [_nested({k: s[gi][k] for k in varying[gi]}) for gi in moving]}
+        for fi, s in enumerate(states)
+    ]
+    player, steps = _player(motion, frames), np.arange(len(frames))
+    return _animated_figure(data, layout, frame_dicts, animated, steps, start, player)
+
+
+def _motion_layout(motion: Motion, theme: Theme, title: str | None):
+    """(layout, geometry): the panels' axes and headers, the legend.
+
+    On a projector there is no title and no panel subtitles (each panel's title stays): fewer
+    words, bigger cells (the sizing rule is `grids.grid_layout`'s, for the room left).
+    """
+    shown_title = title if theme.show_secondary else None
+    top = theme.title_font_size + 18 if shown_title else 6
+    panels = motion.panels
+    if not theme.show_secondary:
+        panels = tuple(replace(p, subtitle="") for p in panels)
+    lines = _legend_lines(motion, theme, theme.figure_w)
+    for _ in range(2):  # the legend wraps to the figure's width, which depends on its height
+        legend_px = (theme.font_size + 4) * len(lines) + 8
+        geo = grid_layout(panels, theme, top=top, bottom=ticks_px(theme) + legend_px + 6)
+        lines = _legend_lines(motion, theme, geo.width - 16)
+    layout = base_layout(geo, theme, shown_title)
+    for i, p in enumerate(panels):
+        layout.update(panel_axes(i, p, theme, geo))
+        layout["annotations"].append(panel_header(i, p, theme, geo))
+    if lines:
+        layout["annotations"].append(_legend(lines, theme, geo))
+    return layout, geo
+
+
+def _player(motion: Motion, frames: list[Scene]) -> dict:
+    """What the player needs of a motion's frames besides the frames (see ui/player.js)."""
+    return {
+        "labels": [f.stage for f in frames],
+        "prefix": "stage [",
+        "sampled": 1,
+        "link": None,
+        "captions": [[f.caption] for f in frames],
+        "frame_ms": MOTION_FRAME_MS,
+        "smooth": True,  # markers glide between frames (no full redraw)
+        # the stages in order: the player shows which one a frame is in
+        "stages": list(motion.stages) if len(motion.stages) > 1 else [],
+        # per frame, the engine cell whose sum it computes (Scene.cell), for the page's formulas
+        "cells": [list(f.cell) for f in frames],
+    }
+
+
+def _varying(states: list[dict]) -> list[str]:
+    """The keys of a trace whose value differs between some frames."""
+    keys = []
+    for key in states[0]:
+        first = states[0][key]
+        if any(not np.array_equal(s[key], first) for s in states[1:]):
+            keys.append(key)
+    return keys

@@ -1,0 +1,254 @@
+"""The motions: each storyboard stage's keyframes on its panels, the whole backward pass, and the
+weight gradient's window (see `motion` for the model, `motion_scenes` for the keyframes)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from convviz.render.animate import sampled_steps
+from convviz.render.motion import (
+    MAX_WINDOW_STOPS,
+    Motion,
+    Scene,
+    blank_panel,
+    cells,
+    even_tweens,
+    shape_text,
+    within_budget,
+)
+from convviz.render.motion_scenes import (
+    CORRELATE,
+    DILATE,
+    FOLLOWED,
+    GRAD_OUT,
+    GRAD_X,
+    MASK,
+    PAD,
+    ROTATE,
+    correlate_keys,
+    dilate_keys,
+    grad_out_cells,
+    grad_x_cells,
+    inserted_cells,
+    mask_keys,
+    pad_keys,
+    result_cells,
+    ring_cells,
+    rotate_keys,
+    tap_cells,
+    window_cells,
+    with_outlines,
+)
+from convviz.render.panel import Panel
+from convviz.render.theme import tap_colors
+from convviz.stages import InputGradStages, WeightGradStages
+from convviz.sweeps import Sweep
+
+
+def _grad_panel(st: InputGradStages, n: int, k: int, extent: str) -> Panel:
+    spec = st.spec
+    if extent == "dilated":
+        return blank_panel(spec.dilated_out_size, f"∂L/∂y[{n}, {k}] → dilated", "dilated")
+    (gt, _), (gl, _) = spec.full_padding
+    return blank_panel(
+        st.padded.shape[-2:], f"∂L/∂y[{n}, {k}] → padded", "padded", (-gt, -gl),
+        f"{shape_text(st.grad_out.shape[-2:])} → {shape_text(st.padded.shape[-2:])}",
+    )  # fmt: skip
+
+
+def dilate_motion(st: InputGradStages, n: int, k: int, tweens: int = 8) -> Motion:
+    """Stage 2: ∂L/∂y cells glide to (s·i, s·j) and the inserted zeros fade in."""
+    start = {"grad_out": grad_out_cells(st, n, k, False), "inserted": inserted_cells(st, n, k, 0.0)}
+    scenes = [Scene(DILATE, f"∂L/∂y[{n}, {k}]: {shape_text(st.grad_out.shape[-2:])}.", start)]
+    scenes += dilate_keys(st, n, k, start)
+    panel = _grad_panel(st, n, k, "dilated")
+    motion = Motion(
+        "dilate", (panel,), {"grad_out": 0, "inserted": 0}, tuple(scenes),
+        even_tweens(scenes, tweens), stages=(DILATE,),
+    )  # fmt: skip
+    return within_budget(motion)
+
+
+def pad_motion(st: InputGradStages, n: int, k: int, tweens: int = 8) -> Motion:
+    """Stage 3: the ring of dil·(k−1) zeros, then the remainder rows/cols, grow around it."""
+    start = {
+        "grad_out": grad_out_cells(st, n, k, True),
+        "inserted": inserted_cells(st, n, k, 1.0),
+        "pad": ring_cells(st, n, k, "pad", False),
+        "remainder": ring_cells(st, n, k, "remainder", False),
+    }
+    scenes = [Scene(PAD, f"∂L/∂y dilated: {shape_text(st.dilated.shape[-2:])}.", start)]
+    scenes += pad_keys(st, n, k, start)
+    where = dict.fromkeys(start, 0)
+    motion = Motion(
+        "pad", (_grad_panel(st, n, k, "padded"),), where, tuple(scenes),
+        even_tweens(scenes, tweens), stages=(PAD,),
+    )  # fmt: skip
+    return within_budget(motion)
+
+
+def rotate_motion(st: InputGradStages, k: int, c: int, tweens: int = 3) -> Motion:
+    """Stage 4: the kernel w[k, c] beside a copy that turns 180° about its centre."""
+    w = st.w[k, c]
+    kH, kW = w.shape
+    start = {"before": tap_cells(w, 0), "taps": tap_cells(w, 0)}
+    scenes = [Scene(ROTATE, f"w[{k}, {c}]: each tap has its own colour.", start)]
+    swap = st.spec.in_channels > 1 or st.spec.out_channels > 1
+    turning = f"= w_rot[{c}, {k}]: channels swap" if swap else "turning about the centre"
+    scenes += rotate_keys(st, k, c, start)
+    panels = (
+        blank_panel((kH, kW), f"w[{k}, {c}]", "w"),
+        blank_panel((kH, kW), f"rot180 w[{k}, {c}]", "w_rot", subtitle=turning),
+    )
+    return Motion(
+        "rotate", panels, {"before": 0, "taps": 1}, tuple(scenes), even_tweens(scenes, tweens),
+        stages=(ROTATE,),
+    )  # fmt: skip
+
+
+def mask_motion(
+    st: InputGradStages, n: int, c: int, tweens: int = 8, selected: np.ndarray | None = None
+) -> Motion:
+    """Stage 6: on ∂L/∂x̃ the ring drops away (zeros) or folds back onto its sources.
+
+    selected : (Hp, Wp) bool, padded cells to outline (a selected cell and its copies); the
+        outlines travel (or drop) with the ring values they mark.
+    """
+    (pt, _), (pl, _) = st.spec.padding
+    start = {
+        "grad_x_padded": result_cells(st, n, c, None, ring=False),
+        "ring": result_cells(st, n, c, None, ring=True),
+        "grad_x": grad_x_cells(st, n, c, 0.0),
+    }
+    scenes = [Scene(MASK, "∂L/∂x̃: the gradient of every padded-input cell, ring included.", start)]
+    scenes += mask_keys(st, n, c, start)
+    if selected is not None and np.any(selected):
+        scenes = with_outlines(st, scenes, selected)
+    panel = blank_panel(
+        st.spec.padded_size, f"∂L/∂x̃[{n}, {c}] → ∂L/∂x", "grad_x_padded", (-pt, -pl),
+        f"{shape_text(st.spec.padded_size)} → {shape_text(st.spec.in_size)}",
+    )  # fmt: skip
+    motion = Motion(
+        "mask", (panel,), dict.fromkeys(scenes[0].groups, 0), tuple(scenes),
+        even_tweens(scenes, tweens),
+        stages=(MASK,),
+    )  # fmt: skip
+    return within_budget(motion)
+
+
+def backward_motion(st: InputGradStages, sweep: Sweep, n: int, k: int, c: int) -> Motion:
+    """The whole backward pass: ∂L/∂y → dilate → pad → rotate → correlate → mask → ∂L/∂x.
+
+    sweep : the full correlation of (n, c) (`sweeps.input_grad_sweep`); its channel k is drawn.
+    """
+    spec = st.spec
+    (pt, _), (pl, _) = spec.padding
+    grad = grad_out_cells(st, n, k, False)
+    base = {
+        "grad_out": grad,
+        "inserted": inserted_cells(st, n, k, 0.0),
+        "pad": ring_cells(st, n, k, "pad", False),
+        "remainder": ring_cells(st, n, k, "remainder", False),
+        "window": window_cells(st, sweep, 0, 0.0),  # waits at step 0, unseen
+        "taps": tap_cells(st.w[k, c], 0),
+        "grad_x_padded": result_cells(st, n, c, np.zeros(spec.padded_size, bool), ring=False),
+        "ring": result_cells(st, n, c, np.zeros(spec.padded_size, bool), ring=True),
+        "grad_x": grad_x_cells(st, n, c, 0.0),
+    }
+    first = Scene(GRAD_OUT, f"∂L/∂y[{n}, {k}] arrives from the next layer.", base)
+    plan = [(first, 1)]
+    for keys, each in (
+        (lambda b: dilate_keys(st, n, k, b), 8),
+        (lambda b: pad_keys(st, n, k, b), 7),
+        (lambda b: rotate_keys(st, k, c, b), 2),
+        (lambda b: correlate_keys(st, sweep, n, c, b), 2),
+        (lambda b: [_hide_window(b)], 3),
+        (lambda b: mask_keys(st, n, c, b), 7),
+    ):
+        for scene in keys(plan[-1][0].groups):
+            plan.append((scene, each))
+    say = f"∂L/∂x[{n}, {c}]: the engine's input gradient."
+    end = Scene(GRAD_X, say, plan[-1][0].groups, FOLLOWED)
+    plan.append((end, 4))
+    panels = (
+        _grad_panel(st, n, k, "padded"),
+        blank_panel(spec.kernel_size, f"w[{k}, {c}] → rot180", "w_rot"),
+        blank_panel(
+            spec.padded_size, f"∂L/∂x̃[{n}, {c}] → ∂L/∂x", "grad_x_padded", (-pt, -pl),
+            f"{shape_text(spec.padded_size)} → {shape_text(spec.in_size)}",
+        ),
+    )  # fmt: skip
+    where = {g: 0 for g in ("grad_out", "inserted", "pad", "remainder", "window")}
+    where.update(taps=1, grad_x_padded=2, ring=2, grad_x=2)
+    motion = Motion(
+        "backward", panels, where, tuple(s for s, _ in plan), tuple(t for _, t in plan[1:]),
+        stages=(GRAD_OUT, DILATE, PAD, ROTATE, CORRELATE, MASK, GRAD_X),
+    )  # fmt: skip
+    return within_budget(motion)
+
+
+def _hide_window(groups: dict) -> Scene:
+    window = groups["window"]
+    return Scene(
+        CORRELATE,
+        "∂L/∂x̃ is complete: the gradient of every padded-input cell, ring included.",
+        {**groups, "window": window.at(opacity=0.0)},
+    )
+
+
+def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) -> Motion:
+    """∂L/∂y dilates by the stride into the window, which then sweeps x̃ stepping by the dilation.
+
+    sweep : the weight-gradient correlation of (k, c) (`sweeps.weight_grad_sweep`).
+    """
+    spec = st.spec
+    g = st.grad_out[n, k]
+    oH, oW = g.shape
+    (sh, sw), (dh, dw) = spec.stride, spec.dilation
+    (pt, _), (pl, _) = spec.padding
+    i, j = np.indices(g.shape).reshape(2, -1)
+    colors = np.array(tap_colors(oH, oW), object)
+    tight = cells("tap", i, j, g, colors=colors)
+    window = replace(cells("window", i - pt, j - pl, np.zeros(i.size), colors=colors), color=colors)
+    zr, zc = np.nonzero(st.dilation_mask)
+    zeros = cells("inserted", zr, zc, st.dilated[n, k][zr, zc], opacity=0.0)
+    start = {"grad_out": tight, "inserted": zeros, "window": window}
+    spread_g = tight.at(row=sh * i, col=sw * j)
+    stride = f"{sh}×{sw}"
+    scenes = [
+        Scene("∂L/∂y", f"∂L/∂y[{n}, {k}] is the window of this correlation.", start),
+        Scene(
+            "dilate",
+            f"It spreads by the stride {stride}: the forward's stride becomes the window's "
+            "dilation.",
+            {
+                "grad_out": spread_g,
+                "inserted": zeros.at(opacity=1.0),
+                "window": window.at(row=sh * i - pt, col=sw * j - pl),
+            },
+        ),
+    ]
+    T = sweep.steps
+    for t in sampled_steps(T, MAX_WINDOW_STOPS, T - 1)[0]:
+        r = np.repeat(sweep.rows[t], oW) - pt
+        q = np.tile(sweep.cols[t], oH) - pl
+        a, b = sweep.targets[t]
+        say = f"Steps of the dilation {dh}×{dw}: this window gives ∂L/∂w[{a}, {b}] = Σ x̃·∂L/∂y."
+        groups = {**scenes[-1].groups, "window": window.at(r, q)}
+        scenes.append(Scene("sweep", say, groups))
+    rH, rW = spec.reach
+    backdrop = Panel(
+        st.x_padded[n, c, :rH, :rW], f"x̃[{n}, {c}] (padded input)", "x",
+        pad_mask=st.pad_mask[:rH, :rW], origin=(-pt, -pl),
+    )  # fmt: skip
+    panels = (
+        blank_panel(st.dilated.shape[-2:], f"∂L/∂y[{n}, {k}] → dilated", "grad_out", subtitle=""),
+        replace(backdrop, values=np.zeros((rH, rW))),
+    )
+    motion = Motion(
+        "weight-dilate", panels, {"grad_out": 0, "inserted": 0, "window": 1}, tuple(scenes),
+        (8, *(4 for _ in scenes[2:])), {1: backdrop}, stages=("∂L/∂y", "dilate", "sweep"),
+    )  # fmt: skip
+    return within_budget(motion)
