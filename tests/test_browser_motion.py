@@ -151,7 +151,8 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
 
 def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
     """whole=1 in a link opens the whole pass; PageDown / n go stage by stage inside it (no
-    server round trip: the page keeps its step); the formula follows the window's frames."""
+    server round trip: the page keeps its step), past its end to the next page; the formula
+    follows the window's frames."""
     tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2&whole=1")
     tab.locator(".st-key-chart_whole_pass .js-plotly-plot").wait_for(timeout=CHART_MS)
     settle(tab)
@@ -182,6 +183,11 @@ def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
         want = ig.grad_x_padded[0, 0, cell[1], cell[2]]
         assert symbolic.startswith("∂L/∂x̃") and numeric.endswith(f"= {want:g}"), (cell, numeric)
         assert f"Window at ∂L/∂x̃[{cell[1] - pt}, {cell[2] - pl}]" in meta["captions"][frame][0]
+    # past the end of the story: the next page (not a storyboard stage alone)
+    tab.evaluate(f"() => {PLAYER}.show({len(labels) - 1})")
+    at_frame(tab, len(labels) - 1)
+    tab.keyboard.press("PageDown")
+    tab.wait_for_url("**/Weight_gradient**", timeout=CHART_MS)
 
 
 # storyboard stage → (trace axis of the panel that changes, the engine array it ends on, origin)

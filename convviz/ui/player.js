@@ -33,11 +33,15 @@ function onKey(event) {
   const reg = window.__convviz;
   const next = { n: 1, PageDown: 1, p: -1, PageUp: -1 }[event.key];
   const staged = [...reg.players.values()].find((p) => p.primary && p.stages);
-  if (next && staged && staged.stage(next)) {
-    // a motion through stages (the whole backward pass): the next stage of the same animation
-    event.preventDefault();
-    event.stopPropagation();
-    return;
+  if (next && staged) {
+    // a motion through stages (the whole backward pass) is one story: the next stage of the same
+    // animation, and past its ends the pages around it (not a stage of the storyboard alone)
+    const page = next > 0 ? "end_next_page" : "end_back_page";
+    if (staged.stage(next) || clickButton(page)) {
+      event.preventDefault();
+      event.stopPropagation();
+      return;
+    }
   }
   if (event.key === "n" || event.key === "p") {
     if (clickButton(event.key === "n" ? "nav_next" : "nav_back")) event.preventDefault();
