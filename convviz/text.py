@@ -26,3 +26,31 @@ def number(v: float, minus: str = MINUS) -> str:
     else:
         s = f"{v:.2g}"
     return "0" if s in ("-0", "-0.0") else s.replace("-", minus)
+
+
+# How the app names what it shows. A slice of a 4-D array names its axes, y[n=0, k=1]; a cell
+# of a 2-D grid is plain indices, y[1, 1] (in a formula the subscript y₁₁). Indices start at 0.
+AXIS_WORDS = {"n": ("sample", "samples"), "c": ("channel", "channels"), "k": ("filter", "filters")}
+
+
+def slice_name(name: str, **axes: int) -> str:
+    """A 2-D slice with its axes named: slice_name("y", n=0, k=1) == "y[n=0, k=1]"."""
+    return f"{name}[{', '.join(f'{a}={v}' for a, v in axes.items())}]"
+
+
+def cell_name(name: str, row: int, col: int) -> str:
+    """A cell of a grid by its indices: cell_name("y", 1, 2) == "y[1, 2]"."""
+    return f"{name}[{row}, {col}]"
+
+
+def count(n: int, word: str, plural: str = "") -> str:
+    """'1 row', '2 rows', '0 rows': a count with its noun in the right number."""
+    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
+
+
+RECITATION_NOTE = (
+    "Comparing with the recitation: indices here start at 0 (its x₁₁ is x[0, 0] here), and its "
+    "“full convolution with the rotated filter” is this app's full correlation with rot180(w): "
+    "in deep learning “convolution” means cross-correlation (no flip), so the flip is the "
+    "explicit rot180."
+)

@@ -362,7 +362,7 @@ def test_sweep_caption_adds_up(classroom):
     _, sweep = classroom
     caption = static.sweep_caption(sweep, 6)
     i, j = sweep.targets[6]
-    assert f"cell ({i}, {j})" in caption and caption.endswith(f"= {static.number(sweep.sums[6])}")
+    assert f"y[{i}, {j}]" in caption and caption.endswith(f"= {static.number(sweep.sums[6])}")
     assert caption.count(" + ") == 8  # nine products
 
 
@@ -421,7 +421,7 @@ def test_full_correlation_gif_taps_wear_the_colour_of_the_tap_they_multiply(key,
     colors = [to_rgba(col) for col in tap_colors(kh, kw)]
     fr = scene.frames
     for t in scene.steps:
-        static._place_step(fr, sweep, int(t), k, scene.norm, scene.wrap_chars)
+        static._place_step(fr, sweep, int(t), k, scene)
         for box, (a, b) in zip(fr.taps, np.ndindex(kh, kw)):
             cell = cell_of(box)
             assert cell == (sweep.rows[t, a], sweep.cols[t, b]), (t, a, b)

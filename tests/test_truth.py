@@ -196,13 +196,13 @@ def test_grid_titles_count_filters_and_channels():
     lay = layer(spec, x, w, g)
     grids = channel_grids(lay, 0, 0, channel_contributions(lay.input_grad, 0, 0))
     titles = [gr.title for gr in grids]
-    assert "input x[0]: 1 channel" in titles and "∂L/∂w: 1 filter × 1 channel" in titles[1]
+    assert "input x[n=0]: 1 channel" in titles and "∂L/∂w: 1 filter × 1 channel" in titles[1]
     many = ConvSpec.create((1, 2, 4, 4), (3, 2, 3, 3))
     x, w, g = layer_values(many, 0)
     lay = layer(many, x, w, g)
     grids = channel_grids(lay, 0, 1, channel_contributions(lay.input_grad, 0, 1))
     assert grids[1].title.startswith("∂L/∂w: 3 filters × 2 channels")
-    assert grids[2].title == "∂L/∂x[0, 1] = Σ over the 3 filters"
+    assert grids[2].title == "∂L/∂x[n=0, c=1] = Σ over the 3 filters"
 
 
 def test_formula_note_counts_the_copies_of_a_folded_cell():

@@ -86,9 +86,13 @@ def format_values(a: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class GridLayout:
-    """Pixel geometry of panels in one row: square cells, grids top-aligned."""
+    """Pixel geometry of panels in one row: square cells, grids top-aligned.
 
-    cell: int  # px edge of a cell
+    Cells are one size (`cell`) unless a big panel hides its numbers: then small panels (a
+    kernel beside a 100×5 input) get cells of their own, `cells[i]`, big enough to read.
+    """
+
+    cell: int  # px edge of a cell of the big panels (of every panel when `cells` is empty)
     gap: int  # px of white line between cells
     cell_font: int
     x_domains: tuple[tuple[float, float], ...]  # paper fractions of each grid
@@ -97,6 +101,8 @@ class GridLayout:
     plot_h: int
     margin: dict  # l, r, t, b in px (t includes the panel headers)
     columns: tuple[int, ...] = ()  # px width of each panel's column (its grid or its title)
+    cells: tuple[int, ...] = ()  # px edge of each panel's cells
+    fonts: tuple[int, ...] = ()  # px of each panel's cell numbers
 
     @property
     def width(self) -> int:
@@ -110,10 +116,52 @@ class GridLayout:
         """A distance in px below the plot area as a (negative) paper y."""
         return -px / self.plot_h
 
+    def cell_of(self, i: int) -> int:
+        """The px edge of panel i's cells."""
+        return self.cells[i] if self.cells else self.cell
+
+    def font_of(self, i: int) -> int:
+        return self.fonts[i] if self.fonts else self.cell_font
+
+    def gap_of(self, i: int) -> int:
+        return _gap(self.cell_of(i))
+
+
+def _gap(cell: int) -> int:
+    return 2 if cell >= 20 else (1 if cell >= 8 else 0)
+
+
+def _text_px(text: str, theme: Theme) -> int:
+    """Rough px width of a bold title line."""
+    return int(0.6 * theme.title_font_size * len(text))
+
 
 def _title_px(panel: Panel, theme: Theme) -> int:
     """Rough px width of a panel's bold title: a narrow grid's column is at least this wide."""
-    return int(0.6 * theme.title_font_size * len(panel.title))
+    return _text_px(panel.title, theme)
+
+
+def _two_lines(title: str) -> list[str]:
+    """The title broken at the space (outside brackets) that makes its longest line shortest."""
+    depth, best = 0, [title]
+    for i, ch in enumerate(title):
+        depth += {"[": 1, "]": -1}.get(ch, 0)
+        if ch == " " and depth == 0:
+            lines = [title[:i], title[i + 1 :]]
+            if max(map(len, lines)) < max(map(len, best)):
+                best = lines
+    return best
+
+
+def title_lines(panel: Panel, theme: Theme, column_px: float) -> list[str]:
+    """A panel's title on one line, or on two when one does not fit its column."""
+    if _title_px(panel, theme) <= column_px + 1:
+        return [panel.title]
+    return _two_lines(panel.title)
+
+
+def _narrow_title_px(panel: Panel, theme: Theme) -> int:
+    return max(_text_px(line, theme) for line in _two_lines(panel.title))
 
 
 def _subtitle_lines(panel: Panel, theme: Theme, column_px: float, hidden: bool) -> list[str]:
@@ -125,11 +173,96 @@ def _subtitle_lines(panel: Panel, theme: Theme, column_px: float, hidden: bool) 
 
 
 def _header_h(lines: int, theme: Theme) -> int:
-    """Vertical room of a panel header: the title and `lines` subtitle lines.
+    """Vertical room of a panel header: the title and `lines` more lines under it.
 
     plotly spaces the lines of an annotation by its own font (the title's), whatever their span.
     """
     return round((1 + lines) * 1.3 * theme.title_font_size) + 6
+
+
+def colorbar_px(theme: Theme) -> int:
+    """Room of the colour scale between a header and a grid that hides its numbers."""
+    return theme.font_size + 14
+
+
+def _shows(panel: Panel, theme: Theme, cell: int) -> bool:
+    return max(panel.shape) <= theme.max_text_cells and cell >= 16
+
+
+def _fixed_px(n: int) -> int:
+    """Row-index labels and gaps of n panels in a row."""
+    return n * _Y_LABELS_PX + (n - 1) * _PANEL_GAP_PX + 16
+
+
+@dataclass(frozen=True)
+class _Fit:
+    cells: list[int]
+    columns: list[int]
+    header: int
+
+
+def _fit(panels: Sequence[Panel], theme: Theme, cells: list[int]) -> _Fit | None:
+    """Columns and header of panels drawn with `cells`, or None if they are wider than the box.
+
+    A title wider than its grid wraps onto two lines before it is allowed to widen the row.
+    """
+    grids = [p.shape[1] * c for p, c in zip(panels, cells)]
+    columns = [max(g, _title_px(p, theme)) for p, g in zip(panels, grids)]
+    if sum(columns) + _fixed_px(len(panels)) > theme.figure_w:
+        columns = [max(g, _narrow_title_px(p, theme)) for p, g in zip(panels, grids)]
+        if sum(columns) + _fixed_px(len(panels)) > theme.figure_w:
+            return None
+    hidden = [not _shows(p, theme, c) for p, c in zip(panels, cells)]
+    lines = max(
+        len(title_lines(p, theme, col)) - 1 + len(_subtitle_lines(p, theme, col, h))
+        for p, col, h in zip(panels, columns, hidden)
+    )
+    scale = colorbar_px(theme) if any(hidden) else 0  # a colour scale under hidden titles
+    return _Fit(cells, columns, _header_h(lines, theme) + scale)
+
+
+def _height(fit: _Fit, panels: Sequence[Panel], top: int, bottom: int) -> int:
+    return top + fit.header + max(p.shape[0] * c for p, c in zip(panels, fit.cells)) + bottom
+
+
+def _uniform(panels, theme: Theme, top: int, bottom: int) -> _Fit:
+    """The biggest one cell size (up to theme.cell_px) with which the panels fit the box."""
+    heights = [p.shape[0] for p in panels]
+    floor = theme.min_cell_px if max(heights) <= SMALL_GRID else min(16, theme.min_cell_px)
+    fit = None
+    for cell in range(max(theme.cell_px, 1), 0, -1):  # a few dozen sizes, largest first
+        here = _fit(panels, theme, [cell] * len(panels))
+        if here is None:
+            continue
+        fit = here
+        if _height(fit, panels, top, bottom) <= theme.figure_h or cell <= floor:
+            break
+    if fit is None:  # titles wider than the box: the smallest cells, titles as they fall
+        cells = [4] * len(panels)
+        columns = [max(p.shape[1] * 4, _narrow_title_px(p, theme)) for p in panels]
+        fit = _Fit(cells, columns, _header_h(2, theme))
+    return fit
+
+
+def _own_cells(panels, theme: Theme, top: int, bottom: int, base: _Fit) -> _Fit:
+    """Small panels beside a big one get readable cells of their own.
+
+    When a big panel hides its numbers at the shared size, each small panel (up to
+    theme.max_text_cells a side) takes the biggest cell up to theme.cell_px with which the big
+    panels keep at least two thirds of their shared size; otherwise the shared size stays.
+    """
+    cell = base.cells[0]
+    small = [max(p.shape) <= theme.max_text_cells for p in panels]
+    if all(_shows(p, theme, cell) for p in panels) or not any(small) or all(small):
+        return base
+    least = max(1, (2 * cell) // 3)
+    tallest = max(theme.figure_h, _height(base, panels, top, bottom))  # normal mode may scroll
+    for own in range(max(theme.cell_px, 1), cell, -1):
+        for big in range(min(cell, own), least - 1, -1):
+            fit = _fit(panels, theme, [own if s else big for s in small])
+            if fit is not None and _height(fit, panels, top, bottom) <= tallest:
+                return fit
+    return base
 
 
 def grid_layout(
@@ -139,66 +272,49 @@ def grid_layout(
     top: int,
     bottom: int,
     min_plot_h: int = 0,
+    own_cells: bool = True,
 ) -> GridLayout:
     """The biggest square cells (up to theme.cell_px) with which the panels fit theme's box.
 
-    Each column is as wide as its grid or its title; subtitles wrap to their column. The box
-    is theme.figure_w wide and theme.figure_h tall (top and bottom margins included); cells
-    shrink below theme.min_cell_px only to fit the width.
+    Each column is as wide as its grid or its title (wrapped onto two lines if that is what
+    fits); subtitles wrap to their column. The box is theme.figure_w wide and theme.figure_h
+    tall (top and bottom margins included); cells shrink below theme.min_cell_px only to fit
+    the width. With own_cells, small panels beside a big one that hides its numbers keep
+    readable cells of their own (`_own_cells`).
     """
-    widths = [p.shape[1] for p in panels]
-    heights = [p.shape[0] for p in panels]
-    titles = [_title_px(p, theme) for p in panels]
-    fixed = len(panels) * _Y_LABELS_PX + (len(panels) - 1) * _PANEL_GAP_PX + 16
-    floor = theme.min_cell_px if max(heights) <= SMALL_GRID else min(16, theme.min_cell_px)
-    fit = None
-    for cell in range(max(theme.cell_px, 1), 0, -1):  # a few dozen sizes, largest first
-        columns = [max(w * cell, t) for w, t in zip(widths, titles)]
-        if sum(columns) + fixed > theme.figure_w:
-            continue
-        hidden = [max(p.shape) > theme.max_text_cells or cell < 16 for p in panels]
-        lines = max(
-            len(_subtitle_lines(p, theme, c, h)) for p, c, h in zip(panels, columns, hidden)
-        )
-        header = _header_h(lines, theme)
-        fit = cell, columns, lines, header
-        if top + header + max(heights) * cell + bottom <= theme.figure_h:
-            break
-        if cell <= floor:
-            break
-    cell, columns, lines, header = fit or (
-        4,
-        [max(w * 4, t) for w, t in zip(widths, titles)],
-        1,
-        _header_h(1, theme),
-    )
-    gap = 2 if cell >= 20 else (1 if cell >= 8 else 0)
-    plot_w = sum(columns) + len(panels) * _Y_LABELS_PX + (len(panels) - 1) * _PANEL_GAP_PX
-    plot_h = max(max(heights) * cell, min_plot_h)
+    base = _uniform(panels, theme, top, bottom)
+    fit = _own_cells(panels, theme, top, bottom, base) if own_cells else base
+    cells, columns = fit.cells, fit.columns
+    plot_w = sum(columns) + _fixed_px(len(panels)) - 16
+    plot_h = max(max(p.shape[0] * c for p, c in zip(panels, cells)), min_plot_h)
     x_domains, y_domains, left = [], [], 0
-    for col, w, h in zip(columns, widths, heights):
+    for col, p, c in zip(columns, panels, cells):
+        h, w = p.shape
         left += _Y_LABELS_PX
-        x0 = left + (col - w * cell) / 2  # the grid centred in its column
-        x_domains.append((x0 / plot_w, (x0 + w * cell) / plot_w))
-        y_domains.append((1 - h * cell / plot_h, 1.0))
+        x0 = left + (col - w * c) / 2  # the grid centred in its column
+        x_domains.append((x0 / plot_w, (x0 + w * c) / plot_w))
+        y_domains.append((1 - h * c / plot_h, 1.0))
         left += col + _PANEL_GAP_PX
-    margin = {"l": 8, "r": 8, "t": top + header, "b": bottom}
+    shared = base.cells[0] if cells == base.cells else min(cells)
     return GridLayout(
-        cell,
-        gap,
-        theme.cell_font(cell),
+        shared,
+        _gap(shared),
+        theme.cell_font(shared),
         tuple(x_domains),
         tuple(y_domains),
         plot_w,
         plot_h,
-        margin,
+        {"l": 8, "r": 8, "t": top + fit.header, "b": bottom},
         tuple(columns),
+        tuple(cells),
+        tuple(theme.cell_font(c) for c in cells),
     )
 
 
-def shows_text(panel: Panel, theme: Theme, geo: GridLayout) -> bool:
-    """Per-cell numbers only on grids up to theme.max_text_cells per side, in legible cells."""
-    return max(panel.shape) <= theme.max_text_cells and geo.cell >= 16
+def shows_text(panel: Panel, theme: Theme, geo: GridLayout, i: int | None = None) -> bool:
+    """Per-cell numbers only on grids up to theme.max_text_cells per side, in legible cells
+    (panel i's own cells when i is given, else the shared size)."""
+    return _shows(panel, theme, geo.cell if i is None else geo.cell_of(i))
 
 
 def axis_ids(i: int) -> tuple[str, str]:
@@ -232,7 +348,7 @@ def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
             "domain": list(geo.x_domains[i]),
             "range": [ox - 0.5, ox + w - 0.5],
             "tickmode": "array",
-            "tickvals": _ticks(w, ox, geo.cell),
+            "tickvals": _ticks(w, ox, geo.cell_of(i)),
             "anchor": ya,
         },
         f"yaxis{suffix}": {
@@ -241,7 +357,7 @@ def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
             "range": [oy + h - 0.5, oy - 0.5],  # reversed: row 0 at the top
             "autorange": False,
             "tickmode": "array",
-            "tickvals": _ticks(h, oy, geo.cell),
+            "tickvals": _ticks(h, oy, geo.cell_of(i)),
             "anchor": xa,
             "scaleanchor": xa,  # square cells even if the page stretches the figure
             "scaleratio": 1,
@@ -253,9 +369,10 @@ def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
 def panel_header(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
     """The title (bold) and subtitle above panel i, as one annotation."""
     xa, ya = axis_ids(i)
-    column = geo.columns[i] if geo.columns else panel.shape[1] * geo.cell
-    lines = _subtitle_lines(panel, theme, column, not shows_text(panel, theme, geo))
-    text = f"<b>{panel.title}</b>"
+    column = geo.columns[i] if geo.columns else panel.shape[1] * geo.cell_of(i)
+    hidden = not shows_text(panel, theme, geo, i)
+    lines = _subtitle_lines(panel, theme, column, hidden)
+    text = "<br>".join(f"<b>{line}</b>" for line in title_lines(panel, theme, column))
     if lines:
         style = f"font-size:{theme.font_size - 1}px;color:{MUTED_TEXT}"
         text += "".join(f"<br><span style='{style}'>{line}</span>" for line in lines)
@@ -267,7 +384,7 @@ def panel_header(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
         "y": 1.0,
         "xanchor": "center",
         "yanchor": "bottom",
-        "yshift": 4,
+        "yshift": 4 + (colorbar_px(theme) if hidden else 0),
         "showarrow": False,
         "font": {"size": theme.title_font_size, "color": TEXT_COLOR},
     }
@@ -316,18 +433,51 @@ def heatmap(
         "yaxis": ya,
         "colorscale": colorscale or VALUE_SCALE,
         "showscale": False,
-        "xgap": geo.gap,
-        "ygap": geo.gap,
+        "xgap": geo.gap_of(i),
+        "ygap": geo.gap_of(i),
         "hoverinfo": "skip",
     }
     if text is not None:
         trace["text"] = text
         trace["texttemplate"] = "%{text}"
-        trace["textfont"] = {"size": geo.cell_font, "family": FONT_FAMILY}
+        trace["textfont"] = {"size": geo.font_of(i), "family": FONT_FAMILY}
         if font_color:
             trace["textfont"]["color"] = font_color
     trace.update(extra)
     return trace
+
+
+def value_scale(values: np.ndarray, i: int, theme: Theme, geo: GridLayout) -> dict:
+    """Heatmap entries that draw panel i's colour scale above its grid (numbers hidden): the
+    range is symmetric about 0 as the colours are; the ticks are the grid's min, 0 and max."""
+    finite = values[np.isfinite(values)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
+    reach = max(abs(lo), abs(hi)) or 1.0
+    ticks = sorted({lo, hi} | ({0.0} if lo < 0 < hi else set()))
+    x0, x1 = geo.x_domains[i]
+    column = geo.columns[i] if geo.columns else (x1 - x0) * geo.plot_w
+    return {
+        "zmin": -reach,
+        "zmax": reach,
+        "zmid": None,
+        "showscale": True,
+        "colorbar": {
+            "orientation": "h",
+            "x": (x0 + x1) / 2,
+            "xanchor": "center",
+            "len": 0.9 * column / geo.plot_w,
+            "y": 1 + 4 / geo.plot_h,
+            "yanchor": "bottom",
+            "yref": "paper",
+            "thickness": 8,
+            "outlinewidth": 0,
+            "ticklabelposition": "outside top",
+            "tickmode": "array",
+            "tickvals": ticks,
+            "ticktext": [format_value(t) for t in ticks],
+            "tickfont": {"size": max(9, theme.font_size - 3), "color": MUTED_TEXT},
+        },
+    }
 
 
 def _coords(panel: Panel) -> tuple[np.ndarray, np.ndarray]:
@@ -404,7 +554,7 @@ def click_overlay(panel: Panel, i: int, geo: GridLayout) -> dict | None:
         "hovertemplate": "%{hovertext}<extra></extra>",
         "marker": {
             "symbol": "square",
-            "size": max(geo.cell - geo.gap, 4),
+            "size": max(geo.cell_of(i) - geo.gap_of(i), 4),
             "color": "rgba(0,0,0,0)",  # invisible but hoverable and selectable
             "line": {"width": 0},
         },
@@ -418,7 +568,7 @@ def panel_traces(
     panel: Panel, i: int, theme: Theme, geo: GridLayout, *, taps: bool = True
 ) -> list[dict]:
     """The value heatmap and the role overlays (padding, dilation zeros, taps) of panel i."""
-    show = shows_text(panel, theme, geo)
+    show = shows_text(panel, theme, geo, i)
     values = np.asarray(panel.values, dtype=float)
     pad, dil = panel.mask("pad_mask"), panel.mask("dilation_mask")
     has_taps = taps and panel.taps is not None and (np.asarray(panel.taps) >= 0).any()
@@ -429,6 +579,8 @@ def panel_traces(
     if max(panel.shape) > MAX_CLICK_CELLS:  # no click overlay: let the heatmap answer hovers
         base["hoverinfo"] = None
         base["hovertemplate"] = f"{panel.key}[%{{y}}, %{{x}}] = %{{z:.4g}}<extra></extra>"
+    if not show:
+        base.update(value_scale(values, i, theme, geo))
     traces = [base]
     if (dil & ~pad).any():
         traces.append(role_overlay(panel, "dilation", DILATION_COLOR, DILATION_TEXT, i, geo, show))
@@ -512,7 +664,7 @@ def panel_shapes(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> list[di
     """
     shapes = []
     o = panel.origin
-    lw = max(1.5, geo.cell / 16)
+    lw = max(1.5, geo.cell_of(i) / 16)
     rem = panel.mask("remainder_mask")
     if rem.any():
         shapes.append(
@@ -529,7 +681,7 @@ def panel_shapes(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> list[di
             )
         )
     dropped = panel.mask("dropped_mask")
-    if dropped.any() and shows_text(panel, theme, geo):
+    if dropped.any() and shows_text(panel, theme, geo, i):
         shapes.append(
             _path_shape(
                 i, cross_path(dropped, o), "dropped", line={"color": DROPPED_COLOR, "width": lw}

@@ -59,7 +59,7 @@ from convviz.render.theme import (
     tap_colors,
 )
 from convviz.sweeps import Sweep
-from convviz.text import MINUS, number
+from convviz.text import AXIS_WORDS, MINUS, cell_name, number
 
 # Line widths as fractions of a cell's edge, so strokes scale with the cells.
 _GRID_LW, _TAP_LW, _HIGHLIGHT_LW, _SELECTED_LW = 0.035, 0.085, 0.075, 0.1
@@ -807,11 +807,21 @@ def _term(a: float, b: float) -> str:
     return f"{wrap(number(a))}·{wrap(number(b))}"
 
 
-def sweep_caption(sweep: Sweep, t: int, channel: int = 0, max_terms: int = 9) -> str:
-    """'cell (i, j): a·b + … = s' for step t, with the channel sum and bias when there are any.
+# What a sweep's output is and what its channel axis runs over, by the output panel's key: the
+# forward sums over input channels c, the full correlation over filters k, ∂L/∂w over samples n.
+SWEEP_AXES = {"y": ("y", "c"), "grad_x_padded": ("∂L/∂x̃", "k"), "grad_w": ("∂L/∂w", "n")}
+
+
+def sweep_caption(
+    sweep: Sweep, t: int, channel: int = 0, max_terms: int = 9, output: str = "y"
+) -> str:
+    """'y[i, j]: a·b + … = s' for step t, with the sum over channels (or filters, or samples:
+    by the output's key, SWEEP_AXES) and the bias when there are any.
 
     Past max_terms products the rest is one bracket that says what it adds up to.
     """
+    name, axis = SWEEP_AXES.get(output, (output, "c"))
+    one, many = AXIS_WORDS[axis]
     i, j = sweep.targets[t]
     x = sweep.operand[channel][np.ix_(sweep.rows[t], sweep.cols[t])].ravel()
     k = sweep.kernel[channel].ravel()
@@ -819,11 +829,14 @@ def sweep_caption(sweep: Sweep, t: int, channel: int = 0, max_terms: int = 9) ->
     if len(terms) > max_terms:
         hidden = sweep.products[t, channel].ravel()[max_terms - 1 :]
         terms = [*terms[: max_terms - 1], f"[{hidden.size} more = {number(hidden.sum())}]"]
-    text = f"step {t + 1}/{sweep.steps} · cell ({i}, {j}):  {' + '.join(terms)} = "
+    text = f"step {t + 1}/{sweep.steps} · {cell_name(name, i, j)}:  {' + '.join(terms)} = "
     text += number(sweep.partial[t, channel])
-    if sweep.kernel.shape[0] > 1 or sweep.offset:
-        extra = "all channels" + (" + bias" if sweep.offset else "")
-        text += f" (channel {channel});  {extra} = {number(sweep.sums[t])}"
+    K, bias = sweep.kernel.shape[0], " + bias" if sweep.offset else ""
+    if K > 1:
+        text += f" ({one} {axis}={channel});  Σ over the {K} {many}{bias} = "
+        text += number(sweep.sums[t])
+    elif bias:
+        text += f"{bias} {number(sweep.offset)} = {number(sweep.sums[t])}"
     return text
 
 
@@ -917,7 +930,7 @@ def _frame_artists(fig, axes, drawn, taps_of, theme) -> _Frames:
     )
 
 
-def _place_step(fr: _Frames, sweep: Sweep, t: int, channel: int, norm, wrap_chars: int) -> None:
+def _place_step(fr: _Frames, sweep: Sweep, t: int, channel: int, scene: _GifScene) -> None:
     """Move the window to step t, show its products and their sum, point at its output cell."""
     rows, cols = sweep.rows[t], sweep.cols[t]
     for tap, (a, b) in enumerate(np.ndindex(sweep.kernel.shape[1:])):
@@ -927,7 +940,7 @@ def _place_step(fr: _Frames, sweep: Sweep, t: int, channel: int, norm, wrap_char
         cols[0] - 0.5, rows[0] - 0.5, cols[-1] - cols[0] + 1, rows[-1] - rows[0] + 1
     )
     panel = Panel(sweep.products[t, channel], "", "products")
-    fills = cell_colors(panel, norm)
+    fills = cell_colors(panel, scene.norm)
     fr.products.mesh.set_array(fills)
     colors = text_colors(panel, fills)
     for (i, j), text in fr.products.texts.items():
@@ -935,7 +948,8 @@ def _place_step(fr: _Frames, sweep: Sweep, t: int, channel: int, norm, wrap_char
     fr.products_sum.set_text(f"Σ = {number(sweep.partial[t, channel])}")
     i, j = sweep.targets[t]
     fr.current.set_xy((j - 0.5, i - 0.5))
-    fr.caption.set_text(_wrap_caption(sweep_caption(sweep, t, channel), wrap_chars))
+    caption = sweep_caption(sweep, t, channel, output=scene.output_key)
+    fr.caption.set_text(_wrap_caption(caption, scene.wrap_chars))
 
 
 @dataclass
@@ -948,6 +962,7 @@ class _GifScene:
     steps: np.ndarray
     norm: Normalize
     wrap_chars: int
+    output_key: str  # the sweep's output panel: what its caption names (SWEEP_AXES)
 
 
 def _gif_scene(
@@ -979,7 +994,7 @@ def _gif_scene(
     fr.caption.set_position((0.5, middle / layout.size[1]))
     _place_legend(fig, marks, theme, layout)
     wrap_chars = int((layout.size[0] - 2 * _MARGIN) * 72 / (0.5 * theme.font_size))
-    return _GifScene(fig, axes, fr, steps, norm, wrap_chars)
+    return _GifScene(fig, axes, fr, steps, norm, wrap_chars, output.key)
 
 
 def sweep_gif(
@@ -1020,7 +1035,7 @@ def sweep_gif(
         canvas.restore_region(background)
         _paint_cells(axes[-1], fr.output, sweep.targets[shown : t + 1])  # written for good
         background, shown = canvas.copy_from_bbox(fig.bbox), t + 1
-        _place_step(fr, sweep, int(t), channel, scene.norm, scene.wrap_chars)
+        _place_step(fr, sweep, int(t), channel, scene)
         moving = [*fr.taps, fr.window, fr.products.mesh, *fr.products.texts.values()]
         for artist in [*moving, *fr.products_above, fr.products_sum, fr.current, fr.caption]:
             fig.draw_artist(artist)

@@ -25,6 +25,7 @@ from convviz.render.panel import Panel
 from convviz.spec import ConvSpec
 from convviz.stages import ForwardStages, InputGradStages, Layer, WeightGradStages
 from convviz.sweeps import Sweep
+from convviz.text import RECITATION_NOTE, count, slice_name
 
 
 @dataclass(frozen=True)
@@ -32,31 +33,26 @@ class Step:
     """One step of a storyboard: what it shows, one or two sentences, and its grids."""
 
     title: str  # short, for the step buttons
+    heading: str  # a sentence, above the step's figure and on its exports
     caption: str
     panels: list[Panel] = field(default_factory=list)
-
-    @property
-    def heading(self) -> str:
-        return _HEADINGS.get(self.title.split(" · ")[-1], self.title)
-
-
-_HEADINGS = {
-    "∂L/∂y": "∂L/∂y, the gradient from the next layer",
-    "dilate": "Dilate ∂L/∂y by the stride",
-    "pad": "Pad it for the full correlation",
-    "rotate 180°": "Rotate the kernel 180°",
-    "correlate": "Full correlation at stride 1",
-    "mask": "Mask the padded ring, crop to ∂L/∂x",
-}
 
 
 def _shape(a: np.ndarray) -> str:
     return "×".join(str(s) for s in a.shape)
 
 
-def _count(n: int, word: str, plural: str = "") -> str:
-    """'1 row', '2 rows', '0 rows': a count with its noun in the right number."""
-    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
+_count = count
+
+
+def _pads(padding) -> bool:
+    """Whether per-side padding ((top, bottom), (left, right)) adds any cell."""
+    return any(side for sides in padding for side in sides)
+
+
+def _padded_title(name: str, padding) -> str:
+    """'input x[n=0, c=0], padded', or without ', padded' when the padding adds nothing."""
+    return f"{name}, padded" if _pads(padding) else name
 
 
 def _padded_note(x: np.ndarray, x_padded: np.ndarray) -> str:
@@ -124,11 +120,10 @@ def forward_panels(
     highlight = taps = None
     if selected is not None:
         highlight, taps = window_mask(spec.padded_size, sweep, step_of(sweep, selected))
-    label = f" (n={n}, c={c})" if spec.batch > 1 or spec.in_channels > 1 else ""
     return [
         Panel(
             st.x_padded[n, c],
-            f"input x, padded{label}",
+            _padded_title(f"input {slice_name('x', n=n, c=c)}", spec.padding),
             "x",
             pad_mask=st.pad_mask,
             remainder_mask=st.remainder_mask,
@@ -139,14 +134,14 @@ def forward_panels(
         ),
         Panel(
             st.w[k, c],
-            f"kernel w[{k}, {c}]",
+            f"kernel {slice_name('w', k=k, c=c)}",
             "w",
             taps=tap_grid(*spec.kernel_size),
             subtitle=f"{_shape(st.w[k, c])}, dilation {spec.dilation[0]}×{spec.dilation[1]}",
         ),
         Panel(
             st.y[n, k],
-            f"output y[{n}, {k}]",
+            f"output {slice_name('y', n=n, k=k)}",
             "y",
             selected=selected,
             highlight=_cell_mask(spec.out_size, selected),
@@ -177,106 +172,170 @@ def input_grad_story(
     feeding : bool mask over grad_out[n, k] of the cells that reach the selected cell;
     selected : (panel key, row, col) of the selected grad_x or grad_x_padded cell.
     """
-    spec = st.spec
+    return [
+        _grad_out_step(st, n, k, feeding),
+        _dilate_step(st, n, k),
+        _pad_step(st, n, k),
+        _rotate_step(st, k, c),
+        _correlate_step(st, n, k, c),
+        _mask_step(st, n, c, selected),
+    ]
+
+
+def _grad_out_step(st: InputGradStages, n: int, k: int, feeding) -> Step:
+    g = st.grad_out[n, k]
+    return Step(
+        "1 · ∂L/∂y",
+        "∂L/∂y, the gradient from the next layer",
+        f"∂L/∂y arrives from the next layer: {_shape(g)}.",
+        [Panel(g, slice_name("∂L/∂y", n=n, k=k), "grad_out", highlight=feeding)],
+    )
+
+
+def _dilate_step(st: InputGradStages, n: int, k: int) -> Step:
+    spread = st.dilation_mask.any()  # a stride > 1 with at least two cells along it
+    title = f"{slice_name('∂L/∂y', n=n, k=k)}{', dilated' if spread else ''}"
+    return Step(
+        "2 · dilate",
+        "Dilate ∂L/∂y by the stride",
+        _dilate_caption(st.spec.stride, st.dilated[n, k], spread),
+        [
+            Panel(
+                st.dilated[n, k],
+                title,
+                "dilated",
+                dilation_mask=st.dilation_mask,
+                subtitle=_shape(st.dilated[n, k]),
+            )
+        ],
+    )
+
+
+def _pad_caption(spec: ConvSpec, padded: np.ndarray) -> str:
     eh, ew = spec.span
     (gt, gb), (gl, gr) = spec.full_padding
     rH, rW = spec.remainder
-    kH, kW = spec.kernel_size
-    (pt, _), (pl, _) = spec.padding
-    mode = spec.padding_mode
-    return [
-        Step(
-            "1 · ∂L/∂y",
-            f"∂L/∂y arrives from the next layer: {_shape(st.grad_out[n, k])}.",
-            [Panel(st.grad_out[n, k], f"∂L/∂y[{n}, {k}]", "grad_out", highlight=feeding)],
-        ),
-        Step(
-            "2 · dilate",
-            _dilate_caption(spec.stride, st.dilated[n, k]),
-            [
-                Panel(
-                    st.dilated[n, k],
-                    "dilated ∂L/∂y",
-                    "dilated",
-                    dilation_mask=st.dilation_mask,
-                    subtitle=_shape(st.dilated[n, k]),
-                )
-            ],
-        ),
-        Step(
-            "3 · pad",
-            f"Pad with zeros: dil·(k − 1) = {_count(eh - 1, 'row')} / "
-            f"{_count(ew - 1, 'column')} per side"
-            + (
-                f", plus the remainder ({_count(rH, 'row')}, {_count(rW, 'column')}) at the "
-                "bottom/right"
-                if rH or rW
-                else ""
-            )
-            + f": ({gt}, {gb}) × ({gl}, {gr}) → {_shape(st.padded[n, k])}.",
-            [
-                Panel(
-                    st.padded[n, k],
-                    "padded, dilated ∂L/∂y",
-                    "padded",
-                    pad_mask=st.padded_ring,
-                    dilation_mask=st.padded_dilation_mask,
-                    origin=(-gt, -gl),
-                    subtitle=_shape(st.padded[n, k]),
-                )
-            ],
-        ),
-        Step(
-            "4 · rotate 180°",
-            "Flip up-down, then left-right; every tap keeps its colour, so you can follow it. "
-            "Channels swap: the filter for output k becomes a filter for input c.",
-            [
-                Panel(
-                    st.w[k, c],
-                    f"w[{k}, {c}]",
-                    "w",
-                    taps=tap_grid(kH, kW),
-                ),
-                Panel(
-                    st.w_rot[c, k],
-                    f"rot180 w[{k}, {c}]",
-                    "w_rot",
-                    taps=tap_grid(kH, kW, rotated=True),
-                ),
-            ],
-        ),
-        Step(
-            "5 · correlate",
-            f"Slide the rotated kernel (dilation {spec.dilation[0]}×{spec.dilation[1]}) over "
-            f"the padded grid one cell at a time: the gradient of every padded-input cell, "
-            f"ring included: {_shape(st.grad_x_padded[n, c])}.",
-            [],
-        ),
-        Step(
-            "6 · mask",
-            _mask_caption(spec.padding, mode),
-            [
-                Panel(
-                    st.grad_x_padded[n, c],
-                    "∂L/∂x̃ (padded input)",
-                    "grad_x_padded",
-                    pad_mask=st.pad_mask,
-                    dropped_mask=st.pad_mask if mode == "zeros" else None,
-                    origin=(-pt, -pl),
-                    subtitle=_shape(st.grad_x_padded[n, c]),
-                    selected=_in("grad_x_padded", selected),
-                    highlight=_copies(st, _in("grad_x", selected)),
-                ),
-                Panel(
-                    st.grad_x[n, c],
-                    f"∂L/∂x[{n}, {c}]",
-                    "grad_x",
-                    subtitle=_shape(st.grad_x[n, c]),
-                    selected=_in("grad_x", selected),
-                ),
-            ],
-        ),
+    if not _pads(spec.full_padding):  # a 1×1 kernel, no remainder
+        return (
+            f"A 1×1 kernel reaches no further than its cell: nothing to pad, "
+            f"the grid stays {_shape(padded)}."
+        )
+    rest = (
+        f", plus the remainder ({_count(rH, 'row')}, {_count(rW, 'column')}) at the bottom/right"
+        if rH or rW
+        else ""
+    )
+    return (
+        f"Pad with zeros: dil·(k − 1) = {_count(eh - 1, 'row')} / {_count(ew - 1, 'column')} "
+        f"per side{rest}: ({gt}, {gb}) × ({gl}, {gr}) → {_shape(padded)}."
+    )
+
+
+def _grad_operand_title(st: InputGradStages, n: int, k: int) -> str:
+    """∂L/∂y[n=…, k=…] with the words that fit: padded and/or dilated, or neither."""
+    words = [
+        word
+        for word, mask in (("padded", st.padded_ring), ("dilated", st.padded_dilation_mask))
+        if mask.any()
     ]
+    return slice_name("∂L/∂y", n=n, k=k) + (f", {' and '.join(words)}" if words else "")
+
+
+def _pad_step(st: InputGradStages, n: int, k: int) -> Step:
+    spec = st.spec
+    (gt, _), (gl, _) = spec.full_padding
+    return Step(
+        "3 · pad",
+        "Pad it for the full correlation",
+        _pad_caption(spec, st.padded[n, k]),
+        [
+            Panel(
+                st.padded[n, k],
+                _grad_operand_title(st, n, k),
+                "padded",
+                pad_mask=st.padded_ring,
+                dilation_mask=st.padded_dilation_mask,
+                origin=(-gt, -gl),
+                subtitle=_shape(st.padded[n, k]),
+            )
+        ],
+    )
+
+
+def _rotate_step(st: InputGradStages, k: int, c: int) -> Step:
+    kH, kW = st.spec.kernel_size
+    return Step(
+        "4 · rotate 180°",
+        "Rotate the kernel 180°",
+        "Flip up-down, then left-right; every tap keeps its colour, so you can follow it. "
+        f"Channels swap: the kernel of filter k={k} on channel c={c} now carries the gradient "
+        f"from output channel {k} back to input channel {c}.",
+        [
+            Panel(st.w[k, c], slice_name("w", k=k, c=c), "w", taps=tap_grid(kH, kW)),
+            Panel(
+                st.w_rot[c, k],
+                f"rot180 {slice_name('w', k=k, c=c)}",
+                "w_rot",
+                taps=tap_grid(kH, kW, rotated=True),
+            ),
+        ],
+    )
+
+
+def _correlate_caption(spec: ConvSpec, n: int, k: int, c: int, shape) -> str:
+    K = spec.out_channels
+    text = (
+        f"Slide the rotated kernel (dilation {spec.dilation[0]}×{spec.dilation[1]}) over the "
+        f"padded grid one cell at a time: the gradient of every padded-input cell, ring "
+        f"included: {'×'.join(map(str, shape))}."
+    )
+    if K > 1:
+        text += (
+            f" With {_count(K, 'filter')}, {slice_name('∂L/∂x̃', n=n, c=c)} is the sum over "
+            f"the filters of one such correlation each; this view shows filter k={k}."
+        )
+    return f"{text} {RECITATION_NOTE}"
+
+
+def _correlate_step(st: InputGradStages, n: int, k: int, c: int) -> Step:
+    return Step(
+        "5 · correlate",
+        "Full correlation at stride 1",
+        _correlate_caption(st.spec, n, k, c, st.grad_x_padded[n, c].shape),
+        [],
+    )
+
+
+def _mask_step(st: InputGradStages, n: int, c: int, selected) -> Step:
+    spec = st.spec
+    (pt, _), (pl, _) = spec.padding
+    mode, padded = spec.padding_mode, _pads(spec.padding)
+    ring = "padded input" if padded else "no padding: the same cells as ∂L/∂x"
+    return Step(
+        "6 · mask",
+        "Mask the padded ring, crop to ∂L/∂x" if padded else "No ring to mask: ∂L/∂x̃ is ∂L/∂x",
+        _mask_caption(spec.padding, mode),
+        [
+            Panel(
+                st.grad_x_padded[n, c],
+                slice_name("∂L/∂x̃", n=n, c=c),
+                "grad_x_padded",
+                pad_mask=st.pad_mask,
+                dropped_mask=st.pad_mask if mode == "zeros" else None,
+                origin=(-pt, -pl),
+                subtitle=f"{_shape(st.grad_x_padded[n, c])}, {ring}",
+                selected=_in("grad_x_padded", selected),
+                highlight=_copies(st, _in("grad_x", selected)),
+            ),
+            Panel(
+                st.grad_x[n, c],
+                slice_name("∂L/∂x", n=n, c=c),
+                "grad_x",
+                subtitle=_shape(st.grad_x[n, c]),
+                selected=_in("grad_x", selected),
+            ),
+        ],
+    )
 
 
 def stage_motion(
@@ -314,10 +373,15 @@ def whole_pass(st: InputGradStages, sweep: Sweep, n: int, k: int, c: int) -> Mot
 WHOLE_PASS = "The whole backward pass: ∂L/∂y → dilate → pad → rotate → correlate → mask → ∂L/∂x"
 
 
-def _dilate_caption(stride: tuple[int, int], dilated: np.ndarray) -> str:
+def _dilate_caption(stride: tuple[int, int], dilated: np.ndarray, spread: bool) -> str:
     sh, sw = stride
     if sh == sw == 1:
         return f"Stride 1: there are no zeros to insert, ∂L/∂y stays {_shape(dilated)}."
+    if not spread:
+        return (
+            f"Stride {sh}×{sw}, but ∂L/∂y has no two neighbouring cells along a strided axis: "
+            f"there are no zeros to insert, it stays {_shape(dilated)}."
+        )
     return (
         f"Insert stride − 1 = {sh - 1}×{sw - 1} zeros between neighbouring cells, so each "
         f"gradient sits where its window started: {_shape(dilated)}."
@@ -359,7 +423,7 @@ def weight_grad_panels(
     return [
         Panel(
             operand,
-            f"input x[{n}, {c}], padded",
+            _padded_title(f"input {slice_name('x', n=n, c=c)}", spec.padding),
             "x",
             pad_mask=st.pad_mask[:rH, :rW],
             taps=taps,
@@ -369,7 +433,7 @@ def weight_grad_panels(
         ),
         Panel(
             st.grad_out[n, k],
-            f"∂L/∂y[{n}, {k}]",
+            slice_name("∂L/∂y", n=n, k=k),
             "grad_out",
             taps=tap_grid(*spec.out_size),
             subtitle=f"{_shape(st.grad_out[n, k])}, "
@@ -377,7 +441,7 @@ def weight_grad_panels(
         ),
         Panel(
             st.grad_w[k, c],
-            f"∂L/∂w[{k}, {c}]",
+            slice_name("∂L/∂w", k=k, c=c),
             "grad_w",
             selected=selected,
             highlight=_cell_mask(spec.kernel_size, selected),
@@ -393,7 +457,7 @@ def overview_panels(lay: Layer, n: int, k: int, c: int) -> tuple[list[Panel], li
     forward = [
         Panel(
             fw.x_padded[n, c],
-            f"x[{n}, {c}] padded",
+            _padded_title(slice_name("x", n=n, c=c), fw.spec.padding),
             "x",
             pad_mask=fw.pad_mask,
             remainder_mask=fw.remainder_mask,
@@ -402,17 +466,27 @@ def overview_panels(lay: Layer, n: int, k: int, c: int) -> tuple[list[Panel], li
         ),
         Panel(
             fw.w[k, c],
-            f"w[{k}, {c}]",
+            slice_name("w", k=k, c=c),
             "w",
             taps=tap_grid(*fw.spec.kernel_size),
             subtitle=_shape(fw.w[k, c]),
         ),
-        Panel(fw.y[n, k], f"y[{n}, {k}]", "y", subtitle=_shape(fw.y[n, k])),
+        Panel(fw.y[n, k], slice_name("y", n=n, k=k), "y", subtitle=_shape(fw.y[n, k])),
     ]
     backward = [
-        Panel(ig.grad_out[n, k], f"∂L/∂y[{n}, {k}]", "grad_out", subtitle="given"),
-        Panel(ig.grad_x[n, c], f"∂L/∂x[{n}, {c}]", "grad_x", subtitle=_shape(ig.grad_x[n, c])),
-        Panel(wg.grad_w[k, c], f"∂L/∂w[{k}, {c}]", "grad_w", subtitle=_shape(wg.grad_w[k, c])),
+        Panel(ig.grad_out[n, k], slice_name("∂L/∂y", n=n, k=k), "grad_out", subtitle="given"),
+        Panel(
+            ig.grad_x[n, c],
+            slice_name("∂L/∂x", n=n, c=c),
+            "grad_x",
+            subtitle=_shape(ig.grad_x[n, c]),
+        ),
+        Panel(
+            wg.grad_w[k, c],
+            slice_name("∂L/∂w", k=k, c=c),
+            "grad_w",
+            subtitle=_shape(wg.grad_w[k, c]),
+        ),
     ]
     return forward, backward
 
@@ -469,7 +543,7 @@ def input_grad_animation(
     return [
         Panel(
             st.padded[n, k],
-            f"padded, dilated ∂L/∂y[{n}, {k}]",
+            _grad_operand_title(st, n, k),
             "padded",
             pad_mask=st.padded_ring,
             dilation_mask=st.padded_dilation_mask,
@@ -480,19 +554,21 @@ def input_grad_animation(
         ),
         Panel(
             st.w_rot[c, k],
-            f"rot180 w[{k}, {c}]",
+            f"rot180 {slice_name('w', k=k, c=c)}",
             "w_rot",
             taps=tap_grid(*spec.kernel_size, rotated=True),
             subtitle="rotated 180°",
         ),
         Panel(
             st.grad_x_padded[n, c],
-            f"∂L/∂x̃[{n}, {c}]",
+            f"{slice_name('∂L/∂x̃', n=n, c=c)} from filter k={k}"
+            if spec.out_channels > 1
+            else slice_name("∂L/∂x̃", n=n, c=c),
             "grad_x_padded",
             pad_mask=st.pad_mask,
             selected=selected,
             origin=(-pt, -pl),
-            subtitle="padded input, ring included",
+            subtitle="padded input, ring included" if _pads(spec.padding) else "no padding",
         ),
     ]
 
@@ -501,13 +577,12 @@ def scatter_panels(lay: Layer, n: int, k: int, c: int) -> list[Panel]:
     """Kernel, grad_out and the padded-input gradient for the scatter route of (n, c)."""
     fw, ig = lay.forward, lay.input_grad
     (pt, _), (pl, _) = fw.spec.padding
-    many = " (Σ over filters k)" if fw.spec.out_channels > 1 else ""
     return [
-        Panel(fw.w[k, c], f"w[{k}, {c}]{many}", "w", taps=tap_grid(*fw.spec.kernel_size)),
-        Panel(ig.grad_out[n, k], f"∂L/∂y[{n}, {k}]", "grad_out"),
+        Panel(fw.w[k, c], slice_name("w", k=k, c=c), "w", taps=tap_grid(*fw.spec.kernel_size)),
+        Panel(ig.grad_out[n, k], slice_name("∂L/∂y", n=n, k=k), "grad_out"),
         Panel(
             ig.grad_x_padded[n, c],
-            f"∂L/∂x̃[{n}, {c}]",
+            slice_name("∂L/∂x̃", n=n, c=c),
             "grad_x_padded",
             pad_mask=fw.pad_mask,
             remainder_mask=fw.remainder_mask,
@@ -525,7 +600,9 @@ def dilated_grad_panel(st: WeightGradStages, n: int, k: int) -> Panel:
     """∂L/∂y[n, k] with stride − 1 zeros between cells: the spacing the weight window sees."""
     return Panel(
         st.dilated[n, k],
-        f"∂L/∂y[{n}, {k}] dilated by the stride",
+        f"{slice_name('∂L/∂y', n=n, k=k)}, dilated by the stride"
+        if st.dilation_mask.any()
+        else f"{slice_name('∂L/∂y', n=n, k=k)} (no zeros to insert)",
         "dilated",
         dilation_mask=st.dilation_mask,
         subtitle=_shape(st.dilated[n, k]),
@@ -553,7 +630,9 @@ def channel_grids(lay: Layer, n: int, c: int, contributions: np.ndarray) -> list
     K, C = fw.spec.out_channels, fw.spec.in_channels
     chans = [f"c={i}" for i in range(C)]
     return [
-        Grid("x", f"input x[{n}]: {_count(C, 'channel')}", fw.x[n][None], [""], chans),
+        Grid(
+            "x", f"input {slice_name('x', n=n)}: {_count(C, 'channel')}", fw.x[n][None], [""], chans
+        ),
         Grid(
             "grad_w",
             f"∂L/∂w: {_count(K, 'filter')} × {_count(C, 'channel')}, each a small correlation",
@@ -564,13 +643,16 @@ def channel_grids(lay: Layer, n: int, c: int, contributions: np.ndarray) -> list
         ),
         Grid(
             "sum_k",
-            f"∂L/∂x[{n}, {c}] = Σ over {'the ' + _count(K, 'filter') if K > 1 else 'its 1 filter'}",
+            f"{slice_name('∂L/∂x', n=n, c=c)} = Σ over "
+            + ("the " + _count(K, "filter") if K > 1 else "its 1 filter"),
             np.concatenate([contributions, ig.grad_x[n, c][None]])[None],
             [""],
             [*(f"from k={i}" for i in range(K)), "Σ = ∂L/∂x"],
             "Each filter sends back its own full correlation; the channel's gradient is their sum.",
         ),
-        Grid("grad_x", f"∂L/∂x[{n}]: every channel", ig.grad_x[n][None], [""], chans),
+        Grid(
+            "grad_x", f"{slice_name('∂L/∂x', n=n)}: every channel", ig.grad_x[n][None], [""], chans
+        ),
     ]
 
 
@@ -616,6 +698,77 @@ def layer_summary(spec: ConvSpec, n: int) -> str:
     (H, W), (kH, kW), (oH, oW) = spec.in_size, spec.kernel_size, spec.out_size
     C, K = spec.in_channels, spec.out_channels
     return (
-        f"**Input x[{n}]**: {_count(C, 'channel')} of {H}×{W}; **{_count(K, 'filter')}** of "
-        f"{C}×{kH}×{kW}; **output** {K}×{oH}×{oW}."
+        f"**Input {slice_name('x', n=n)}**: {_count(C, 'channel')} of {H}×{W}; "
+        f"**{_count(K, 'filter')}** of {C}×{kH}×{kW}; **output** {K}×{oH}×{oW}."
     )
+
+
+ZOOM_CELLS = 11  # the most rows/columns a zoomed crop shows: legible numbers at any layer size
+
+
+def _span(lo: int, hi: int, size: int, most: int) -> tuple[int, int]:
+    """[a, b) of at most `most` indices around lo…hi (inclusive), inside 0…size."""
+    if hi - lo + 1 >= most:
+        return lo, lo + most
+    extra = most - (hi - lo + 1)
+    a = max(0, min(lo - extra // 2, size - most))
+    return a, min(size, a + most)
+
+
+def crop(panel: Panel, rows: tuple[int, int], cols: tuple[int, int], note: str) -> Panel:
+    """Panel rows[0]:rows[1] × cols[0]:cols[1], masks and labels kept (its indices stay the
+    big grid's), titled as a zoom."""
+    (r0, r1), (c0, c1) = rows, cols
+    box = np.s_[r0:r1, c0:c1]
+
+    def cut(m):
+        return None if m is None else np.asarray(m)[box]
+
+    oy, ox = panel.origin
+    sel = panel.selected
+    inside = sel is not None and r0 <= sel[0] < r1 and c0 <= sel[1] < c1
+    return replace(
+        panel,
+        values=np.asarray(panel.values)[box],
+        title=f"{panel.title} (zoom)",
+        pad_mask=cut(panel.pad_mask),
+        dilation_mask=cut(panel.dilation_mask),
+        remainder_mask=cut(panel.remainder_mask),
+        dropped_mask=cut(panel.dropped_mask),
+        taps=cut(panel.taps),
+        highlight=cut(panel.highlight),
+        selected=(sel[0] - r0, sel[1] - c0) if inside else None,
+        origin=(oy + r0, ox + c0),
+        subtitle=f"rows {oy + r0}…{oy + r1 - 1}, columns {ox + c0}…{ox + c1 - 1}: {note}",
+    )
+
+
+def zoom_panels(
+    sweep: Sweep,
+    operand: Panel,
+    kernel: Panel,
+    output: Panel,
+    cell: tuple[int, int] | None = None,
+    most: int = ZOOM_CELLS,
+) -> list[Panel]:
+    """A readable close-up of a sweep too big to number: the window of output `cell` (the
+    selected one, else the output's centre) and its neighbourhood on the operand, the kernel
+    (its top-left corner if it is big), and the output around the cell. Values are the panels'
+    own (the engine's), cropped; the window's taps are coloured as in the animation."""
+    cell = cell or output.selected or centre(output.shape)
+    t = step_of(sweep, cell)
+    rows, cols = sweep.rows[t], sweep.cols[t]
+    high, taps = window_mask(operand.shape, sweep, t, kernel.taps)
+    op = replace(operand, highlight=high, taps=taps)
+    out = replace(output, selected=tuple(cell), highlight=_cell_mask(output.shape, cell))
+    (kh, kw), (oh, ow), (H, W) = kernel.shape, output.shape, operand.shape
+    panels = [
+        crop(
+            op, _span(rows[0], rows[-1], H, most), _span(cols[0], cols[-1], W, most), "the window"
+        ),
+        kernel
+        if max(kernel.shape) <= most
+        else crop(kernel, (0, min(kh, most)), (0, min(kw, most)), "its top-left corner"),
+        crop(out, _span(cell[0], cell[0], oh, most), _span(cell[1], cell[1], ow, most), "the cell"),
+    ]
+    return panels

@@ -13,6 +13,7 @@ from convviz.render import static
 from convviz.render.animate import player_meta, sweep_figure, writes_captions
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.panel import Panel
+from convviz.render.stories import zoom_panels
 from convviz.sweeps import Sweep
 from convviz.ui.compute import shared_view
 from convviz.ui.controls import PAGES, STATE, Context, share_link, sidebar, with_selection
@@ -73,9 +74,9 @@ def animation(
     view = (name, ctx.key, ctx.n, ctx.k, ctx.c, ctx.selection, ctx.theme, channel, start)
     fig, captions = shared_view(view, build)
     animated_chart(fig, name, ctx, captions)
-    if max(panels[0].shape) > ctx.theme.max_text_cells:  # big operand: the kernel gets tiny
-        st.caption("At this size the grids are drawn without numbers; the kernel's numbers:")
-        chart(panels_figure([panels[1]], ctx.theme), f"{name}_kernel")
+    if max(max(p.shape) for p in panels[:3]) > ctx.theme.max_text_cells:  # numbers hidden
+        st.caption("At this size the grids show colours (scales above them); close up, numbers:")
+        chart(panels_figure(zoom_panels(sweep, *panels[:3]), ctx.theme), f"{name}_zoom")
     export_buttons(panels, ctx, name, title, formula, sweep, channel)
 
 

@@ -1,0 +1,149 @@
+"""Big and lopsided layers still teach: a small kernel keeps readable cells beside a big input,
+every grid drawn without numbers carries a colour scale whose ticks are the engine's min and max,
+and a zoomed crop shows the window and its neighbourhood with numbers."""
+
+import numpy as np
+import pytest
+
+from convviz.presets import PRESETS_BY_KEY
+from convviz.render.animate import sweep_figure
+from convviz.render.grids import panels_figure
+from convviz.render.stories import (
+    forward_panels,
+    input_grad_animation,
+    input_grad_story,
+    overview_panels,
+    weight_grad_panels,
+    zoom_panels,
+)
+from convviz.render.theme import PRESENTATION, THEME
+from convviz.spec import ConvSpec
+from convviz.stages import layer
+from convviz.sweeps import forward_sweep, input_grad_sweep, weight_grad_sweep
+from convviz.text import number
+from convviz.values import layer_values
+
+SCREENS = {
+    "normal-1280x720": THEME.fitted(820, 720),
+    "normal-1920x1080": THEME.fitted(1460, 1080),
+    "presentation-1280x720": PRESENTATION.fitted(1232, 720),
+    "presentation-1920x1080": PRESENTATION.fitted(1872, 1080),
+}
+
+
+def _preset_layer(key):
+    preset = PRESETS_BY_KEY[key]
+    spec = preset.spec()
+    x, w = preset.values()
+    return layer(spec, x, w, preset.grad_out_for(np.zeros(spec.output_shape)))
+
+
+def _layer(input_shape, weight_shape, **kw):
+    spec = ConvSpec.create(input_shape, weight_shape, **kw)
+    return layer(spec, *layer_values(spec, 0))
+
+
+LOPSIDED = {
+    "qa-channels": lambda: _preset_layer("qa-channels"),
+    "tall-100x5": lambda: _layer((1, 1, 100, 5), (1, 1, 3, 3)),
+    "wide-5x100": lambda: _layer((1, 1, 5, 100), (1, 1, 3, 3), padding=1),
+}
+
+
+def _sweeps(lay):
+    """(sweep, panels) of the three sliding windows, slice (0, 0, 0)."""
+    fw = forward_sweep(lay.forward)
+    ig = input_grad_sweep(lay.input_grad)
+    wg = weight_grad_sweep(lay.weight_grad)
+    return [
+        (fw, forward_panels(lay.forward, fw, 0, 0, 0)),
+        (ig, input_grad_animation(lay.input_grad, ig, 0, 0, 0)),
+        (wg, weight_grad_panels(lay.weight_grad, wg, 0, 0, 0)),
+    ]
+
+
+def _cell_px(fig, i, cols):
+    name = "xaxis" if i == 0 else f"xaxis{i + 1}"
+    lo, hi = fig.layout[name].domain
+    plot_w = fig.layout.width - fig.layout.margin.l - fig.layout.margin.r
+    return (hi - lo) * plot_w / cols
+
+
+def _values(fig, i):
+    key = "x" if i == 0 else f"x{i + 1}"
+    return next(t for t in fig.data if t.type == "heatmap" and t.xaxis == key)
+
+
+@pytest.mark.parametrize("screen", SCREENS)
+@pytest.mark.parametrize("case", LOPSIDED)
+def test_a_small_kernel_keeps_readable_numbered_cells_beside_a_big_input(case, screen):
+    theme, lay = SCREENS[screen], LOPSIDED[case]()
+    for sweep, panels in _sweeps(lay)[:2]:  # the kernel is small in the forward and ∂L/∂x
+        for fig in (panels_figure(panels, theme), sweep_figure(sweep, *panels, theme)):
+            kernel = panels[1]
+            assert round(_cell_px(fig, 1, kernel.shape[1])) >= 24, panels[1].title
+            taps = next(t for t in fig.data if t.name == f"{kernel.key}:taps")
+            assert list(np.asarray(taps.text).ravel()) == [number(v) for v in kernel.values.ravel()]
+            assert fig.layout.width <= theme.figure_w
+
+
+def _all_panels(lay):
+    forward, backward = overview_panels(lay, 0, 0, 0)
+    story = input_grad_story(lay.input_grad, 0, 0, 0)
+    groups = [panels for _, panels in _sweeps(lay)] + [forward, backward]
+    return groups + [s.panels for s in story if s.panels]
+
+
+@pytest.mark.parametrize("screen", ["normal-1280x720", "presentation-1920x1080"])
+@pytest.mark.parametrize("case", [*LOPSIDED, "classroom", "channels-small"])
+def test_every_grid_without_numbers_has_a_colour_scale_of_the_engines_range(case, screen):
+    theme = SCREENS[screen]
+    lay = LOPSIDED[case]() if case in LOPSIDED else _preset_layer(case)
+    for panels in _all_panels(lay):
+        fig = panels_figure(panels, theme)
+        for i, p in enumerate(panels):
+            trace = _values(fig, i)
+            numbered = trace.text is not None or any(
+                t.name.startswith(f"{p.key}:") and t.text is not None for t in fig.data
+            )
+            if numbered:
+                assert not trace.showscale, p.title
+                continue
+            assert trace.showscale, f"{p.title}: no numbers and no colour scale"
+            v = np.asarray(p.values, float)
+            lo, hi = v.min(), v.max()
+            assert trace.colorbar.ticktext[0] == number(lo)
+            assert trace.colorbar.ticktext[-1] == number(hi)
+            assert trace.zmin == -max(abs(lo), abs(hi)) or (lo == hi == 0)
+
+
+@pytest.mark.parametrize("case", LOPSIDED)
+def test_the_zoom_shows_the_window_and_its_neighbourhood_with_the_engines_numbers(case):
+    lay = LOPSIDED[case]()
+    for sweep, panels in _sweeps(lay):
+        operand, kernel, output = panels
+        cell = (output.shape[0] - 1, output.shape[1] // 2)  # not the default: an edge cell
+        zoom = zoom_panels(sweep, operand, replace_selected(kernel), output, cell)
+        fig = panels_figure(zoom, THEME)
+        for i, (big, z) in enumerate(zip(panels, zoom)):
+            assert max(z.shape) <= 11
+            (r0, c0), (br, bc) = np.subtract(z.origin, big.origin), z.shape
+            np.testing.assert_array_equal(z.values, big.values[r0 : r0 + br, c0 : c0 + bc])
+            shown = _values(fig, i).text is not None or any(
+                t.name.startswith(f"{z.key}:") and t.text is not None for t in fig.data
+            )
+            assert shown, f"{z.title}: the zoom must show numbers"
+        t = sweep.targets.tolist().index(list(cell))
+        (r0, c0) = np.subtract(zoom[0].origin, operand.origin)
+        rows = sweep.rows[t][(sweep.rows[t] >= r0) & (sweep.rows[t] < r0 + 11)]
+        cols = sweep.cols[t][(sweep.cols[t] >= c0) & (sweep.cols[t] < c0 + 11)]
+        assert rows.size == min(11, sweep.rows.shape[1]) and cols.size == min(
+            11, sweep.cols.shape[1]
+        )
+        assert zoom[0].highlight[np.ix_(rows - r0, cols - c0)].all()  # the window, outlined
+        assert zoom[2].selected == (cell[0] - (zoom[2].origin[0] - output.origin[0]),
+                                    cell[1] - (zoom[2].origin[1] - output.origin[1]))  # fmt: skip
+
+
+def replace_selected(panel):
+    return panel

@@ -1,0 +1,148 @@
+"""Words that fit the layer, over every preset: titles say "padded"/"dilated" only where the
+engine's masks say so, slices and cells are written in their two notations with the indices the
+view asked for, a titled slice holds exactly the engine's array, and every count of channels,
+filters or samples in a title or caption is the layer's own."""
+
+import re
+
+import numpy as np
+import pytest
+
+from convviz.presets import PRESETS
+from convviz.render import static
+from convviz.render.stories import (
+    channel_grids,
+    dilated_grad_panel,
+    forward_panels,
+    input_grad_animation,
+    input_grad_story,
+    layer_summary,
+    overview_panels,
+    scatter_panels,
+    weight_grad_panels,
+)
+from convviz.stages import layer
+from convviz.sweeps import channel_contributions, forward_sweep, input_grad_sweep, weight_grad_sweep
+from convviz.text import RECITATION_NOTE
+
+IDS = [p.key for p in PRESETS]
+SLICE = re.compile(r"^[nkc]=\d+(, [nkc]=\d+)*$")
+
+
+def _layer(preset):
+    spec = preset.spec()
+    x, w = preset.values()
+    lay = layer(spec, x, w, preset.grad_out_for(np.zeros(spec.output_shape)))
+    N, K, C = spec.batch, spec.out_channels, spec.in_channels
+    return lay, N - 1, K - 1, C - 1  # the last slice: indices that are not all 0
+
+
+def _panels(lay, n, k, c):
+    """Every Panel the stories build for slice (n, k, c)."""
+    fw = forward_sweep(lay.forward, n, k)
+    ig = input_grad_sweep(lay.input_grad, n, c)
+    wg = weight_grad_sweep(lay.weight_grad, k, c)
+    forward, backward = overview_panels(lay, n, k, c)
+    story = input_grad_story(lay.input_grad, n, k, c)
+    return [
+        *forward_panels(lay.forward, fw, n, k, c),
+        *(p for step in story for p in step.panels),
+        *input_grad_animation(lay.input_grad, ig, n, k, c),
+        *weight_grad_panels(lay.weight_grad, wg, n, k, c),
+        *forward,
+        *backward,
+        *scatter_panels(lay, n, k, c),
+        dilated_grad_panel(lay.weight_grad, n, k),
+    ]
+
+
+@pytest.fixture(scope="module", params=PRESETS, ids=IDS)
+def case(request):
+    lay, n, k, c = _layer(request.param)
+    return lay, n, k, c, _panels(lay, n, k, c)
+
+
+def test_padded_and_dilated_only_where_the_masks_say_so(case):
+    *_, panels = case
+    for p in panels:
+        if "padded" in p.title:
+            assert p.mask("pad_mask").any(), f"{p.title!r} has no padded cell"
+        if "dilated" in p.title:
+            assert p.mask("dilation_mask").any(), f"{p.title!r} has no inserted zero"
+        if p.key in ("x", "padded") and p.mask("pad_mask").any():
+            assert "padded" in p.title, f"{p.title!r} hides its padding"
+
+
+def test_slices_name_their_axes_and_hold_the_engines_array(case):
+    lay, n, k, c, panels = case
+    fw, ig, wg = lay.forward, lay.input_grad, lay.weight_grad
+    index = {"n": n, "k": k, "c": c}
+    engine = {  # a title's name → the engine's array of that slice
+        "y": fw.y[n, k],
+        "w": fw.w[k, c],
+        "rot180 w": ig.w_rot[c, k],
+        "∂L/∂x": ig.grad_x[n, c],
+        "∂L/∂x̃": ig.grad_x_padded[n, c],
+        "∂L/∂w": wg.grad_w[k, c],
+    }
+    for p in panels:
+        groups = re.findall(r"\[([^\]]*)\]", p.title)
+        assert groups, f"{p.title!r} does not say which slice it is"
+        for g in groups:
+            assert SLICE.match(g), f"{p.title!r}: a slice is written [n=…, k=…], not [{g}]"
+            for axis, value in re.findall(r"([nkc])=(\d+)", g):
+                assert int(value) == index[axis], p.title
+        name = re.sub(r"^(input|output|kernel) ", "", p.title.split("[")[0])
+        if name in engine and "," not in p.title.split("]")[-1]:
+            np.testing.assert_array_equal(p.values, engine[name], err_msg=p.title)
+        if name == "∂L/∂y" and p.title.endswith("]"):
+            np.testing.assert_array_equal(p.values, ig.grad_out[n, k], err_msg=p.title)
+
+
+def _counted_words(lay, n, k, c):
+    """Every title, subtitle and caption the stories write for this slice, with the sweeps'."""
+    spec = lay.forward.spec
+    story = input_grad_story(lay.input_grad, n, k, c)
+    texts = [p.title for p in _panels(lay, n, k, c)] + [p.subtitle for p in _panels(lay, n, k, c)]
+    texts += [s.caption for s in story] + [s.heading for s in story]
+    contributions = channel_contributions(lay.input_grad, n, c)
+    for g in channel_grids(lay, n, c, contributions):
+        texts += [g.title, g.caption]
+    texts.append(layer_summary(spec, n))
+    sweeps = {
+        "y": (forward_sweep(lay.forward, n, k), c),
+        "grad_x_padded": (input_grad_sweep(lay.input_grad, n, c), k),
+        "grad_w": (weight_grad_sweep(lay.weight_grad, k, c), n),
+    }
+    for key, (sw, channel) in sweeps.items():
+        texts.append(static.sweep_caption(sw, sw.steps - 1, channel, output=key))
+    return texts
+
+
+def test_every_count_of_channels_filters_or_samples_is_the_layers(case):
+    lay, n, k, c, _ = case
+    spec = lay.forward.spec
+    sizes = {"channel": spec.in_channels, "filter": spec.out_channels, "sample": spec.batch}
+    for text in _counted_words(lay, n, k, c):
+        for number, word in re.findall(r"(\d+) (channel|filter|sample)s?\b", text):
+            assert int(number) == sizes[word], f"{text!r}: the layer has {sizes[word]} {word}s"
+
+
+def test_the_full_correlation_names_filters_and_the_recitations_words(case):
+    lay, n, k, c, _ = case
+    K = lay.forward.spec.out_channels
+    step = input_grad_story(lay.input_grad, n, k, c)[4]
+    assert RECITATION_NOTE in step.caption and "0" in RECITATION_NOTE
+    sw = input_grad_sweep(lay.input_grad, n, c)
+    caption = static.sweep_caption(sw, 0, k, output="grad_x_padded")
+    assert "channel" not in caption
+    if K > 1:
+        assert f"filter k={k}" in caption and f"Σ over the {K} filters" in caption
+        assert f"{K} filters" in step.caption
+
+
+def test_headings_are_fields_not_parsed_titles():
+    lay, n, k, c = _layer(PRESETS[0])
+    story = input_grad_story(lay.input_grad, n, k, c)
+    assert story[0].heading == "∂L/∂y, the gradient from the next layer"
+    assert all(s.heading and s.heading != s.title for s in story)
