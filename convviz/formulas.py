@@ -31,7 +31,7 @@ class Symbol:
         if self.name == "0":
             return "0"
         plain = self.name.removeprefix("d")
-        tag = f"^{{({','.join(f'{k}{v}' for k, v in self.tags)})}}" if self.tags else ""
+        tag = f"^{{({','.join(f'{k}={v}' for k, v in self.tags)})}}" if self.tags else ""
         cell = _LATEX_BASE[plain] + tag + f"_{{{_join(self.index)}}}"
         return rf"\frac{{\partial L}}{{\partial {cell}}}" if self.name.startswith("d") else cell
 
@@ -39,7 +39,7 @@ class Symbol:
         if self.name == "0":
             return "0"
         plain = self.name.removeprefix("d")
-        tag = f"[{','.join(f'{k}{v}' for k, v in self.tags)}]" if self.tags else ""
+        tag = f"[{', '.join(f'{k}={v}' for k, v in self.tags)}]" if self.tags else ""  # a slice
         cell = _TEXT_BASE[plain] + tag + _join(self.index).translate(_SUB)
         return f"∂L/∂{cell}" if self.name.startswith("d") else cell
 

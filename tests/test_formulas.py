@@ -392,8 +392,8 @@ SYMBOL_ROWS = [
     pytest.param(Symbol("f", (10, 2)), "f₁₀,₂", "f_{10,2}", id="two-digit index gets a comma"),
     pytest.param(
         Symbol("x", (0, 0), (("n", 1), ("c", 2))),
-        "x[n1,c2]₀₀",
-        "x^{(n1,c2)}_{00}",
+        "x[n=1, c=2]₀₀",
+        "x^{(n=1,c=2)}_{00}",
         id="batch and channel tags",
     ),
     pytest.param(
