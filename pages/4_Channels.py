@@ -3,7 +3,8 @@
 import streamlit as st
 
 from convviz.render.channels import heatmap_grid
-from convviz.render.stories import channel_grids, layer_summary
+from convviz.render.grids import panels_figure
+from convviz.render.stories import channel_grids, layer_summary, weight_grad_panels
 from convviz.ui.compute import contributions_for
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import page_body, page_end, page_header
@@ -24,12 +25,18 @@ page_header(
 def channels(ctx):
     """Every channel, filter and sample of the layer."""
     spec = ctx.spec
-    grids = channel_grids(ctx.layer, ctx.n, ctx.c, contributions_for(ctx.key, ctx.n, ctx.c))
+    contributions = contributions_for(ctx.key, ctx.n, ctx.c)
+    grids = channel_grids(ctx.layer, ctx.n, ctx.c, contributions, ctx.k)
     st.markdown(layer_summary(spec, ctx.n))
     for grid in grids:
         st.plotly_chart(
             heatmap_grid(
-                grid.arrays, grid.row_labels, grid.col_labels, ctx.theme, title=grid.title
+                grid.arrays,
+                grid.row_labels,
+                grid.col_labels,
+                ctx.theme,
+                title=grid.title,
+                selected=grid.selected,
             ),
             key=f"grid_{grid.key}",
             width="content",
@@ -37,6 +44,9 @@ def channels(ctx):
         )
         if ctx.theme.show_secondary and grid.caption:
             st.caption(grid.caption)
+        if grid.key == "grad_w":  # the outlined tile with what makes it (filter k, channel c)
+            tile = weight_grad_panels(ctx.layer.weight_grad, None, ctx.n, ctx.k, ctx.c)
+            st.plotly_chart(panels_figure(tile, ctx.theme), key="tile", width="content", theme=None)
 
 
 channels(ctx)

@@ -147,3 +147,27 @@ def test_the_zoom_shows_the_window_and_its_neighbourhood_with_the_engines_number
 
 def replace_selected(panel):
     return panel
+
+
+def test_the_weight_gradient_grid_has_a_scale_and_outlines_the_tile_the_views_show():
+    from convviz.render.channels import heatmap_grid
+    from convviz.render.stories import channel_grids
+    from convviz.sweeps import channel_contributions
+
+    lay = _preset_layer("qa-channels")
+    k, c = 3, 2
+    grids = channel_grids(lay, 0, c, channel_contributions(lay.input_grad, 0, c), k)
+    by_key = {g.key: g for g in grids}
+    assert by_key["grad_w"].selected == (k, c) and by_key["sum_k"].selected == (0, k)
+    grid = by_key["grad_w"]
+    np.testing.assert_array_equal(grid.arrays[k, c], lay.weight_grad.grad_w[k, c])
+    fig = heatmap_grid(grid.arrays, grid.row_labels, grid.col_labels, THEME, selected=(k, c))
+    hidden = all(t.text is None for t in fig.data)
+    scaled = [t for t in fig.data if t.showscale]
+    assert hidden == bool(scaled), "a colour scale exactly when the numbers are hidden"
+    if scaled:
+        ticks = scaled[0].colorbar.ticktext
+        assert ticks[0] == number(grid.arrays.min()) and ticks[-1] == number(grid.arrays.max())
+    (box,) = fig.layout.shapes
+    tile = fig.layout[f"xaxis{k * grid.arrays.shape[1] + c + 1}"].domain
+    assert box.x0 < tile[0] < tile[1] < box.x1

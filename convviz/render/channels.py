@@ -2,14 +2,142 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import plotly.graph_objects as go
 
 from convviz.render import theme as th
-from convviz.render.grids import format_values
+from convviz.render.grids import format_value, format_values
 
 GAP_PX = 18  # between heatmaps
 LABEL_PX = 26  # room for a column title above / a row title to the right
+RIGHT_PX = 130  # right of the grid: the row labels, then the colour scale
+
+
+@dataclass(frozen=True)
+class _Tiles:
+    """Pixel geometry of a rows × cols grid of h × w heatmaps."""
+
+    rows: int
+    cols: int
+    h: int
+    w: int
+    cell: float  # px edge of a cell
+    width: float  # px of all tiles and gaps
+    height: float
+
+    @property
+    def pw(self) -> float:
+        return self.w * self.cell
+
+    @property
+    def ph(self) -> float:
+        return self.h * max(self.cell, 1)
+
+    def origin(self, r: int, c: int) -> tuple[float, float]:
+        """Paper (x, y) of the top-left corner of tile (r, c)."""
+        x0 = c * (self.pw + GAP_PX) / self.width
+        y0 = 1 - (r * (self.ph + GAP_PX + LABEL_PX) + LABEL_PX) / self.height
+        return x0, y0
+
+
+def _tiles(arrays: np.ndarray, theme: th.Theme) -> _Tiles:
+    R, C, h, w = arrays.shape
+    widest = theme.figure_w - RIGHT_PX
+    cell = max(1.0, min(0.75 * theme.cell_px_for_font, (widest - GAP_PX * (C - 1)) / (C * w)))
+    ph = h * max(cell, 1)
+    width = C * w * cell + GAP_PX * (C - 1)
+    return _Tiles(R, C, h, w, cell, width, R * (ph + GAP_PX + LABEL_PX) - GAP_PX)
+
+
+def _axes(g: _Tiles, r: int, c: int) -> dict:
+    i = r * g.cols + c + 1
+    ax = "" if i == 1 else str(i)
+    x0, y0 = g.origin(r, c)
+    return {
+        f"xaxis{ax}": {
+            "domain": [max(0.0, x0), min(1.0, x0 + g.pw / g.width)],  # rounding stays in [0, 1]
+            "visible": False,
+            "anchor": f"y{ax}",
+            "range": [-0.5, g.w - 0.5],
+        },
+        f"yaxis{ax}": {
+            "domain": [max(0.0, y0 - g.ph / g.height), min(1.0, y0)],
+            "visible": False,
+            "anchor": f"x{ax}",
+            "range": [g.h - 0.5, -0.5],
+        },
+    }
+
+
+def _tile(z, r, c, g: _Tiles, lim: float, name: str, text, font: int) -> dict:
+    i = r * g.cols + c + 1
+    ax = "" if i == 1 else str(i)
+    gap = 1 if g.cell >= 8 else 0
+    return {
+        "type": "heatmap",
+        "z": z,
+        "xaxis": f"x{ax}",
+        "yaxis": f"y{ax}",
+        "zmin": -lim,
+        "zmax": lim,
+        "colorscale": th.VALUE_SCALE,
+        "showscale": False,
+        "xgap": gap,
+        "ygap": gap,
+        "text": text,
+        "texttemplate": "%{text}" if text is not None else None,
+        "textfont": {"size": font},
+        "hovertemplate": f"{name}<br>[%{{y}}, %{{x}}] = %{{z:.4g}}<extra></extra>",
+    }
+
+
+def _scale(lim: float, lo: float, hi: float, g: _Tiles) -> dict:
+    """The grid's one colour scale, right of the row labels: ticks at its min, 0 and max."""
+    ticks = sorted({lo, hi} | ({0.0} if lo < 0 < hi else set()))
+    return {
+        "showscale": True,
+        "colorbar": {
+            "x": 1 + 44 / g.width,
+            "xanchor": "left",
+            "y": 1,
+            "yanchor": "top",
+            "len": min(1.0, 220 / g.height),
+            "thickness": 10,
+            "outlinewidth": 0,
+            "tickmode": "array",
+            "tickvals": ticks,
+            "ticktext": [format_value(t) for t in ticks],
+        },
+    }
+
+
+def _label(text: str, x: float, y: float, size: int | None, side: str) -> dict:
+    """A column label (side 'top', centred above its tile) or a row label ('right')."""
+    note = {"text": text, "x": x, "y": y, "xref": "paper", "yref": "paper", "showarrow": False}
+    if side == "top":  # 'auto' would slide labels near the edges sideways
+        note.update(xanchor="center", yanchor="bottom", font={"size": size})
+    else:
+        note.update(xanchor="left")
+    return note
+
+
+def _outline(g: _Tiles, r: int, c: int) -> dict:
+    """A box around tile (r, c): the (filter, channel) the other views show."""
+    x0, y0 = g.origin(r, c)
+    pad_x, pad_y = 4 / g.width, 4 / g.height
+    return {
+        "type": "rect",
+        "xref": "paper",
+        "yref": "paper",
+        "x0": x0 - pad_x,
+        "x1": x0 + g.pw / g.width + pad_x,
+        "y0": y0 - g.ph / g.height - pad_y,
+        "y1": y0 + pad_y,
+        "line": {"color": th.SELECTED_COLOR, "width": 3},
+        "name": "selected tile",
+    }
 
 
 def heatmap_grid(
@@ -19,98 +147,45 @@ def heatmap_grid(
     theme: th.Theme = th.THEME,
     *,
     title: str = "",
+    selected: tuple[int, int] | None = None,
 ) -> go.Figure:
     """A rows × cols grid of small heatmaps; arrays : shape (rows, cols, h, w).
 
-    All share one symmetric colour range so they compare; numbers only where cells are big.
+    All share one symmetric colour range so they compare; numbers only where cells are big,
+    else a colour scale. `selected` (row, col) outlines one tile.
     Axes are laid out by hand (pixel domains): make_subplots costs ~40 ms a figure.
     """
-    R, C, h, w = arrays.shape
-    widest = theme.figure_w - 100  # the row labels sit right of the grid
-    cell = max(1.0, min(0.75 * theme.cell_px_for_font, (widest - GAP_PX * (C - 1)) / (C * w)))
+    g = _tiles(arrays, theme)
     labels = format_values(arrays)
     longest = max((len(t) for t in labels.ravel()), default=1)
-    show_text = cell >= max(22, 7 * longest + 6) and max(h, w) <= theme.max_text_cells
-    pw, ph = w * cell, h * (cell if cell >= 1 else 1)
-    step_x, step_y = pw + GAP_PX, ph + GAP_PX + LABEL_PX
-    width, height = C * pw + GAP_PX * (C - 1), R * step_y - GAP_PX
+    show_text = g.cell >= max(22, 7 * longest + 6) and max(g.h, g.w) <= theme.max_text_cells
     lim = float(np.abs(arrays).max()) or 1.0
-    gap = 1 if cell >= 8 else 0
-    font = max(9, min(theme.cell_font_size, int(cell * 0.45)))
+    font = max(9, min(theme.cell_font_size, int(g.cell * 0.45)))
     # column titles no wider than their column (plus the gap): they never run into each other
     longest_label = max(map(len, col_labels), default=1)
-    label_font = max(8, min(theme.font_size, int((pw + GAP_PX - 4) / (0.6 * longest_label))))
+    label_font = max(8, min(theme.font_size, int((g.pw + GAP_PX - 4) / (0.6 * longest_label))))
     data, layout, notes = [], {}, []
-    for r in range(R):
-        for c in range(C):
-            i = r * C + c + 1
-            ax = "" if i == 1 else str(i)
-            x0, y0 = c * step_x / width, 1 - (r * step_y + LABEL_PX) / height
-            layout[f"xaxis{ax}"] = {
-                "domain": [max(0.0, x0), min(1.0, x0 + pw / width)],  # rounding stays in [0, 1]
-                "visible": False,
-                "anchor": f"y{ax}",
-                "range": [-0.5, w - 0.5],
-            }
-            layout[f"yaxis{ax}"] = {
-                "domain": [max(0.0, y0 - ph / height), min(1.0, y0)],
-                "visible": False,
-                "anchor": f"x{ax}",
-                "range": [h - 0.5, -0.5],
-            }
-            name = f"{row_labels[r]} {col_labels[c]}".strip()
-            data.append(
-                {
-                    "type": "heatmap",
-                    "z": arrays[r, c],
-                    "xaxis": f"x{ax}",
-                    "yaxis": f"y{ax}",
-                    "zmin": -lim,
-                    "zmax": lim,
-                    "colorscale": th.VALUE_SCALE,
-                    "showscale": False,
-                    "xgap": gap,
-                    "ygap": gap,
-                    "text": labels[r, c] if show_text else None,
-                    "texttemplate": "%{text}" if show_text else None,
-                    "textfont": {"size": font},
-                    "hovertemplate": f"{name}<br>[%{{y}}, %{{x}}] = %{{z:.4g}}<extra></extra>",
-                }
-            )
-            if r == 0:
-                notes.append(
-                    {
-                        "text": col_labels[c],
-                        "x": x0 + pw / width / 2,
-                        "xanchor": "center",  # 'auto' slides labels near the edges sideways
-                        "y": y0,
-                        "xref": "paper",
-                        "yref": "paper",
-                        "yanchor": "bottom",
-                        "showarrow": False,
-                        "font": {"size": label_font},
-                    }
-                )
-            if R > 1 and c == C - 1:
-                notes.append(
-                    {
-                        "text": row_labels[r],
-                        "x": 1,
-                        "xanchor": "left",
-                        "y": y0 - ph / height / 2,
-                        "xref": "paper",
-                        "yref": "paper",
-                        "showarrow": False,
-                    }
-                )
+    for r, c in np.ndindex(g.rows, g.cols):
+        layout.update(_axes(g, r, c))
+        name = f"{row_labels[r]} {col_labels[c]}".strip()
+        text = labels[r, c] if show_text else None
+        data.append(_tile(arrays[r, c], r, c, g, lim, name, text, font))
+        x0, y0 = g.origin(r, c)
+        if r == 0:
+            notes.append(_label(col_labels[c], x0 + g.pw / g.width / 2, y0, label_font, "top"))
+        if g.rows > 1 and c == g.cols - 1:
+            notes.append(_label(row_labels[r], 1, y0 - g.ph / g.height / 2, None, "right"))
+    if not show_text:
+        data[0].update(_scale(lim, float(arrays.min()), float(arrays.max()), g))
     top = 60 if title else 10
-    fig_width = max(width + 100, len(title) * theme.title_font_size * 0.55)  # room for the title
+    fig_width = max(g.width + RIGHT_PX, len(title) * theme.title_font_size * 0.55)
     layout.update(
         title={"text": title, "font": {"size": theme.title_font_size}, "x": 0, "xanchor": "left"},
         width=int(fig_width),
-        height=int(height + top + 20),
+        height=int(g.height + top + 20),
         annotations=notes,
-        margin={"l": 20, "r": int(fig_width - width - 20), "t": top, "b": 20},
+        shapes=[_outline(g, *selected)] if selected is not None else [],
+        margin={"l": 20, "r": int(fig_width - g.width - 20), "t": top, "b": 20},
         font={"family": th.FONT_FAMILY, "size": theme.font_size},
         plot_bgcolor=th.BACKGROUND,
         paper_bgcolor=th.BACKGROUND,

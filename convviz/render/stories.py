@@ -619,19 +619,28 @@ class Grid:
     row_labels: list[str]
     col_labels: list[str]
     caption: str = ""
+    selected: tuple[int, int] | None = None  # the tile of the slice the other views show
 
 
-def channel_grids(lay: Layer, n: int, c: int, contributions: np.ndarray) -> list[Grid]:
+def channel_grids(
+    lay: Layer, n: int, c: int, contributions: np.ndarray, k: int | None = None
+) -> list[Grid]:
     """x[n] by channel, grad_w as filters × channels, grad_x[n, c] as a sum over filters.
 
-    contributions : (C_out, H, W), each filter's share of grad_x[n, c] (engine data).
+    contributions : (C_out, H, W), each filter's share of grad_x[n, c] (engine data);
+    k : the filter the other views show; its tiles are outlined (with channel c).
     """
     fw, ig, wg = lay.forward, lay.input_grad, lay.weight_grad
     K, C = fw.spec.out_channels, fw.spec.in_channels
     chans = [f"c={i}" for i in range(C)]
     return [
         Grid(
-            "x", f"input {slice_name('x', n=n)}: {_count(C, 'channel')}", fw.x[n][None], [""], chans
+            "x",
+            f"input {slice_name('x', n=n)}: {_count(C, 'channel')}",
+            fw.x[n][None],
+            [""],
+            chans,
+            selected=None if k is None else (0, c),
         ),
         Grid(
             "grad_w",
@@ -639,7 +648,13 @@ def channel_grids(lay: Layer, n: int, c: int, contributions: np.ndarray) -> list
             wg.grad_w,
             [f"k={i}" for i in range(K)],
             chans,
-            "Row k, column c is x̃[:, c] ⋆ dilate(∂L/∂y[:, k]), summed over the batch.",
+            "Row k, column c is x̃[:, c] ⋆ dilate(∂L/∂y[:, k]), summed over the batch"
+            + (
+                f"; outlined: k={k}, c={c}, drawn with its operands below."
+                if k is not None
+                else "."
+            ),
+            None if k is None else (k, c),
         ),
         Grid(
             "sum_k",
@@ -649,9 +664,15 @@ def channel_grids(lay: Layer, n: int, c: int, contributions: np.ndarray) -> list
             [""],
             [*(f"from k={i}" for i in range(K)), "Σ = ∂L/∂x"],
             "Each filter sends back its own full correlation; the channel's gradient is their sum.",
+            None if k is None else (0, k),
         ),
         Grid(
-            "grad_x", f"{slice_name('∂L/∂x', n=n)}: every channel", ig.grad_x[n][None], [""], chans
+            "grad_x",
+            f"{slice_name('∂L/∂x', n=n)}: every channel",
+            ig.grad_x[n][None],
+            [""],
+            chans,
+            selected=None if k is None else (0, c),
         ),
     ]
 
