@@ -171,3 +171,23 @@ def test_the_weight_gradient_grid_has_a_scale_and_outlines_the_tile_the_views_sh
     (box,) = fig.layout.shapes
     tile = fig.layout[f"xaxis{k * grid.arrays.shape[1] + c + 1}"].domain
     assert box.x0 < tile[0] < tile[1] < box.x1
+
+
+@pytest.mark.parametrize("case", LOPSIDED)
+def test_exports_size_panels_on_their_own_and_scale_the_colours_they_do_not_number(case):
+    from convviz.render import static
+
+    lay = LOPSIDED[case]()
+    for _, panels in _sweeps(lay)[:2]:
+        fig = static.panels_figure(panels)
+        for ax, p in zip(fig.axes, panels):
+            numbers = [t.get_text() for t in ax.texts]
+            bars = [a for a in ax.child_axes if a.get_label() == "colour scale"]
+            if max(p.shape) <= THEME.max_text_cells:  # the kernel: numbered, whatever beside it
+                assert numbers == [number(v) for v in p.values.ravel()], p.title
+                assert not bars
+                continue
+            assert not numbers and len(bars) == 1, f"{p.title}: colours without a scale"
+            ticks = [t.get_text() for t in bars[0].get_xticklabels()]
+            v = np.asarray(p.values, float)[~p.mask("pad_mask")]
+            assert ticks[0] == number(v.min()) and ticks[-1] == number(v.max())

@@ -237,7 +237,7 @@ def _draw(ax: Axes, panel: Panel, theme: Theme) -> _Drawn:
         np.arange(h + 1) - 0.5,
         fills,
         edgecolors=GRID_LINE,
-        linewidth=_GRID_LW * cell_pt,
+        linewidth=_GRID_LW * cell_pt if cell_pt >= 4 else 0,  # lines would hide tiny cells
         snap=True,
         zorder=1,
     )
@@ -246,6 +246,8 @@ def _draw(ax: Axes, panel: Panel, theme: Theme) -> _Drawn:
     _draw_pad(ax, panel, cell_pt)
     _draw_outline(ax, panel.mask("remainder_mask"), "remainder", cell_pt)
     texts = _draw_numbers(ax, panel, theme, fills, cell_pt)
+    if not texts:  # colours only: their scale under the grid
+        _draw_scale(ax, panel, theme)
     _draw_dropped(ax, panel.mask("dropped_mask"), cell_pt)
     _draw_taps(ax, panel, cell_pt)
     _draw_outline(ax, panel.mask("highlight"), "highlight", cell_pt)
@@ -319,7 +321,7 @@ def _draw_pad(ax: Axes, panel: Panel, cell_pt: float) -> None:
             hatch=_PAD_HATCH,
             hatchcolor=PAD_HATCH,
             edgecolor=GRID_LINE,
-            linewidth=_GRID_LW * cell_pt,
+            linewidth=_GRID_LW * cell_pt if cell_pt >= 4 else 0,  # lines would hide tiny cells
             zorder=1.5,
             label="pad",
         )
@@ -395,6 +397,31 @@ def _draw_numbers(ax, panel, theme, fills, cell_pt) -> dict:
                 path_effects=halo if dropped[i, j] else None,
             )
     return texts
+
+
+def _draw_scale(ax: Axes, panel: Panel, theme: Theme) -> Axes:
+    """A colour bar under the grid, as wide as the grid (at least an inch): the panel's colours
+    from −max|v| to max|v|, ticks at its smallest value, 0 and its largest (real cells)."""
+    norm = value_norm(panel)
+    real = ~(panel.mask("pad_mask") | panel.mask("dilation_mask"))
+    vals = np.asarray(panel.values, float)[real]
+    vals = vals[np.isfinite(vals)]
+    lo, hi = (float(vals.min()), float(vals.max())) if vals.size else (0.0, 0.0)
+    box = ax.get_position()
+    fw, fh = ax.get_figure().get_size_inches()
+    w_in, h_in = box.width * fw, box.height * fh
+    span = max(w_in, 1.0) / w_in
+    bar = ax.inset_axes(((1 - span) / 2, -0.14 / h_in, span, 0.09 / h_in))
+    ramp = np.linspace(norm.vmin, norm.vmax, 256)[None, :]
+    bar.imshow(value_cmap()(norm(ramp)), aspect="auto", extent=(norm.vmin, norm.vmax, 0, 1))
+    ticks = sorted({lo, hi} | ({0.0} if lo < 0 < hi else set()))
+    bar.set_xticks(ticks, [number(t) for t in ticks], fontsize=_tick_size(theme) * 0.9)
+    bar.tick_params(length=2, pad=1, colors=MUTED_TEXT)
+    bar.set_yticks([])
+    for spine in bar.spines.values():
+        spine.set_visible(False)
+    bar.set_label("colour scale")
+    return bar
 
 
 def _draw_dropped(ax: Axes, mask: np.ndarray, cell_pt: float) -> None:
@@ -574,39 +601,70 @@ def _decoration(panel: Panel, theme: Theme) -> tuple[float, float, float]:
     return left, above, widest
 
 
+_SCALE_IN = 0.42  # room under the grids for a colour scale (a bar and its tick labels)
+
+
+def _hides_numbers(panel: Panel, theme: Theme, cell_in: float) -> bool:
+    """Whether a panel drawn with cell_in-inch cells shows colours only (as _draw_numbers)."""
+    if max(panel.shape) > theme.max_text_cells:
+        return True
+    labels = [number(v) for v in np.asarray(panel.values, float).ravel()]
+    return _fit_font(labels, 72 * cell_in, theme.cell_font_size) < _MIN_CELL_FONT
+
+
+def _cell_sizes(panels, theme: Theme, room_w: float, room_h: float) -> list[float]:
+    """Inches of each panel's cells: one size for all, unless a big panel hides its numbers;
+    then each small panel (up to theme.max_text_cells a side) gets cells of its own, at most
+    the theme's, sharing the width so the big panels keep at least half their size."""
+    top = theme.cell_px / EXPORT_PX_PER_INCH
+    cols = sum(p.shape[1] for p in panels)
+    shared = max(min(top, room_w / cols, room_h / max(p.shape[0] for p in panels)), 0.02)
+    small = [max(p.shape) <= theme.max_text_cells for p in panels]
+    hidden = [_hides_numbers(p, theme, shared) for p in panels]
+    if not any(hidden) or all(small) or not any(s and h for s, h in zip(small, hidden)):
+        return [shared] * len(panels)
+    small_cols = sum(p.shape[1] for p, s in zip(panels, small) if s)
+    small_rows = max(p.shape[0] for p, s in zip(panels, small) if s)
+    big_cols = cols - small_cols
+    own = min(top, room_h / small_rows, room_w / 2 / small_cols)
+    big = min((room_w - own * small_cols) / big_cols, shared)
+    if big < shared / 2:
+        return [shared] * len(panels)
+    return [own if s else big for s in small]
+
+
 def _layout(
     panels: list[Panel], theme: Theme, title: str | None, band_pt: float, min_width_pt: float = 0.0
 ) -> _Layout:
-    """Side by side, equal cells (theme size, smaller if the figure would exceed the maximum)."""
+    """Side by side; cells of the theme's size, smaller if the figure would exceed the maximum
+    (small panels beside a big one keep cells of their own, `_cell_sizes`); a colour scale's
+    room under the grids when one shows colours only."""
     if not panels:
         raise ValueError("panels_figure needs at least one panel")
     deco = [_decoration(p, theme) for p in panels]
-    rows = max(p.shape[0] for p in panels)
-    cols = sum(p.shape[1] for p in panels)
     title_in = _LINE * 1.15 * theme.title_font_size / 72 if title else 0.0
     above = max(d[1] for d in deco) / 72
     fixed_w = 2 * _MARGIN + len(panels) * _GAP + sum(d[0] for d in deco) / 72
     fixed_h = 2 * _MARGIN + title_in + above + band_pt / 72
     max_w, max_h = EXPORT_MAX_INCHES
-    cell = min(
-        theme.cell_px / EXPORT_PX_PER_INCH, (max_w - fixed_w) / cols, (max_h - fixed_h) / rows
-    )
-    cell = max(cell, 0.02)
+    cells = _cell_sizes(panels, theme, max_w - fixed_w, max_h - fixed_h - _SCALE_IN)
+    scale = _SCALE_IN if any(_hides_numbers(p, theme, c) for p, c in zip(panels, cells)) else 0.0
     slots = [
-        max(d[0] / 72 + p.shape[1] * cell, d[0] / 72 + d[2] / 72) + _GAP
-        for p, d in zip(panels, deco)
+        max(d[0] / 72 + p.shape[1] * c, d[0] / 72 + d[2] / 72) + _GAP
+        for p, d, c in zip(panels, deco, cells)
     ]
+    grids_h = max(p.shape[0] * c for p, c in zip(panels, cells))
     width = max(2 * _MARGIN + sum(slots), min(min_width_pt / 72 + 2 * _MARGIN, max_w))
-    height = fixed_h + rows * cell
-    grid_mid = height - _MARGIN - title_in - above - rows * cell / 2
+    height = fixed_h + grids_h + scale
+    grid_top = height - _MARGIN - title_in - above
     x = (width - sum(slots)) / 2
     boxes = []
-    for p, d, slot in zip(panels, deco, slots):
-        gw, gh = p.shape[1] * cell, p.shape[0] * cell
+    for p, d, slot, c in zip(panels, deco, slots, cells):
+        gw, gh = p.shape[1] * c, p.shape[0] * c
         left = x + (slot - gw + d[0] / 72) / 2  # the grid and its row labels centred in the slot
-        boxes.append((left, grid_mid - gh / 2, gw, gh))
+        boxes.append((left, grid_top - gh, gw, gh))  # grids top-aligned
         x += slot
-    return _Layout((width, height), boxes, cell, (_MARGIN, band_pt / 72))
+    return _Layout((width, height), boxes, min(cells), (_MARGIN, band_pt / 72))
 
 
 def _figure(
