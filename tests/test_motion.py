@@ -205,8 +205,8 @@ def test_every_rotated_tap_ends_on_its_rot180_place_with_its_value_and_colour(ke
 
 def test_rotation_names_the_channel_swap_only_with_channels():
     swap = mst.rotate_motion(LAYERS["channels-small"].input_grad, 2, 1)
-    assert "Channels swap" in swap.scenes[-1].caption and "w[1, 2]" in swap.scenes[-1].caption
-    assert "w_rot[1, 2]" in swap.panels[1].subtitle  # filter k=2, channel c=1 → [c, k]
+    assert "Channels swap" in swap.scenes[-1].caption and "w[c=1, k=2]" in swap.scenes[-1].caption
+    assert "w_rot[c=1, k=2]" in swap.panels[1].subtitle  # filter k=2, channel c=1 → [c, k]
     alone = mst.rotate_motion(LAYERS["recitation-s2"].input_grad, 0, 0)
     assert "swap" not in alone.scenes[-1].caption
 

@@ -275,7 +275,7 @@ def spread_panel(ig: InputGradStages, n: int, k: int, c: int, cell: tuple[int, i
     taps[np.ix_(rows, cols)] = tap_grid(kH, kW, rotated=True)
     return Panel(
         ig.padded[n, k],
-        f"∂L/∂y[{n}, {k}] dilated and padded",
+        f"∂L/∂y[n={n}, k={k}] dilated and padded",
         "spread",
         pad_mask=ig.padded_ring,
         dilation_mask=ig.padded_dilation_mask,

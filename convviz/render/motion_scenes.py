@@ -176,8 +176,8 @@ def rotate_keys(st: InputGradStages, k: int, c: int, base: dict, name="taps") ->
     w = st.w[k, c]
     swap = st.spec.in_channels > 1 or st.spec.out_channels > 1
     note = (
-        f" Channels swap: w[{k}, {c}] (filter k={k}, channel c={c}) becomes rot180 w[{c}, {k}], "
-        f"a filter from output channel {k} back to input channel {c}."
+        f" Channels swap: w[k={k}, c={c}] (filter k={k}, channel c={c}) becomes rot180 "
+        f"w[c={c}, k={k}], a filter from output channel {k} back to input channel {c}."
         if swap
         else ""
     )

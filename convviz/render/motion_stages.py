@@ -50,10 +50,10 @@ from convviz.sweeps import Sweep
 def _grad_panel(st: InputGradStages, n: int, k: int, extent: str) -> Panel:
     spec = st.spec
     if extent == "dilated":
-        return blank_panel(spec.dilated_out_size, f"∂L/∂y[{n}, {k}] → dilated", "dilated")
+        return blank_panel(spec.dilated_out_size, f"∂L/∂y[n={n}, k={k}] → dilated", "dilated")
     (gt, _), (gl, _) = spec.full_padding
     return blank_panel(
-        st.padded.shape[-2:], f"∂L/∂y[{n}, {k}] → padded", "padded", (-gt, -gl),
+        st.padded.shape[-2:], f"∂L/∂y[n={n}, k={k}] → padded", "padded", (-gt, -gl),
         f"{shape_text(st.grad_out.shape[-2:])} → {shape_text(st.padded.shape[-2:])}",
     )  # fmt: skip
 
@@ -61,7 +61,7 @@ def _grad_panel(st: InputGradStages, n: int, k: int, extent: str) -> Panel:
 def dilate_motion(st: InputGradStages, n: int, k: int, tweens: int = 8) -> Motion:
     """Stage 2: ∂L/∂y cells glide to (s·i, s·j) and the inserted zeros fade in."""
     start = {"grad_out": grad_out_cells(st, n, k, False), "inserted": inserted_cells(st, n, k, 0.0)}
-    scenes = [Scene(DILATE, f"∂L/∂y[{n}, {k}]: {shape_text(st.grad_out.shape[-2:])}.", start)]
+    scenes = [Scene(DILATE, f"∂L/∂y[n={n}, k={k}]: {shape_text(st.grad_out.shape[-2:])}.", start)]
     scenes += dilate_keys(st, n, k, start)
     panel = _grad_panel(st, n, k, "dilated")
     motion = Motion(
@@ -94,13 +94,13 @@ def rotate_motion(st: InputGradStages, k: int, c: int, tweens: int = 3) -> Motio
     w = st.w[k, c]
     kH, kW = w.shape
     start = {"before": tap_cells(w, 0), "taps": tap_cells(w, 0)}
-    scenes = [Scene(ROTATE, f"w[{k}, {c}]: each tap has its own colour.", start)]
+    scenes = [Scene(ROTATE, f"w[k={k}, c={c}]: each tap has its own colour.", start)]
     swap = st.spec.in_channels > 1 or st.spec.out_channels > 1
-    turning = f"= w_rot[{c}, {k}]: channels swap" if swap else "turning about the centre"
+    turning = f"= w_rot[c={c}, k={k}]: channels swap" if swap else "turning about the centre"
     scenes += rotate_keys(st, k, c, start)
     panels = (
-        blank_panel((kH, kW), f"w[{k}, {c}]", "w"),
-        blank_panel((kH, kW), f"rot180 w[{k}, {c}]", "w_rot", subtitle=turning),
+        blank_panel((kH, kW), f"w[k={k}, c={c}]", "w"),
+        blank_panel((kH, kW), f"rot180 w[k={k}, c={c}]", "w_rot", subtitle=turning),
     )
     return Motion(
         "rotate", panels, {"before": 0, "taps": 1}, tuple(scenes), even_tweens(scenes, tweens),
@@ -127,7 +127,7 @@ def mask_motion(
     if selected is not None and np.any(selected):
         scenes = with_outlines(st, scenes, selected)
     panel = blank_panel(
-        st.spec.padded_size, f"∂L/∂x̃[{n}, {c}] → ∂L/∂x", "grad_x_padded", (-pt, -pl),
+        st.spec.padded_size, f"∂L/∂x̃[n={n}, c={c}] → ∂L/∂x", "grad_x_padded", (-pt, -pl),
         f"{shape_text(st.spec.padded_size)} → {shape_text(st.spec.in_size)}",
     )  # fmt: skip
     motion = Motion(
@@ -157,7 +157,7 @@ def backward_motion(st: InputGradStages, sweep: Sweep, n: int, k: int, c: int) -
         "ring": result_cells(st, n, c, np.zeros(spec.padded_size, bool), ring=True),
         "grad_x": grad_x_cells(st, n, c, 0.0),
     }
-    first = Scene(GRAD_OUT, f"∂L/∂y[{n}, {k}] arrives from the next layer.", base)
+    first = Scene(GRAD_OUT, f"∂L/∂y[n={n}, k={k}] arrives from the next layer.", base)
     plan = [(first, 1)]
     for keys, each in (
         (lambda b: dilate_keys(st, n, k, b), 8),
@@ -169,14 +169,14 @@ def backward_motion(st: InputGradStages, sweep: Sweep, n: int, k: int, c: int) -
     ):
         for scene in keys(plan[-1][0].groups):
             plan.append((scene, each))
-    say = f"∂L/∂x[{n}, {c}]: the engine's input gradient."
+    say = f"∂L/∂x[n={n}, c={c}]: the engine's input gradient."
     end = Scene(GRAD_X, say, plan[-1][0].groups, FOLLOWED)
     plan.append((end, 4))
     panels = (
         _grad_panel(st, n, k, "padded"),
-        blank_panel(spec.kernel_size, f"w[{k}, {c}] → rot180", "w_rot"),
+        blank_panel(spec.kernel_size, f"w[k={k}, c={c}] → rot180", "w_rot"),
         blank_panel(
-            spec.padded_size, f"∂L/∂x̃[{n}, {c}] → ∂L/∂x", "grad_x_padded", (-pt, -pl),
+            spec.padded_size, f"∂L/∂x̃[n={n}, c={c}] → ∂L/∂x", "grad_x_padded", (-pt, -pl),
             f"{shape_text(spec.padded_size)} → {shape_text(spec.in_size)}",
         ),
     )  # fmt: skip
@@ -218,7 +218,7 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
     spread_g = tight.at(row=sh * i, col=sw * j)
     stride = f"{sh}×{sw}"
     scenes = [
-        Scene("∂L/∂y", f"∂L/∂y[{n}, {k}] is the window of this correlation.", start),
+        Scene("∂L/∂y", f"∂L/∂y[n={n}, k={k}] is the window of this correlation.", start),
         Scene(
             "dilate",
             f"It spreads by the stride {stride}: the forward's stride becomes the window's "
@@ -240,11 +240,14 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
         scenes.append(Scene("sweep", say, groups))
     rH, rW = spec.reach
     backdrop = Panel(
-        st.x_padded[n, c, :rH, :rW], f"x̃[{n}, {c}] (padded input)", "x",
+        st.x_padded[n, c, :rH, :rW], f"x̃[n={n}, c={c}]" + (", padded" if st.pad_mask.any() else ""),
+        "x",
         pad_mask=st.pad_mask[:rH, :rW], origin=(-pt, -pl),
     )  # fmt: skip
     panels = (
-        blank_panel(st.dilated.shape[-2:], f"∂L/∂y[{n}, {k}] → dilated", "grad_out", subtitle=""),
+        blank_panel(
+            st.dilated.shape[-2:], f"∂L/∂y[n={n}, k={k}] → dilated", "grad_out", subtitle=""
+        ),
         replace(backdrop, values=np.zeros((rH, rW))),
     )
     motion = Motion(

@@ -19,14 +19,14 @@ def given_panels(lay: Layer, n: int, k: int, c: int) -> list[Panel]:
         pad = f"padding top {pt}, bottom {pb}, left {pl}, right {pr} ({spec.padding_mode})"
     tags = spec.batch > 1 or spec.in_channels > 1 or spec.out_channels > 1
     return [
-        Panel(fw.x[n, c], f"x[{n}, {c}]" if tags else "x", "x", subtitle=pad),
+        Panel(fw.x[n, c], f"x[n={n}, c={c}]" if tags else "x", "x", subtitle=pad),
         Panel(
             fw.w[k, c],
-            f"w[{k}, {c}]" if tags else "w",
+            f"w[k={k}, c={c}]" if tags else "w",
             "w",
             taps=tap_grid(*spec.kernel_size),
             subtitle=f"stride {spec.stride[0]}×{spec.stride[1]}, "
             f"dilation {spec.dilation[0]}×{spec.dilation[1]}",
         ),
-        Panel(g[n, k], f"∂L/∂y[{n}, {k}]" if tags else "∂L/∂y", "g"),
+        Panel(g[n, k], f"∂L/∂y[n={n}, k={k}]" if tags else "∂L/∂y", "g"),
     ]
