@@ -224,37 +224,35 @@ def _tags(spec: ConvSpec, **axes: int) -> tuple[tuple[str, int], ...]:
     return tuple((a, v) for a, v in axes.items() if sizes[a] > 1)
 
 
-def _x_symbol(spec: ConvSpec, n: int, c: int, pr: int, pc: int) -> tuple[Symbol, bool]:
-    """The input cell behind padded position (pr, pc): its source, or '0'; and 'is padding'."""
-    (pt, pb), (pl, pright) = spec.padding
+def _x_symbols(spec: ConvSpec, n: int, c: int, pr: np.ndarray, pc: np.ndarray) -> tuple:
+    """The input cells behind padded positions (pr, pc) (int arrays of one shape), flattened:
+    ([each one's source Symbol, or '0'], [whether it is a cell the padding added])."""
+    (pt, _), (pl, _) = spec.padding
     H, W = spec.in_size
-    r = source_index(H, (pt, pb), spec.padding_mode)[pr]
-    q = source_index(W, (pl, pright), spec.padding_mode)[pc]
-    is_pad = not (pt <= pr < pt + H and pl <= pc < pl + W)
-    if r < 0 or q < 0:
-        return Symbol("0"), True
-    return Symbol("x", (int(r), int(q)), _tags(spec, n=n, c=c)), is_pad
+    r = source_index(H, spec.padding[0], spec.padding_mode)[pr].ravel()
+    q = source_index(W, spec.padding[1], spec.padding_mode)[pc].ravel()
+    inside = (pt <= pr) & (pr < pt + H) & (pl <= pc) & (pc < pl + W)
+    is_pad = (~inside.ravel() | (r < 0) | (q < 0)).tolist()
+    zero, tags = Symbol("0"), _tags(spec, n=n, c=c)
+    sources = zip(r.tolist(), q.tolist())
+    symbols = [zero if a < 0 or b < 0 else Symbol("x", (a, b), tags) for a, b in sources]
+    return symbols, is_pad
 
 
 def forward_formula(stages: ForwardStages, n: int, k: int, i: int, j: int) -> Formula:
     """y[n, k, i, j] = Σ_c Σ_taps x_pad[n, c, i·s + a·d, j·s + b·d] · w[k, c, a, b] + bias[k]."""
     spec = stages.spec
     (sh, sw), (dh, dw), (kH, kW) = spec.stride, spec.dilation, spec.kernel_size
+    a, b = np.divmod(np.arange(kH * kW), kW)  # the taps, row-major
+    pr, pc = i * sh + a * dh, j * sw + b * dw  # the padded cells they meet
     terms = []
     for c in range(spec.in_channels):
-        for a in range(kH):
-            for b in range(kW):
-                pr, pc = i * sh + a * dh, j * sw + b * dw
-                sym, is_pad = _x_symbol(spec, n, c, pr, pc)
-                terms.append(
-                    Term(
-                        sym,
-                        Symbol("f", (a, b), _tags(spec, k=k, c=c)),
-                        float(stages.x_padded[n, c, pr, pc]),
-                        float(stages.w[k, c, a, b]),
-                        padding=is_pad,
-                    )
-                )
+        xs, pads = _x_symbols(spec, n, c, pr, pc)
+        tags = _tags(spec, k=k, c=c)
+        fs = [Symbol("f", (ai, bi), tags) for ai, bi in zip(a.tolist(), b.tolist())]
+        x_values = stages.x_padded[n, c, pr, pc].tolist()
+        w_values = stages.w[k, c].ravel().tolist()
+        terms += map(Term, xs, fs, x_values, w_values, pads)
     return Formula(
         Symbol("y", (i, j), _tags(spec, n=n, k=k)),
         tuple(terms),
@@ -342,20 +340,16 @@ def weight_grad_formula(stages: WeightGradStages, k: int, c: int, a: int, b: int
     """∂L/∂w[k, c, a, b] = Σ_n Σ_i Σ_j x_pad[n, c, i·s + a·d, j·s + b·d] · ∂L/∂y[n, k, i, j]."""
     spec = stages.spec
     (sh, sw), (dh, dw), (oH, oW) = spec.stride, spec.dilation, spec.out_size
+    i, j = np.divmod(np.arange(oH * oW), oW)  # the ∂L/∂y cells, row-major
+    pr, pc = i * sh + a * dh, j * sw + b * dw  # the padded cells tap (a, b) met there
+    cells = list(zip(i.tolist(), j.tolist()))
     terms = []
     for n in range(spec.batch):
-        for i in range(oH):
-            for j in range(oW):
-                pr, pc = i * sh + a * dh, j * sw + b * dw
-                sym, is_pad = _x_symbol(spec, n, c, pr, pc)
-                terms.append(
-                    Term(
-                        sym,
-                        Symbol("dy", (i, j), _tags(spec, n=n, k=k)),
-                        float(stages.x_padded[n, c, pr, pc]),
-                        float(stages.grad_out[n, k, i, j]),
-                        padding=is_pad,
-                    )
-                )
+        xs, pads = _x_symbols(spec, n, c, pr, pc)
+        tags = _tags(spec, n=n, k=k)
+        dys = [Symbol("dy", cell, tags) for cell in cells]
+        x_values = stages.x_padded[n, c, pr, pc].tolist()
+        dy_values = stages.grad_out[n, k].ravel().tolist()
+        terms += map(Term, xs, dys, x_values, dy_values, pads)
     target = Symbol("df", (a, b), _tags(spec, k=k, c=c))
     return Formula(target, tuple(terms), float(stages.grad_w[k, c, a, b]))

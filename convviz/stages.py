@@ -2,7 +2,9 @@
 
 Each route computes its numbers the way the textbook tells it (pad, dilate, rotate, full
 correlation, mask) by reusing the fast forward correlation, so the drawn arrays are the computed
-arrays; tests check that every route's result equals the public API's.
+arrays; tests check that every route's result equals the public API's and a plain loop's. The
+weight gradient runs through the kernel's taps (the API's GEMM): the correlation the page
+animates, ∂L/∂y slid over x̃, is `sweeps.weight_grad_sweep`, and the tests check it gives the same.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from convviz.conv import as_array
-from convviz.fastpath import forward_padded, input_grad_padded
+from convviz.fastpath import forward_padded, input_grad_padded, weight_grad_padded
 from convviz.ops import dilate, dilation_mask, pad, pad_mask, rot180, unpad
 from convviz.spec import ConvSpec, ConvSpecError
 
@@ -141,21 +143,17 @@ def input_grad_stages(spec: ConvSpec, w, grad_out) -> InputGradStages:
 
 
 def weight_grad_stages(spec: ConvSpec, x, grad_out) -> WeightGradStages:
-    """grad_w as the padded input correlated with the dilated grad_out (step = the dilation)."""
+    """grad_w as the padded input correlated with the dilated grad_out (step = the dilation).
+
+    x : (N, C_in, H, W), grad_out : (N, C_out, oH, oW); the sweep of this correlation (the
+    window steps by the dilation) is `sweeps.weight_grad_sweep`.
+    """
     x = _checked(spec, x, "the input x", spec.input_shape)
     g = _checked(spec, grad_out, "grad_out", spec.output_shape)
     x_padded = pad(x, spec.padding, spec.padding_mode)
-    rH, rW = spec.reach
-    # the batch plays the channel: (C_in, N, rH, rW) ⋆ (C_out, N, oH, oW) -> (C_in, C_out, kH, kW)
-    corr = ConvSpec.create(
-        (spec.in_channels, spec.batch, rH, rW),
-        (spec.out_channels, spec.batch, *spec.out_size),
-        stride=spec.dilation,
-        dilation=spec.stride,
-    )
-    grad_w = forward_padded(
-        x_padded[:, :, :rH, :rW].transpose(1, 0, 2, 3), g.transpose(1, 0, 2, 3), corr
-    ).transpose(1, 0, 2, 3)
+    # through the kernel's kH·kW taps, like the forward pass (sliding ∂L/∂y's oH·oW cells as a
+    # kernel over the input gives the same numbers at a Python step per ∂L/∂y cell)
+    grad_w = weight_grad_padded(x_padded, g, spec)  # (C_out, C_in, kH, kW)
     return WeightGradStages(
         spec,
         x_padded,

@@ -4,7 +4,7 @@ import streamlit as st
 
 from convviz.formulas import forward_formula
 from convviz.render.stories import feeds_text, forward_panels, step_of, users_of
-from convviz.ui.compute import sweeps_for
+from convviz.ui.compute import forward_formula_of, sweeps_for
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import (
     animation,
@@ -39,7 +39,7 @@ def forward(ctx):
     if x_cell is not None:  # which outputs read this input cell
         panels[2] = users_of(panels[2], sweep, x_cell)
     cell = y_cell or (0, 0)
-    formula = forward_formula(fw, ctx.n, ctx.k, *cell)
+    formula = forward_formula_of(ctx.key, ctx.n, ctx.k, *cell)  # built once per cell
     start = step_of(sweep, y_cell) if y_cell else sweep.steps - 1  # open on the full result
     animation(
         ctx,

@@ -5,7 +5,7 @@ import streamlit as st
 from convviz.formulas import weight_grad_formula
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.stories import step_of, weight_grad_panels, window_motion
-from convviz.ui.compute import shared_view, sweeps_for
+from convviz.ui.compute import shared_view, sweeps_for, weight_grad_formula_of
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import (
     animated_chart,
@@ -37,7 +37,7 @@ def weight_gradient(ctx):
     sweep = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)["weight_grad"]
     w_cell = selected_in(ctx, ("grad_w",), spec.kernel_size)
     cell = w_cell or (0, 0)
-    formula = weight_grad_formula(wg, ctx.k, ctx.c, *cell)
+    formula = weight_grad_formula_of(ctx.key, ctx.k, ctx.c, *cell)  # built once per cell
     panels = weight_grad_panels(wg, sweep, ctx.n, ctx.k, ctx.c, selected=w_cell)
     start = step_of(sweep, w_cell) if w_cell else sweep.steps - 1  # open on the full result
     animation(

@@ -25,6 +25,7 @@ from convviz.stages import (
     scatter_grad_x_padded,
     weight_grad_stages,
 )
+from convviz.sweeps import weight_grad_sweep
 
 SETTINGS = settings(max_examples=100, deadline=None)
 
@@ -106,6 +107,11 @@ def test_weight_grad_route_equals_api(case):
     wg = weight_grad_stages(case.spec, case.x, case.grad_out)
     api = conv2d_weight(case.x, case.w.shape, case.grad_out, **case.kwargs)
     assert_array(wg.grad_w, api, f"weight_grad_stages.grad_w vs conv2d_weight for {case}")
+    # the stage and the API share the GEMM: the textbook correlation (the page's sweep, the
+    # dilated ∂L/∂y slid over x̃ stepping by the dilation) is the independent route
+    for k, c in np.ndindex(*wg.grad_w.shape[:2]):
+        corr = weight_grad_sweep(wg, k, c).result()
+        assert_array(wg.grad_w[k, c], corr, f"grad_w[{k}, {c}] vs the correlation for {case}")
     assert_array(wg.grad_b, conv2d_bias(case.grad_out), f"grad_b vs conv2d_bias for {case}")
     assert_array(wg.grad_b, case.grad_out.sum(axis=(0, 2, 3)), "grad_b = Σ grad_out[:, k]")
 

@@ -21,6 +21,7 @@ from typing import TypeVar
 import numpy as np
 
 from convviz import _threads, reference
+from convviz.formulas import Formula, forward_formula, input_grad_formula, weight_grad_formula
 from convviz.ops import unpad
 from convviz.spec import ConvSpec
 from convviz.stages import (
@@ -56,10 +57,14 @@ def nbytes(obj, seen: set | None = None) -> int:
             return 0
         seen.add(id(owner))
         return owner.nbytes + 112
+    if isinstance(obj, Formula):  # ~460 B a term measured (tracemalloc); walking them is slow
+        return 512 * (len(obj.terms) + sum(len(g.terms) for g in obj.groups) + 1)
     if isinstance(obj, (str, bytes, bytearray, int, float, bool, type(None), np.generic)):
         return sys.getsizeof(obj)
     if isinstance(obj, dict):
         return sys.getsizeof(obj) + sum(nbytes(k, seen) + nbytes(v, seen) for k, v in obj.items())
+    if isinstance(obj, (list, tuple)) and obj and type(obj[0]) in (int, float, bool):
+        return sys.getsizeof(obj) + 32 * len(obj)  # a figure's numbers: not walked one by one
     if isinstance(obj, (list, tuple, set, frozenset)):
         return sys.getsizeof(obj) + sum(nbytes(v, seen) for v in obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -350,6 +355,27 @@ def contributions_for(key: tuple, n: int, c: int) -> np.ndarray:
     spec = layer_inputs(key)[0]
     per_filter = input_grad_sweep_of(key, n, c).partial.T.reshape(-1, *spec.padded_size)
     return unpad(per_filter, spec.padding, spec.padding_mode)  # (C_out, H, W)
+
+
+@_cached("forward_formula")
+def forward_formula_of(key: tuple, n: int, k: int, i: int, j: int) -> Formula:
+    """`formulas.forward_formula` of y[n, k, i, j], built once per layer and cell."""
+    return forward_formula(_forward(key), n, k, i, j)
+
+
+@_cached("input_grad_formula")
+def input_grad_formula_of(
+    key: tuple, n: int, c: int, row: int, col: int, padded: bool = False
+) -> Formula:
+    """`formulas.input_grad_formula` of ∂L/∂x[n, c, row, col] (or of ∂L/∂x̃ with padded)."""
+    return input_grad_formula(_input_grad(key), n, c, row, col, padded)
+
+
+@_cached("weight_grad_formula")
+def weight_grad_formula_of(key: tuple, k: int, c: int, a: int, b: int) -> Formula:
+    """`formulas.weight_grad_formula` of ∂L/∂w[k, c, a, b]: N·oH·oW terms, built once (a big
+    layer's ∂L/∂w cell has up to ~200k of them, ~2 s to build)."""
+    return weight_grad_formula(_weight_grad(key), k, c, a, b)
 
 
 def shared_view(key: Hashable, _build: Callable[[], T]) -> T:

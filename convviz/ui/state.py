@@ -24,11 +24,6 @@ MAX_VALUE = 1e9  # typed-in or linked values: every sum of products stays finite
 # control's maximum is fine alone, all of them together (5.6e9) would cost a 2-core server a
 # minute and ~1 GB per view. Measured: see tests/test_bounds.py.
 MAX_MACS = 500_000_000
-# The weight-gradient stage (stages.weight_grad_stages) slides ∂L/∂y over the padded input as
-# a kernel of oH·oW taps, copying one window per tap, kernel row and input channel: ~2.5 µs each
-# here, so 4e5 is ~1 s. (Computed through the kernel's taps instead, as conv2d_weight does, it
-# would cost like a forward pass, and this bound could go.)
-MAX_WEIGHT_WINDOWS = 400_000
 EDITABLE = ("x", "w", "g")  # input, kernel, grad_out
 # Fields that change the numbers (the cache key); the rest only change the view.
 VALUE_FIELDS = (
@@ -393,22 +388,9 @@ def macs(spec: ConvSpec) -> int:
     return spec.batch * spec.in_channels * spec.out_channels * kH * kW * oH * oW
 
 
-def weight_windows(spec: ConvSpec) -> int:
-    """Windows the weight-gradient stage copies, at most: C_in · kH · oH · oW."""
-    return spec.in_channels * spec.kernel_size[0] * spec.out_size[0] * spec.out_size[1]
-
-
 def _check_work(spec: ConvSpec) -> None:
     work = macs(spec)
     (kH, kW), (oH, oW) = spec.kernel_size, spec.out_size
-    windows = weight_windows(spec)
-    if work <= MAX_MACS and windows > MAX_WEIGHT_WINDOWS:
-        raise ConvSpecError(
-            f"the weight gradient of this layer slides ∂L/∂y ({oH}×{oW} cells) over "
-            f"{spec.in_channels} input channels × {kH} kernel rows: {windows:,} windows, and the "
-            f"app takes up to {MAX_WEIGHT_WINDOWS:,} so that every view answers within 2 s: lower "
-            "the input size, C_in or the kernel height"
-        )
     if work <= MAX_MACS:
         return
     raise ConvSpecError(
