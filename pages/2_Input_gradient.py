@@ -41,8 +41,10 @@ from convviz.ui.views import (
 )
 
 # Above the figure: the stage bar (with the whole-pass toggle), the stage's heading and caption
-# (presentation mode: the bar alone).
+# (presentation mode: the bar alone). Measured in Chromium: on the last stage the button "Weight
+# gradient ▶" pushes the toggle onto a row of its own (49 px) on a main column under 1400 px.
 STAGE_PX, STAGE_PRES_PX = 140, 40
+WRAPPED_PX, WRAPS_BELOW_PX = 50, 1400
 PAGE = "pages/2_Input_gradient.py"
 page_config(PAGE)
 ctx = controls()
@@ -60,9 +62,10 @@ def _store_whole() -> None:
 
 
 def motion_captions(fig, ctx, followed: Formula) -> list[list[str]]:
-    """Per frame of a motion, the lines under its player: the stage's words, then the sum of the
-    cell that frame computes (Scene.cell), symbolic and numeric, from the engine's formulas; on a
-    projector the sum alone where there is one. `followed`: the ∂L/∂x cell the reader follows."""
+    """Per frame of a motion, the lines under its player: the sum of the cell that frame computes
+    (Scene.cell), symbolic and numeric as under the other animations (the engine's formulas),
+    then the stage's words; on a projector the sum alone. Frames with no one cell: the words.
+    `followed`: the ∂L/∂x cell the reader follows (the selected one, else the centre)."""
     meta, ig = player_meta(fig), ctx.layer.input_grad
     formulas = {("grad_x",): followed}
     out = []
@@ -74,7 +77,7 @@ def motion_captions(fig, ctx, followed: Formula) -> list[list[str]]:
         if cell not in formulas:  # the full correlation's cells, ≤ MAX_WINDOW_STOPS of them
             formulas[cell] = input_grad_formula(ig, ctx.n, ctx.c, *cell[1:], padded=True)
         lines = frame_caption(formulas[cell], ctx.theme)
-        out.append([*words, *lines] if ctx.theme.show_secondary else lines)
+        out.append([*lines, *words] if ctx.theme.show_secondary else lines)
     return out
 
 
@@ -186,7 +189,8 @@ def input_gradient(ctx):
     )
     titles = [s.title for s in steps]
     current, whole = stage_bar(ctx, titles)
-    above = STAGE_PX if ctx.theme.show_secondary else STAGE_PRES_PX
+    wrapped = current == len(titles) - 1 and ctx.theme.figure_w < WRAPS_BELOW_PX
+    above = STAGE_PX if ctx.theme.show_secondary else STAGE_PRES_PX + wrapped * WRAPPED_PX
     ctx = replace(ctx, theme=ctx.theme.reserve(above))
     if whole:
         whole_pass_view(ctx, sweeps["input_grad"], titles, formula)

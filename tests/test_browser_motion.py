@@ -117,7 +117,7 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     assert drawn[2, 2] == "36"  # the recitation's hand-worked ∂L/∂x₂₂
     _, _, ring_text = tab.evaluate(DRAWN, "motion:grad_x_padded")
     assert not any(ring_text), "∂L/∂x̃ has faded out: only ∂L/∂x is written"
-    assert tab.locator(FORMULA).inner_text().splitlines()[-1].endswith("= 36")
+    assert tab.locator(FORMULA).inner_text().splitlines()[1].endswith("= 36")
 
     # stepping crosses stage boundaries: back from the first frame of 'pad' lands in 'dilate'
     labels = tab.evaluate(
@@ -147,6 +147,13 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     at_frame(tab, first_pad)
     assert "stage [3 · pad]" in label(tab)
     lit(tab, "3 · pad")
+
+    # a stage button opens that stage alone: the whole pass is off, the bar the server's again
+    tab.locator(".st-key-w_step button", has_text="4 · rotate 180°").click()
+    tab.locator(".st-key-chart_story_3 .js-plotly-plot").wait_for(timeout=CHART_MS)
+    tab.wait_for_function("() => location.search.includes('whole=0')")
+    assert "step=4" in tab.url
+    tab.wait_for_function(f"() => ({LIT})().every(b => b[1] === '')")  # no marks left behind
 
 
 def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
@@ -179,7 +186,7 @@ def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
             continue
         tab.evaluate(f"() => {PLAYER}.show({frame})")
         at_frame(tab, frame)
-        symbolic, numeric = tab.locator(FORMULA).inner_text().splitlines()[-2:]
+        symbolic, numeric = tab.locator(FORMULA).inner_text().splitlines()[:2]
         want = ig.grad_x_padded[0, 0, cell[1], cell[2]]
         assert symbolic.startswith("∂L/∂x̃") and numeric.endswith(f"= {want:g}"), (cell, numeric)
         assert f"Window at ∂L/∂x̃[{cell[1] - pt}, {cell[2] - pl}]" in meta["captions"][frame][0]
@@ -278,7 +285,8 @@ def whole_pass_problems(view: dict) -> list[str]:
 @pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_whole_pass_fits_a_projector_on_every_preset(browser: Browser, app_url, artifacts, size):
     """Presentation mode, sidebar folded: the figure and its player on the screen, no overlapping
-    text, cells ≥ 48 px with ≥ 20 px numbers wherever the tallest grid has room for them."""
+    text, cells ≥ 48 px with ≥ 20 px numbers wherever the tallest grid has room for them; the
+    mask stage's player (two formula lines) on the screen too."""
     folder = artifacts / "screens"
     folder.mkdir(exist_ok=True)
     context = browser.new_context(viewport={"width": size[0], "height": size[1]})
@@ -297,6 +305,15 @@ def test_whole_pass_fits_a_projector_on_every_preset(browser: Browser, app_url, 
             problems += [f"{preset}: {p}" for p in whole_pass_problems(view)]
             if preset == "recitation-s2":  # the lecture's example: 48 px cells at both sizes
                 assert min(px for px, _ in view["panels"]) >= 47.5
+            # the mask alone (the last stage: its long "Weight gradient ▶" button wraps the bar)
+            # with its sum under the player: the player still on the screen
+            page.goto(f"{app_url}/Input_gradient?preset={preset}&pres=1&step=6")
+            page.locator(".st-key-player_story_5").wait_for()
+            settle(page)
+            player = page.locator(".st-key-player_story_5").bounding_box()
+            if player["y"] + player["height"] > size[1]:
+                bottom = player["y"] + player["height"]
+                problems.append(f"{preset}: the mask's player ends at {bottom:.0f} px")
     finally:
         context.close()
     assert not problems, "\n".join(problems)

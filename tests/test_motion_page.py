@@ -102,11 +102,12 @@ def test_the_player_follows_the_stage_bar_and_writes_the_frames_sums():
     for i in correlating:
         _, r, c = cells[i]
         f = input_grad_formula(ig, 0, 0, r, c, padded=True)
-        assert captions[i][-1] == f.text(numeric=True, max_terms=27)  # normal mode: 27 terms
-        assert captions[i][-1].endswith(f"= {ig.grad_x_padded[0, 0, r, c]:g}")
+        assert captions[i][:2] == [f.text(numeric=n, max_terms=27) for n in (False, True)]
+        assert captions[i][1].endswith(f"= {ig.grad_x_padded[0, 0, r, c]:g}")
+        assert captions[i][2].startswith("Window at ∂L/∂x̃")  # then the stage's words
     # the mask's frames and the end: the followed ∂L/∂x cell, [2, 2] = 36 in the recitation
     end = captions[-1]
-    assert end[-1].startswith("∂L/∂x₂₂") and end[-1].endswith("= 36")
+    assert end[1].startswith("∂L/∂x₂₂") and end[1].endswith("= 36")
     assert any(s == "6 · mask" and cells[i] == ["grad_x"] for i, s in enumerate(labels))
     # frames with no one cell (dilate, pad, rotate) keep their words
     first = labels.index("2 · dilate")
