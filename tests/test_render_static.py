@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from convviz.presets import PRESETS_BY_KEY
-from convviz.render import static
+from convviz.render import static, static_gif, static_legend, static_panel
 from convviz.render.grids import format_value
 from convviz.render.panel import Panel
 from convviz.render.stories import input_grad_animation
@@ -105,7 +105,7 @@ def formula_labels(fig: Figure) -> list[str]:
     ids=["int", "negative", "half", "rounded", "minus-zero", "tiny", "hundreds", "nan"],
 )  # fmt: skip
 def test_exports_write_numbers_as_the_app_does(value, text):
-    assert static.number(value) == text == format_value(value)  # one rule: convviz.text
+    assert static_panel.number(value) == text == format_value(value)  # one rule: convviz.text
 
 
 def test_padded_cells_are_pad_color_hatched_with_pad_text(panels):
@@ -201,7 +201,7 @@ def test_no_cell_text_past_max_text_cells(side, texts):
 def test_draw_panel_returns_the_axes_it_drew_on(panels):
     fig = Figure(figsize=(4, 4))
     ax = fig.add_subplot()
-    assert static.draw_panel(ax, panels[1]) is ax
+    assert static_panel.draw_panel(ax, panels[1]) is ax
     assert len(ax.texts) == 9
 
 
@@ -209,10 +209,12 @@ def test_mask_rects_tile_any_mask():
     rng = np.random.default_rng(3)
     for mask in [np.pad(np.zeros((5, 5), bool), 2, constant_values=True), rng.random((7, 9)) < 0.4]:
         covered = np.zeros(mask.shape, int)
-        for r, c, nr, nc in static.mask_rects(mask):
+        for r, c, nr, nc in static_panel.mask_rects(mask):
             covered[r : r + nr, c : c + nc] += 1
         assert (covered == mask).all()
-    assert len(static.mask_rects(np.pad(np.zeros((5, 5), bool), 1, constant_values=True))) == 4
+    assert (
+        len(static_panel.mask_rects(np.pad(np.zeros((5, 5), bool), 1, constant_values=True))) == 4
+    )
 
 
 # --- figures ----------------------------------------------------------------------------------
@@ -292,14 +294,14 @@ def test_svg_parses_and_keeps_cell_numbers_as_text(panels):
     assert root.tag.endswith("svg")
     texts = {"".join(el.itertext()).strip() for el in root.iter() if el.tag.endswith("text")}
     for panel in panels:
-        assert {static.number(v) for v in panel.values.ravel()} <= texts
+        assert {static_panel.number(v) for v in panel.values.ravel()} <= texts
     assert any(el.get("id") == "formula-0" for el in root.iter())  # the formula, as outlines
 
 
 def test_gif_has_one_frame_per_step(classroom, panels):
     _, sweep = classroom
     x, w, y = panels
-    data = static.sweep_gif(sweep, x, w, y, fps=4)
+    data = static_gif.sweep_gif(sweep, x, w, y, fps=4)
     image = Image.open(io.BytesIO(data))
     assert image.format == "GIF" and image.n_frames == sweep.steps == 16
     assert image.info["duration"] == 250 and image.info["loop"] == 0  # 4 frames a second
@@ -307,13 +309,13 @@ def test_gif_has_one_frame_per_step(classroom, panels):
 
 def test_gif_holds_its_last_frame_and_plays_at_the_asked_speed(classroom, panels):
     _, sweep = classroom
-    image = Image.open(io.BytesIO(static.sweep_gif(sweep, *panels, fps=5)))
+    image = Image.open(io.BytesIO(static_gif.sweep_gif(sweep, *panels, fps=5)))
     durations = []
     for i in range(image.n_frames):
         image.seek(i)
         durations.append(image.info["duration"])
     assert durations[:-1] == [200] * (image.n_frames - 1)  # 5 frames a second
-    assert durations[-1] == static.GIF_HOLD_MS  # the finished result stays on screen
+    assert durations[-1] == static_gif.GIF_HOLD_MS  # the finished result stays on screen
 
 
 def legend_texts(fig: Figure) -> list[str]:
@@ -323,7 +325,7 @@ def legend_texts(fig: Figure) -> list[str]:
 def test_an_export_says_what_its_marks_mean(classroom, panels):
     """Padding hatch, taps, outlines: each mark drawn is in the legend, and no mark not drawn."""
     x, w, y = panels  # classroom: padded input, tap colours, no inserted zeros
-    words = static.LEGEND_WORDS
+    words = static_legend.LEGEND_WORDS
     shown = legend_texts(static.panels_figure([x, w, y]))
     assert words["pad"] in shown and words["tap"] in shown
     assert words["dilation"] not in shown and words["dropped"] not in shown
@@ -346,23 +348,26 @@ def test_the_legend_sits_below_the_panels_and_the_formula(panels):
 
 def test_gif_frames_carry_a_legend(classroom, panels):
     _, sweep = classroom
-    scene = static._gif_scene(sweep, *panels, static.THEME, 0, 60)
+    scene = static_gif._gif_scene(sweep, *panels, static.THEME, 0, 60)
     shown = legend_texts(scene.fig)
-    assert static.LEGEND_WORDS["window"] in shown and static.LEGEND_WORDS["current"] in shown
+    assert (
+        static_legend.LEGEND_WORDS["window"] in shown
+        and static_legend.LEGEND_WORDS["current"] in shown
+    )
 
 
 def test_gif_samples_long_sweeps(classroom, panels):
     _, sweep = classroom
-    data = static.sweep_gif(sweep, *panels, max_frames=5)
+    data = static_gif.sweep_gif(sweep, *panels, max_frames=5)
     assert Image.open(io.BytesIO(data)).n_frames == 5
-    assert static.sampled_steps(16, 5).tolist() == [0, 4, 8, 11, 15]
+    assert static_gif.sampled_steps(16, 5).tolist() == [0, 4, 8, 11, 15]
 
 
 def test_sweep_caption_adds_up(classroom):
     _, sweep = classroom
-    caption = static.sweep_caption(sweep, 6)
+    caption = static_gif.sweep_caption(sweep, 6)
     i, j = sweep.targets[6]
-    assert f"y[{i}, {j}]" in caption and caption.endswith(f"= {static.number(sweep.sums[6])}")
+    assert f"y[{i}, {j}]" in caption and caption.endswith(f"= {static_panel.number(sweep.sums[6])}")
     assert caption.count(" + ") == 8  # nine products
 
 
@@ -374,19 +379,19 @@ def test_long_sweep_caption_states_what_the_hidden_products_add_up_to():
     x, w = rng.integers(-3, 4, spec.input_shape) * 1.0, rng.integers(-2, 3, spec.weight_shape) * 1.0
     sweep = forward_sweep(layer(spec, x, w, np.ones(spec.output_shape)).forward)
     for t in range(sweep.steps):
-        caption = static.sweep_caption(sweep, t, max_terms=9)
+        caption = static_gif.sweep_caption(sweep, t, max_terms=9)
         body, total = caption.split(":  ")[1].rsplit(" = ", 1)
         *written, rest = body.split(" + ")
         assert len(written) == 8 and rest.startswith("[17 more = "), caption
         products = [
-            float(a.strip("()").replace(static.MINUS, "-"))
-            * float(b.strip("()").replace(static.MINUS, "-"))
+            float(a.strip("()").replace(static_gif.MINUS, "-"))
+            * float(b.strip("()").replace(static_gif.MINUS, "-"))
             for a, b in (p.split("·") for p in written)
         ]
-        hidden = float(rest[len("[17 more = ") : -1].replace(static.MINUS, "-"))
-        assert np.isclose(sum(products) + hidden, float(total.replace(static.MINUS, "-")))
+        hidden = float(rest[len("[17 more = ") : -1].replace(static_gif.MINUS, "-"))
+        assert np.isclose(sum(products) + hidden, float(total.replace(static_gif.MINUS, "-")))
         assert np.isclose(
-            float(total.replace(static.MINUS, "-")),
+            float(total.replace(static_gif.MINUS, "-")),
             x[0, 0][np.ix_(sweep.rows[t], sweep.cols[t])].ravel() @ w.ravel(),
         )
 
@@ -398,7 +403,7 @@ def _input_grad_gif_scene(key: str, k: int = 0, c: int = 0):
     ig = layer(spec, x, w, grad_out).input_grad
     sweep = input_grad_sweep(ig, 0, c)
     panels = input_grad_animation(ig, sweep, 0, k, c)
-    return w[k, c], sweep, static._gif_scene(sweep, *panels, THEME, channel=k, max_frames=60)
+    return w[k, c], sweep, static_gif._gif_scene(sweep, *panels, THEME, channel=k, max_frames=60)
 
 
 @pytest.mark.parametrize(
@@ -421,7 +426,7 @@ def test_full_correlation_gif_taps_wear_the_colour_of_the_tap_they_multiply(key,
     colors = [to_rgba(col) for col in tap_colors(kh, kw)]
     fr = scene.frames
     for t in scene.steps:
-        static._place_step(fr, sweep, int(t), k, scene)
+        static_gif._place_step(fr, sweep, int(t), k, scene)
         for box, (a, b) in zip(fr.taps, np.ndindex(kh, kw)):
             cell = cell_of(box)
             assert cell == (sweep.rows[t, a], sweep.cols[t, b]), (t, a, b)
@@ -438,7 +443,7 @@ def test_full_correlation_gif_taps_wear_the_colour_of_the_tap_they_multiply(key,
 
 def test_forward_gif_taps_keep_row_major_colours(classroom, panels):
     _, sweep = classroom
-    scene = static._gif_scene(sweep, *panels, THEME, channel=0, max_frames=3)
+    scene = static_gif._gif_scene(sweep, *panels, THEME, channel=0, max_frames=3)
     colors = [to_rgba(col) for col in tap_colors(3, 3)]
     assert [to_rgba(b.get_edgecolor()) for b in scene.frames.taps] == colors
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from convviz.presets import PRESETS
-from convviz.render import static
+from convviz.render import static_gif
 from convviz.render.stories import (
     channel_grids,
     dilated_grad_panel,
@@ -115,7 +115,7 @@ def _counted_words(lay, n, k, c):
         "grad_w": (weight_grad_sweep(lay.weight_grad, k, c), n),
     }
     for key, (sw, channel) in sweeps.items():
-        texts.append(static.sweep_caption(sw, sw.steps - 1, channel, output=key))
+        texts.append(static_gif.sweep_caption(sw, sw.steps - 1, channel, output=key))
     return texts
 
 
@@ -134,7 +134,7 @@ def test_the_full_correlation_names_filters_and_the_recitations_words(case):
     step = input_grad_story(lay.input_grad, n, k, c)[4]
     assert RECITATION_NOTE in step.caption and "0" in RECITATION_NOTE
     sw = input_grad_sweep(lay.input_grad, n, c)
-    caption = static.sweep_caption(sw, 0, k, output="grad_x_padded")
+    caption = static_gif.sweep_caption(sw, 0, k, output="grad_x_padded")
     assert "channel" not in caption
     if K > 1:
         assert f"filter k={k}" in caption and f"Σ over the {K} filters" in caption

@@ -17,12 +17,12 @@ from PIL import Image
 
 from convviz.export.html import layer_line
 from convviz.export.story import Still, Story
-from convviz.render import static
+from convviz.render import static, static_panel
 from convviz.render.theme import MUTED_TEXT, TEXT_COLOR
 
 PAGE = (11.69, 8.27)  # A4 landscape, inches
 IMAGE_DPI = 200  # the grids' resolution on paper
-_FONT = list(static.font_families())
+_FONT = list(static_panel.font_families())
 
 
 def _stage_png(still: Still) -> np.ndarray:

@@ -1,6 +1,6 @@
 """GIF and MP4 of an animation from one set of frames.
 
-The renderers draw an animation's frames once, as a GIF (`render.static.sweep_gif` for a sliding
+The renderers draw an animation's frames once, as a GIF (`render.static_gif.sweep_gif` for a sliding
 window, `render.motion_gif.motion_gif` for a motion). The MP4 is made from those same frames,
 decoded with their timings, so the GIF and the video of an animation cannot differ. The video is
 H.264 (yuv420p, what every player and slide tool reads), at least 1280 px wide and with even sides,
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from convviz.render import static
+from convviz.render import static_gif
 from convviz.render.motion import Motion
 from convviz.render.motion_gif import gif_size_cells, motion_gif
 from convviz.render.theme import THEME, Theme
@@ -68,7 +68,7 @@ def gif_frames(gif: bytes) -> Frames:
 
 def sweep_rendered(sweep, panels, theme: Theme = THEME, *, channel: int = 0, fps: float = 4):
     """A sliding window's GIF (as the app's download draws it) and its frames."""
-    gif = static.sweep_gif(sweep, *panels[:3], theme, channel=channel, fps=fps)
+    gif = static_gif.sweep_gif(sweep, *panels[:3], theme, channel=channel, fps=fps)
     return Rendered(gif, gif_frames(gif))
 
 

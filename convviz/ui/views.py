@@ -9,7 +9,7 @@ import numpy as np
 import streamlit as st
 
 from convviz.formulas import Formula
-from convviz.render import static
+from convviz.render import static, static_gif
 from convviz.render.animate import player_meta, sweep_figure, writes_captions
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.panel import Panel
@@ -213,7 +213,7 @@ def export_buttons(
             help="The GIF's speed (1×: 4 steps a second); it holds the last frame.",
         )
         fps = GIF_FPS * (speed or 1.0)  # None when the chosen speed is clicked again
-        gif = partial(static.sweep_gif, sweep, *panels[:3], ctx.theme, channel=channel, fps=fps)
+        gif = partial(static_gif.sweep_gif, sweep, *panels[:3], ctx.theme, channel=channel, fps=fps)
         download("⬇ GIF animation", gif, "gif", "image/gif")
 
 

@@ -1,0 +1,110 @@
+"""The legend of a static export: what each colour and mark drawn means, in the app's words."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from convviz.render.panel import Panel
+
+if TYPE_CHECKING:
+    from convviz.render.static import Layout
+from convviz.render.static_panel import GAP, MARGIN, PAD_HATCH_STYLE, font, text_width
+from convviz.render.theme import (
+    DILATION_COLOR,
+    DROPPED_COLOR,
+    GRID_LINE,
+    HIGHLIGHT_COLOR,
+    MUTED_TEXT,
+    PAD_COLOR,
+    REMAINDER_COLOR,
+    SELECTED_COLOR,
+    Theme,
+    tap_colors,
+)
+
+# --- legend -----------------------------------------------------------------------------------
+
+# What each mark means, in the order a legend lists them (the same words as the app's captions).
+LEGEND_WORDS = {
+    "pad": "padding (added cells)",
+    "dilation": "zero inserted by the stride",
+    "remainder": "rows/columns no window reaches",
+    "dropped": "gradient the mask drops",
+    "tap": "kernel tap (each its own colour)",
+    "highlight": "cells linked to the selection",
+    "selected": "selected cell",
+    "window": "the window the kernel covers",
+    "current": "the output cell being written",
+}
+_LEGEND_FONT = 0.8  # of the theme's font size
+
+
+def legend_marks(panels: list[Panel]) -> list[str]:
+    """The marks these panels draw (keys of LEGEND_WORDS), so an export says what they mean."""
+    present = {
+        "pad": any(p.mask("pad_mask").any() for p in panels),
+        "dilation": any(p.mask("dilation_mask").any() for p in panels),
+        "remainder": any(p.mask("remainder_mask").any() for p in panels),
+        "dropped": any(p.mask("dropped_mask").any() for p in panels),
+        "tap": any(p.taps is not None and (np.asarray(p.taps) >= 0).any() for p in panels),
+        "highlight": any(p.mask("highlight").any() for p in panels),
+        "selected": any(p.selected is not None for p in panels),
+    }
+    return [mark for mark, shown in present.items() if shown]
+
+
+def _legend_handle(mark: str) -> Rectangle:
+    """A one-cell swatch drawn as the panels draw that mark."""
+    face, edge, hatch, style, lw = {
+        "pad": (PAD_COLOR, GRID_LINE, PAD_HATCH_STYLE, "solid", 0.8),
+        "dilation": (DILATION_COLOR, GRID_LINE, None, "solid", 0.8),
+        "remainder": ("none", REMAINDER_COLOR, None, (0, (3, 2)), 1.5),
+        "dropped": ("white", DROPPED_COLOR, "xx", "solid", 0.8),
+        "tap": ("none", tap_colors(1, 1)[0], None, "solid", 2.0),
+        "highlight": ("none", HIGHLIGHT_COLOR, None, "solid", 2.0),
+        "selected": ("none", SELECTED_COLOR, None, "solid", 2.5),
+        "window": ("none", HIGHLIGHT_COLOR, None, "solid", 2.0),
+        "current": ("none", SELECTED_COLOR, None, "solid", 2.5),
+    }[mark]
+    return Rectangle((0, 0), 1, 1, facecolor=face, edgecolor=edge, hatch=hatch,
+                     linestyle=style, linewidth=lw)  # fmt: skip
+
+
+def _legend_columns(marks: list[str], theme: Theme, width_in: float) -> int:
+    """How many entries fit side by side in width_in inches."""
+    size = _LEGEND_FONT * theme.font_size
+    widest = max(text_width(LEGEND_WORDS[m], size) for m in marks) + 3.5 * size  # + swatch
+    return max(1, min(len(marks), int((width_in - 2 * MARGIN) * 72 // widest)))
+
+
+def legend_band(marks: list[str], theme: Theme, width_in: float) -> float:
+    """Height in points of the legend's rows (0 without marks)."""
+    if not marks:
+        return 0.0
+    rows = math.ceil(len(marks) / _legend_columns(marks, theme, width_in))
+    return rows * 1.9 * _LEGEND_FONT * theme.font_size + GAP * 72 / 2
+
+
+def place_legend(fig: Figure, marks: list[str], theme: Theme, layout: Layout) -> None:
+    """The legend at the foot of the figure, centred."""
+    if not marks:
+        return
+    width, height = layout.size
+    fig.legend(
+        [_legend_handle(m) for m in marks],
+        [LEGEND_WORDS[m] for m in marks],
+        loc="lower center",
+        bbox_to_anchor=(0.5, MARGIN / 2 / height),
+        ncol=_legend_columns(marks, theme, width),
+        frameon=False,
+        prop=font(_LEGEND_FONT * theme.font_size),
+        labelcolor=MUTED_TEXT,
+        handlelength=1.2,
+        handleheight=1.2,
+        columnspacing=1.5,
+    )
