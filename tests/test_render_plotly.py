@@ -11,7 +11,7 @@ import plotly.io as pio
 import pytest
 from matplotlib.path import Path
 
-from convviz.render import animate, grids
+from convviz.render import animate, geometry, grids
 from convviz.render.grids import format_value, panels_figure
 from convviz.render.panel import Panel
 from convviz.render.theme import (
@@ -391,7 +391,7 @@ def test_big_grid_has_no_cell_text_no_cell_shapes_and_says_so():
     fig = panels_figure([p])
     assert all(t.text is None for t in fig.data if t.type == "heatmap")
     assert shapes(fig, "dropped") == []
-    assert grids.HIDDEN_NOTE in fig.layout.annotations[0].text
+    assert geometry.HIDDEN_NOTE in fig.layout.annotations[0].text
     trace(fig, "big:click")  # still clickable at 30×30
     huge = Panel(np.zeros((70, 70)), "huge", "huge")
     fig = panels_figure([huge])

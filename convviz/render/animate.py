@@ -19,26 +19,22 @@ from dataclasses import replace
 import numpy as np
 import plotly.graph_objects as go
 
+from convviz.render.geometry import GridLayout, axis_ids, grid_layout, shows_text, ticks_px
 from convviz.render.grids import (
     MAX_CLICK_CELLS,
-    GridLayout,
     add_legend,
     add_panels,
-    axis_ids,
     base_layout,
     click_overlay,
     format_value,
     format_values,
-    grid_layout,
     heatmap,
-    legend_note,
     panel_traces,
     role_overlay,
-    shows_text,
     tap_colorscale,
-    ticks_px,
 )
 from convviz.render.panel import Panel
+from convviz.render.shapes import legend_note
 from convviz.render.theme import (
     GRID_LINE,
     HIGHLIGHT_COLOR,

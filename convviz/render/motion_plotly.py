@@ -9,17 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from convviz.render.animate import _animated_figure, _deep_update
-from convviz.render.grids import (
-    GridLayout,
-    axis_ids,
-    base_layout,
-    format_values,
-    grid_layout,
-    panel_axes,
-    panel_header,
-    panel_traces,
-    ticks_px,
-)
+from convviz.render.geometry import GridLayout, axis_ids, grid_layout, ticks_px
+from convviz.render.grids import base_layout, format_values, panel_axes, panel_header, panel_traces
 from convviz.render.motion import (
     FAINT_GRID,
     HOLLOW,

@@ -1,0 +1,276 @@
+"""Geometry of a row of grids: square cells, columns as wide as a grid or its title, headers.
+
+Pure arithmetic in pixels (no plotly): the static grids (`convviz.render.grids`), the sliding
+windows (`animate`) and the motions (`motion_plotly`) all lay their panels out with
+`grid_layout`. Cells are one size unless a big panel hides its numbers; then small panels keep
+readable cells of their own.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from convviz.render.panel import Panel
+from convviz.render.theme import (
+    Theme,
+)
+
+HIDDEN_NOTE = "(numbers hidden at this size)"
+SMALL_GRID = 9  # rows: the seeds' layers and their padded inputs; they keep legible cells
+_Y_LABELS_PX = 34  # room for a panel's row indices left of its grid
+_PANEL_GAP_PX = 22  # blank space between one panel's row indices and the previous grid
+
+# --- geometry ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GridLayout:
+    """Pixel geometry of panels in one row: square cells, grids top-aligned.
+
+    Cells are one size (`cell`) unless a big panel hides its numbers: then small panels (a
+    kernel beside a 100×5 input) get cells of their own, `cells[i]`, big enough to read.
+    """
+
+    cell: int  # px edge of a cell of the big panels (of every panel when `cells` is empty)
+    gap: int  # px of white line between cells
+    cell_font: int
+    x_domains: tuple[tuple[float, float], ...]  # paper fractions of each grid
+    y_domains: tuple[tuple[float, float], ...]
+    plot_w: int  # px of the plot area (margins excluded)
+    plot_h: int
+    margin: dict  # l, r, t, b in px (t includes the panel headers)
+    columns: tuple[int, ...] = ()  # px width of each panel's column (its grid or its title)
+    cells: tuple[int, ...] = ()  # px edge of each panel's cells
+    fonts: tuple[int, ...] = ()  # px of each panel's cell numbers
+
+    @property
+    def width(self) -> int:
+        return self.plot_w + self.margin["l"] + self.margin["r"]
+
+    @property
+    def height(self) -> int:
+        return self.plot_h + self.margin["t"] + self.margin["b"]
+
+    def px_to_paper_y(self, px: float) -> float:
+        """A distance in px below the plot area as a (negative) paper y."""
+        return -px / self.plot_h
+
+    def cell_of(self, i: int) -> int:
+        """The px edge of panel i's cells."""
+        return self.cells[i] if self.cells else self.cell
+
+    def font_of(self, i: int) -> int:
+        return self.fonts[i] if self.fonts else self.cell_font
+
+    def gap_of(self, i: int) -> int:
+        return _gap(self.cell_of(i))
+
+
+def _gap(cell: int) -> int:
+    return 2 if cell >= 20 else (1 if cell >= 8 else 0)
+
+
+def _text_px(text: str, theme: Theme) -> int:
+    """Rough px width of a bold title line."""
+    return int(0.6 * theme.title_font_size * len(text))
+
+
+def _title_px(panel: Panel, theme: Theme) -> int:
+    """Rough px width of a panel's bold title: a narrow grid's column is at least this wide."""
+    return _text_px(panel.title, theme)
+
+
+def _two_lines(title: str) -> list[str]:
+    """The title broken at the space (outside brackets) that makes its longest line shortest."""
+    depth, best = 0, [title]
+    for i, ch in enumerate(title):
+        depth += {"[": 1, "]": -1}.get(ch, 0)
+        if ch == " " and depth == 0:
+            lines = [title[:i], title[i + 1 :]]
+            if max(map(len, lines)) < max(map(len, best)):
+                best = lines
+    return best
+
+
+def title_lines(panel: Panel, theme: Theme, column_px: float) -> list[str]:
+    """A panel's title on one line, or on two when one does not fit its column."""
+    if _title_px(panel, theme) <= column_px + 1:
+        return [panel.title]
+    return _two_lines(panel.title)
+
+
+def _narrow_title_px(panel: Panel, theme: Theme) -> int:
+    return max(_text_px(line, theme) for line in _two_lines(panel.title))
+
+
+def subtitle_lines(panel: Panel, theme: Theme, column_px: float, hidden: bool) -> list[str]:
+    """A panel's subtitle (and the hidden-numbers note) wrapped to its column."""
+    sub = f"{panel.subtitle} {HIDDEN_NOTE}".strip() if hidden else panel.subtitle
+    chars = max(8, int(column_px / (0.52 * (theme.font_size - 1))))
+    most = None if theme.show_secondary else 1  # a projector keeps the grids big instead
+    return textwrap.wrap(sub, chars, max_lines=most, placeholder=" …") if sub else []
+
+
+def _header_h(lines: int, theme: Theme) -> int:
+    """Vertical room of a panel header: the title and `lines` more lines under it.
+
+    plotly spaces the lines of an annotation by its own font (the title's), whatever their span.
+    """
+    return round((1 + lines) * 1.3 * theme.title_font_size) + 6
+
+
+def colorbar_px(theme: Theme) -> int:
+    """Room of the colour scale between a header and a grid that hides its numbers."""
+    return theme.font_size + 14
+
+
+def legible(panel: Panel, theme: Theme, cell: int) -> bool:
+    return max(panel.shape) <= theme.max_text_cells and cell >= 16
+
+
+def _fixed_px(n: int) -> int:
+    """Row-index labels and gaps of n panels in a row."""
+    return n * _Y_LABELS_PX + (n - 1) * _PANEL_GAP_PX + 16
+
+
+@dataclass(frozen=True)
+class _Fit:
+    cells: list[int]
+    columns: list[int]
+    header: int
+
+
+def _fit(panels: Sequence[Panel], theme: Theme, cells: list[int]) -> _Fit | None:
+    """Columns and header of panels drawn with `cells`, or None if they are wider than the box.
+
+    A title wider than its grid wraps onto two lines before it is allowed to widen the row.
+    """
+    grids = [p.shape[1] * c for p, c in zip(panels, cells)]
+    columns = [max(g, _title_px(p, theme)) for p, g in zip(panels, grids)]
+    if sum(columns) + _fixed_px(len(panels)) > theme.figure_w:
+        columns = [max(g, _narrow_title_px(p, theme)) for p, g in zip(panels, grids)]
+        if sum(columns) + _fixed_px(len(panels)) > theme.figure_w:
+            return None
+    hidden = [not legible(p, theme, c) for p, c in zip(panels, cells)]
+    lines = max(
+        len(title_lines(p, theme, col)) - 1 + len(subtitle_lines(p, theme, col, h))
+        for p, col, h in zip(panels, columns, hidden)
+    )
+    scale = colorbar_px(theme) if any(hidden) else 0  # a colour scale under hidden titles
+    return _Fit(cells, columns, _header_h(lines, theme) + scale)
+
+
+def _height(fit: _Fit, panels: Sequence[Panel], top: int, bottom: int) -> int:
+    return top + fit.header + max(p.shape[0] * c for p, c in zip(panels, fit.cells)) + bottom
+
+
+def _uniform(panels, theme: Theme, top: int, bottom: int) -> _Fit:
+    """The biggest one cell size (up to theme.cell_px) with which the panels fit the box."""
+    heights = [p.shape[0] for p in panels]
+    floor = theme.min_cell_px if max(heights) <= SMALL_GRID else min(16, theme.min_cell_px)
+    fit = None
+    for cell in range(max(theme.cell_px, 1), 0, -1):  # a few dozen sizes, largest first
+        here = _fit(panels, theme, [cell] * len(panels))
+        if here is None:
+            continue
+        fit = here
+        if _height(fit, panels, top, bottom) <= theme.figure_h or cell <= floor:
+            break
+    if fit is None:  # titles wider than the box: the smallest cells, titles as they fall
+        cells = [4] * len(panels)
+        columns = [max(p.shape[1] * 4, _narrow_title_px(p, theme)) for p in panels]
+        fit = _Fit(cells, columns, _header_h(2, theme))
+    return fit
+
+
+def _own_cells(panels, theme: Theme, top: int, bottom: int, base: _Fit) -> _Fit:
+    """Small panels beside a big one get readable cells of their own.
+
+    When a big panel hides its numbers at the shared size, each small panel (up to
+    theme.max_text_cells a side) takes the biggest cell up to theme.cell_px with which the big
+    panels keep at least two thirds of their shared size; otherwise the shared size stays.
+    """
+    cell = base.cells[0]
+    small = [max(p.shape) <= theme.max_text_cells for p in panels]
+    if all(legible(p, theme, cell) for p in panels) or not any(small) or all(small):
+        return base
+    least = max(1, (2 * cell) // 3)
+    tallest = max(theme.figure_h, _height(base, panels, top, bottom))  # normal mode may scroll
+    for own in range(max(theme.cell_px, 1), cell, -1):
+        for big in range(min(cell, own), least - 1, -1):
+            fit = _fit(panels, theme, [own if s else big for s in small])
+            if fit is not None and _height(fit, panels, top, bottom) <= tallest:
+                return fit
+    return base
+
+
+def grid_layout(
+    panels: Sequence[Panel],
+    theme: Theme,
+    *,
+    top: int,
+    bottom: int,
+    min_plot_h: int = 0,
+    own_cells: bool = True,
+) -> GridLayout:
+    """The biggest square cells (up to theme.cell_px) with which the panels fit theme's box.
+
+    Each column is as wide as its grid or its title (wrapped onto two lines if that is what
+    fits); subtitles wrap to their column. The box is theme.figure_w wide and theme.figure_h
+    tall (top and bottom margins included); cells shrink below theme.min_cell_px only to fit
+    the width. With own_cells, small panels beside a big one that hides its numbers keep
+    readable cells of their own (`_own_cells`).
+    """
+    base = _uniform(panels, theme, top, bottom)
+    fit = _own_cells(panels, theme, top, bottom, base) if own_cells else base
+    cells, columns = fit.cells, fit.columns
+    plot_w = sum(columns) + _fixed_px(len(panels)) - 16
+    plot_h = max(max(p.shape[0] * c for p, c in zip(panels, cells)), min_plot_h)
+    x_domains, y_domains, left = [], [], 0
+    for col, p, c in zip(columns, panels, cells):
+        h, w = p.shape
+        left += _Y_LABELS_PX
+        x0 = left + (col - w * c) / 2  # the grid centred in its column
+        x_domains.append((x0 / plot_w, (x0 + w * c) / plot_w))
+        y_domains.append((1 - h * c / plot_h, 1.0))
+        left += col + _PANEL_GAP_PX
+    shared = base.cells[0] if cells == base.cells else min(cells)
+    return GridLayout(
+        shared,
+        _gap(shared),
+        theme.cell_font(shared),
+        tuple(x_domains),
+        tuple(y_domains),
+        plot_w,
+        plot_h,
+        {"l": 8, "r": 8, "t": top + fit.header, "b": bottom},
+        tuple(columns),
+        tuple(cells),
+        tuple(theme.cell_font(c) for c in cells),
+    )
+
+
+def shows_text(panel: Panel, theme: Theme, geo: GridLayout, i: int | None = None) -> bool:
+    """Per-cell numbers only on grids up to theme.max_text_cells per side, in legible cells
+    (panel i's own cells when i is given, else the shared size)."""
+    return legible(panel, theme, geo.cell if i is None else geo.cell_of(i))
+
+
+def axis_ids(i: int) -> tuple[str, str]:
+    """Trace axis references of panel i (0-based): ("x", "y"), ("x2", "y2"), …"""
+    s = "" if i == 0 else str(i + 1)
+    return f"x{s}", f"y{s}"
+
+
+def tick_values(n: int, origin: int, cell: int) -> list[int]:
+    step = max(1, math.ceil(24 / max(cell, 1)))
+    step = next(s for s in (1, 2, 5, 10, 20, 50, 100, 200, 500, 10**9) if s >= step)
+    return [origin + i for i in range(n) if (origin + i) % step == 0]
+
+
+def ticks_px(theme: Theme) -> int:
+    """Room under a grid for its column indices."""
+    return theme.font_size + 10

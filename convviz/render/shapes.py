@@ -1,0 +1,160 @@
+"""Outlines and marks over a plotly grid, as SVG paths in a panel's axis coordinates: the
+remainder band, crossed-out drops, the highlight and the selection; and the legend line."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from convviz.render.geometry import GridLayout, axis_ids, shows_text
+from convviz.render.panel import Panel
+from convviz.render.theme import (
+    DILATION_COLOR,
+    DROPPED_COLOR,
+    HIGHLIGHT_COLOR,
+    PAD_COLOR,
+    REMAINDER_COLOR,
+    SELECTED_COLOR,
+    Theme,
+)
+
+_REMAINDER_WASH = "rgba(178, 58, 72, 0.13)"  # REMAINDER_COLOR, faint, over the remainder band
+
+# --- shapes --------------------------------------------------------------------------------------
+
+
+def _num(v: float) -> str:
+    return f"{v:g}"
+
+
+def outline_path(mask: np.ndarray, origin: tuple[int, int]) -> str:
+    """SVG path of the boundary of the True region (edges between True and False cells)."""
+    oy, ox = origin
+    m = np.pad(np.asarray(mask, dtype=bool), 1)
+    above = m[1:, 1:-1] != m[:-1, 1:-1]  # (h+1, w): the edge above row r differs
+    left = m[1:-1, 1:] != m[1:-1, :-1]  # (h, w+1): the edge left of column c differs
+    parts = [
+        f"M{_num(c + ox - 0.5)},{_num(r + oy - 0.5)}H{_num(c + ox + 0.5)}"
+        for r, c in zip(*np.nonzero(above))
+    ]
+    parts += [
+        f"M{_num(c + ox - 0.5)},{_num(r + oy - 0.5)}V{_num(r + oy + 0.5)}"
+        for r, c in zip(*np.nonzero(left))
+    ]
+    return "".join(parts)
+
+
+def fill_path(mask: np.ndarray, origin: tuple[int, int]) -> str:
+    """SVG path filling the True region, one rectangle per run of True cells in a row."""
+    oy, ox = origin
+    m = np.asarray(mask, dtype=bool)
+    parts = []
+    for r in np.nonzero(m.any(axis=1))[0]:
+        edges = np.diff(np.concatenate([[0], m[r].astype(np.int8), [0]]))
+        starts, stops = np.nonzero(edges == 1)[0], np.nonzero(edges == -1)[0]
+        y0, y1 = r + oy - 0.5, r + oy + 0.5
+        for a, b in zip(starts, stops):
+            x0, x1 = a + ox - 0.5, b + ox - 0.5
+            parts.append(f"M{_num(x0)},{_num(y0)}H{_num(x1)}V{_num(y1)}H{_num(x0)}Z")
+    return "".join(parts)
+
+
+def cross_path(mask: np.ndarray, origin: tuple[int, int], inset: float = 0.1) -> str:
+    """SVG path of an X over every True cell, open in the middle so the number stays legible."""
+    oy, ox = origin
+    parts = []
+    a, b = 0.5 - inset, 0.24  # from the corner (inset) to just short of the number
+    for r, c in zip(*np.nonzero(mask)):
+        x, y = c + ox, r + oy
+        for sx, sy in ((-1, -1), (1, 1), (-1, 1), (1, -1)):
+            parts.append(
+                f"M{_num(x + sx * a)},{_num(y + sy * a)}L{_num(x + sx * b)},{_num(y + sy * b)}"
+            )
+    return "".join(parts)
+
+
+def _path_shape(i: int, path: str, name: str, **style) -> dict:
+    xa, ya = axis_ids(i)
+    return {
+        "type": "path",
+        "path": path,
+        "xref": xa,
+        "yref": ya,
+        "name": name,
+        "layer": "above",
+        **style,
+    }
+
+
+def panel_shapes(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> list[dict]:
+    """Remainder band, dropped crosses, highlight and selection outlines of panel i.
+
+    Region outlines are one path each; per-cell marks (the crosses) only on small grids.
+    """
+    shapes = []
+    o = panel.origin
+    lw = max(1.5, geo.cell_of(i) / 16)
+    rem = panel.mask("remainder_mask")
+    if rem.any():
+        shapes.append(
+            _path_shape(
+                i, fill_path(rem, o), "remainder", fillcolor=_REMAINDER_WASH, line={"width": 0}
+            )
+        )
+        shapes.append(
+            _path_shape(
+                i,
+                outline_path(rem, o),
+                "remainder",
+                line={"color": REMAINDER_COLOR, "width": lw, "dash": "dash"},
+            )
+        )
+    dropped = panel.mask("dropped_mask")
+    if dropped.any() and shows_text(panel, theme, geo, i):
+        shapes.append(
+            _path_shape(
+                i, cross_path(dropped, o), "dropped", line={"color": DROPPED_COLOR, "width": lw}
+            )
+        )
+    high = panel.mask("highlight")
+    if high.any():
+        shapes.append(
+            _path_shape(
+                i,
+                outline_path(high, o),
+                "highlight",
+                line={"color": HIGHLIGHT_COLOR, "width": 1.8 * lw},
+            )
+        )
+    if panel.selected is not None:
+        sel = np.zeros(panel.shape, dtype=bool)
+        sel[tuple(panel.selected)] = True
+        shapes.append(
+            _path_shape(
+                i, fill_path(sel, o), "selected", line={"color": SELECTED_COLOR, "width": 2.4 * lw}
+            )
+        )
+    return shapes
+
+
+def legend_note(panels: Sequence[Panel], theme: Theme) -> str:
+    """One line naming the cell roles present, each in its colour."""
+
+    def swatch(color: str, glyph: str = "■") -> str:
+        return f"<span style='color:{color}'>{glyph}</span>"
+
+    items = []
+    if any(p.mask("pad_mask").any() for p in panels):
+        items.append(f"{swatch(PAD_COLOR)} padding")
+    if any(p.mask("dilation_mask").any() for p in panels):
+        items.append(f"{swatch(DILATION_COLOR)} zero inserted by dilation")
+    if any(p.mask("remainder_mask").any() for p in panels):
+        items.append(f"{swatch(REMAINDER_COLOR, '┅')} remainder: no window reaches it")
+    if any(p.mask("dropped_mask").any() for p in panels):
+        items.append(f"{swatch(DROPPED_COLOR, '✕')} dropped by the mask")
+    if any(p.mask("highlight").any() for p in panels):
+        items.append(f"{swatch(HIGHLIGHT_COLOR, '□')} linked to the selection")
+    if any(p.selected is not None for p in panels):
+        items.append(f"{swatch(SELECTED_COLOR, '□')} selected")
+    return "    ".join(items)
