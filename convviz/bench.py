@@ -19,7 +19,7 @@ import tracemalloc
 
 import numpy as np
 
-from convviz import _threads, conv2d, conv2d_bias, conv2d_input, conv2d_weight
+from convviz import _threads, conv2d, conv2d_bias, conv2d_input, conv2d_weight, stages, sweeps
 from convviz.reference import conv2d_loop
 from convviz.spec import ConvSpec
 
@@ -139,27 +139,19 @@ def memory_table() -> None:
 
 def sweep_timing(repeats: int) -> None:
     """Time building the layer's stages and every sweep for a 64×64 input and a 3×3 kernel."""
-    try:
-        from convviz import stages, sweeps
-
-        if not hasattr(sweeps, "forward_sweep"):
-            raise ImportError("convviz.sweeps has no forward_sweep yet")
-        spec = ConvSpec.create((1, 1, 64, 64), (1, 1, 3, 3), padding=1)
-        rng = np.random.default_rng(0)
-        x, w, g = (
-            rng.standard_normal(s) for s in (spec.input_shape, spec.weight_shape, spec.output_shape)
-        )
-        layer = stages.layer(spec, x, w, g)
-        build = [
-            lambda: sweeps.forward_sweep(layer.forward),
-            lambda: sweeps.input_grad_sweep(layer.input_grad),
-            lambda: sweeps.weight_grad_sweep(layer.weight_grad),
-        ]
-        stage_ms = median_ms(lambda: stages.layer(spec, x, w, g), repeats)
-        sweep_ms = median_ms(lambda: [b() for b in build], repeats)
-    except (ImportError, AttributeError, TypeError) as exc:
-        print(f"\nsweeps: skipped ({type(exc).__name__}: {exc})")
-        return
+    spec = ConvSpec.create((1, 1, 64, 64), (1, 1, 3, 3), padding=1)
+    rng = np.random.default_rng(0)
+    x, w, g = (
+        rng.standard_normal(s) for s in (spec.input_shape, spec.weight_shape, spec.output_shape)
+    )
+    lay = stages.layer(spec, x, w, g)
+    build = [
+        lambda: sweeps.forward_sweep(lay.forward),
+        lambda: sweeps.input_grad_sweep(lay.input_grad),
+        lambda: sweeps.weight_grad_sweep(lay.weight_grad),
+    ]
+    stage_ms = median_ms(lambda: stages.layer(spec, x, w, g), repeats)
+    sweep_ms = median_ms(lambda: [b() for b in build], repeats)
     print(
         f"\nsweeps, 64×64 input, 3×3 kernel: stages {stage_ms:.2f} ms, "
         f"all three sweeps {sweep_ms:.2f} ms"

@@ -8,6 +8,10 @@ inserted into ∂L/∂y), reach past the edges (hence its padding) and meet the 
 Padding modes: M includes the padding rule (M = C·P with P the one-hot padding matrix of
 `ops.fold_matrix`), so for reflect/replicate/circular an entry may be the sum of several taps
 (a cell read once directly and again through a copy in the ring); `taps` marks those entries.
+
+`matrix_forward`, `matrix_input_grad`, `im2col_forward` and `im2col_weight_grad` compute a layer
+through M and through im2col: the page does not call them; they are the proof that what it
+draws is the convolution, run by tests/test_matrix.py against the public API.
 """
 
 from __future__ import annotations

@@ -107,7 +107,7 @@ def _grad_x_notes(f: Formula, spec) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def _grad_x_question(lay: Layer, n: int, c: int, cells: list, rng) -> Question | None:
+def _grad_x_question(lay: Layer, n: int, c: int, cells: list) -> Question | None:
     """A cell of ∂L/∂x where forgetting the flip gives a different number."""
     ig, w = lay.input_grad, lay.forward.w
     telling = []
@@ -399,7 +399,7 @@ def questions(lay: Layer, n: int, k: int, c: int, seed: int, padding_word: str) 
     flat = rng.permutation(H * W)[:MAX_CANDIDATES]
     cells = [(int(i) // W, int(i) % W) for i in flat]
     found = [
-        _grad_x_question(lay, n, c, cells, rng),
+        _grad_x_question(lay, n, c, cells),
         _zeros_question(lay, n, k),
         _remainder_question(lay, n, c),
         _same_question(lay) if padding_word == "same" else None,

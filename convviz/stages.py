@@ -19,7 +19,7 @@ from convviz.ops import dilate, dilation_mask, pad, pad_mask, rot180, unpad
 from convviz.spec import ConvSpec, ConvSpecError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)  # many same-shape arrays: named, never by position
 class ForwardStages:
     """x → padded x → windows of the (dilated) kernel at the stride → y."""
 
@@ -33,7 +33,7 @@ class ForwardStages:
     y: np.ndarray  # (N, C_out, oH, oW)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class InputGradStages:
     """The textbook route: dilate grad_out, pad it, rotate the kernel, correlate, mask, crop."""
 
@@ -52,7 +52,7 @@ class InputGradStages:
     w: np.ndarray  # (C_out, C_in, kH, kW), the kernel before rotation
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WeightGradStages:
     """grad_w[k, c] = Σ_n x_pad[n, c] ⋆ dilate(grad_out[n, k]); grad_b[k] = Σ grad_out[:, k]."""
 
@@ -76,7 +76,7 @@ def remainder_mask(spec: ConvSpec) -> np.ndarray:
     return mask
 
 
-def _checked(spec: ConvSpec, a, name: str, shape: tuple) -> np.ndarray:
+def _checked(a, name: str, shape: tuple) -> np.ndarray:
     arr = as_array(a, name, len(shape))
     if arr.shape != tuple(shape):
         raise ConvSpecError(
@@ -87,18 +87,25 @@ def _checked(spec: ConvSpec, a, name: str, shape: tuple) -> np.ndarray:
 
 def forward_stages(spec: ConvSpec, x, w, bias=None) -> ForwardStages:
     """Every array of the forward pass; x : (N, C_in, H, W), w : (C_out, C_in, kH, kW)."""
-    x = _checked(spec, x, "the input x", spec.input_shape)
-    w = _checked(spec, w, "the kernel w", spec.weight_shape)
+    x = _checked(x, "the input x", spec.input_shape)
+    w = _checked(w, "the kernel w", spec.weight_shape)
     dtype = np.result_type(x, w)
     b = (
         np.zeros(spec.out_channels, dtype)
         if bias is None
-        else _checked(spec, bias, "the bias", (spec.out_channels,)).astype(dtype)
+        else _checked(bias, "the bias", (spec.out_channels,)).astype(dtype)
     )
     x_padded = pad(x, spec.padding, spec.padding_mode)
     y = forward_padded(x_padded, w, spec) + b[None, :, None, None]
     return ForwardStages(
-        spec, x, w, b, x_padded, pad_mask(spec.in_size, spec.padding), remainder_mask(spec), y
+        spec=spec,
+        x=x,
+        w=w,
+        bias=b,
+        x_padded=x_padded,
+        pad_mask=pad_mask(spec.in_size, spec.padding),
+        remainder_mask=remainder_mask(spec),
+        y=y,
     )
 
 
@@ -117,8 +124,8 @@ def full_correlation_spec(spec: ConvSpec) -> ConvSpec:
 
 def input_grad_stages(spec: ConvSpec, w, grad_out) -> InputGradStages:
     """The textbook route to grad_x; w : (C_out, C_in, kH, kW), grad_out : (N, C_out, oH, oW)."""
-    w = _checked(spec, w, "the kernel w", spec.weight_shape)
-    g = _checked(spec, grad_out, "grad_out", spec.output_shape)
+    w = _checked(w, "the kernel w", spec.weight_shape)
+    g = _checked(grad_out, "grad_out", spec.output_shape)
     dilated = dilate(g, spec.stride)
     padded = pad(dilated, spec.full_padding)
     w_rot = rot180(w).transpose(1, 0, 2, 3)  # (C_in, C_out, kH, kW)
@@ -126,19 +133,19 @@ def input_grad_stages(spec: ConvSpec, w, grad_out) -> InputGradStages:
     ring_mask = pad_mask(spec.in_size, spec.padding)
     d_mask = dilation_mask(spec.out_size, spec.stride)
     return InputGradStages(
-        spec,
-        g,
-        dilated,
-        d_mask,
-        padded,
-        pad_mask(spec.dilated_out_size, spec.full_padding),
-        pad(d_mask, spec.full_padding),  # constant padding with False
-        np.ascontiguousarray(w_rot),
-        grad_x_padded,
-        ring_mask,
-        np.where(ring_mask, grad_x_padded, 0),
-        unpad(grad_x_padded, spec.padding, spec.padding_mode),
-        w,
+        spec=spec,
+        grad_out=g,
+        dilated=dilated,
+        dilation_mask=d_mask,
+        padded=padded,
+        padded_ring=pad_mask(spec.dilated_out_size, spec.full_padding),
+        padded_dilation_mask=pad(d_mask, spec.full_padding),  # constant padding with False
+        w_rot=np.ascontiguousarray(w_rot),
+        grad_x_padded=grad_x_padded,
+        pad_mask=ring_mask,
+        ring=np.where(ring_mask, grad_x_padded, 0),
+        grad_x=unpad(grad_x_padded, spec.padding, spec.padding_mode),
+        w=w,
     )
 
 
@@ -148,26 +155,26 @@ def weight_grad_stages(spec: ConvSpec, x, grad_out) -> WeightGradStages:
     x : (N, C_in, H, W), grad_out : (N, C_out, oH, oW); the sweep of this correlation (the
     window steps by the dilation) is `sweeps.weight_grad_sweep`.
     """
-    x = _checked(spec, x, "the input x", spec.input_shape)
-    g = _checked(spec, grad_out, "grad_out", spec.output_shape)
+    x = _checked(x, "the input x", spec.input_shape)
+    g = _checked(grad_out, "grad_out", spec.output_shape)
     x_padded = pad(x, spec.padding, spec.padding_mode)
     # through the kernel's kH·kW taps, like the forward pass (sliding ∂L/∂y's oH·oW cells as a
     # kernel over the input gives the same numbers at a Python step per ∂L/∂y cell)
     grad_w = weight_grad_padded(x_padded, g, spec)  # (C_out, C_in, kH, kW)
     return WeightGradStages(
-        spec,
-        x_padded,
-        pad_mask(spec.in_size, spec.padding),
-        remainder_mask(spec),
-        g,
-        dilate(g, spec.stride),
-        dilation_mask(spec.out_size, spec.stride),
-        np.ascontiguousarray(grad_w),
-        g.sum(axis=(0, 2, 3)),
+        spec=spec,
+        x_padded=x_padded,
+        pad_mask=pad_mask(spec.in_size, spec.padding),
+        remainder_mask=remainder_mask(spec),
+        grad_out=g,
+        dilated=dilate(g, spec.stride),
+        dilation_mask=dilation_mask(spec.out_size, spec.stride),
+        grad_w=np.ascontiguousarray(grad_w),
+        grad_b=g.sum(axis=(0, 2, 3)),
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Layer:
     """Everything about one layer the app shows: the forward pass and both gradient routes."""
 
@@ -179,14 +186,18 @@ class Layer:
 def layer(spec: ConvSpec, x, w, grad_out, bias=None) -> Layer:
     """Forward, input-gradient and weight-gradient stages for one set of values."""
     return Layer(
-        forward_stages(spec, x, w, bias),
-        input_grad_stages(spec, w, grad_out),
-        weight_grad_stages(spec, x, grad_out),
+        forward=forward_stages(spec, x, w, bias),
+        input_grad=input_grad_stages(spec, w, grad_out),
+        weight_grad=weight_grad_stages(spec, x, grad_out),
     )
 
 
 def scatter_grad_x_padded(spec: ConvSpec, w, grad_out) -> np.ndarray:
-    """The scatter route: every grad_out cell stamps grad_out·w onto its window (col2im)."""
-    w = _checked(spec, w, "the kernel w", spec.weight_shape)
-    g = _checked(spec, grad_out, "grad_out", spec.output_shape)
+    """The scatter route: every grad_out cell stamps grad_out·w onto its window (col2im).
+
+    The app animates this route stamp by stamp (`sweeps.scatter`); this whole-layer form is
+    what the tests compare with the textbook route's grad_x_padded.
+    """
+    w = _checked(w, "the kernel w", spec.weight_shape)
+    g = _checked(grad_out, "grad_out", spec.output_shape)
     return input_grad_padded(g, w, spec)

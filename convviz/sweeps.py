@@ -155,6 +155,14 @@ def channel_contributions(stages: InputGradStages, n: int = 0, c: int = 0) -> np
 
     Their sum over k is grad_x[n, c]: the Q&A's ∂E/∂X[c] = Σ_k full(∂E/∂O[k], rot180 F[k, c]).
     """
-    spec = stages.spec
-    per_filter = input_grad_sweep(stages, n, c).partial.T.reshape(-1, *spec.padded_size)
+    return filter_shares(input_grad_sweep(stages, n, c), stages.spec)
+
+
+def filter_shares(full_correlation: Sweep, spec) -> np.ndarray:
+    """Each filter's share of the input gradient the full correlation computes: (C_out, H, W).
+
+    The sweep's channels are the filters k (its `partial` holds each one's sum per cell);
+    unpadded like ∂L/∂x̃, so the shares add up to ∂L/∂x[n, c].
+    """
+    per_filter = full_correlation.partial.T.reshape(-1, *spec.padded_size)  # (C_out, Hp, Wp)
     return unpad(per_filter, spec.padding, spec.padding_mode)  # (C_out, H, W)

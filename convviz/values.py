@@ -107,6 +107,8 @@ def image_to_input(gray: np.ndarray, size: tuple[int, int], levels: int = 10) ->
     """A grayscale image (h, w) with values 0–255, sampled to (H, W) and quantised to 0…levels-1.
 
     Nearest-cell sampling keeps edges crisp; small integers keep the sums checkable by hand.
+    For an array already in memory (a script, the tests); the app's uploads go through
+    `load_image`, which samples and quantises the same way.
     """
     rows, cols = _samples(*gray.shape, size)
     return np.round(gray[np.ix_(rows, cols)] / 255 * (levels - 1))

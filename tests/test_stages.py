@@ -18,7 +18,10 @@ from convviz import conv2d, conv2d_bias, conv2d_input, conv2d_weight
 from convviz.reference import conv2d_input_loop, conv2d_weight_loop
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import (
+    ForwardStages,
+    InputGradStages,
     Layer,
+    WeightGradStages,
     forward_stages,
     input_grad_stages,
     layer,
@@ -451,3 +454,11 @@ def test_arrays_of_the_wrong_shape_are_refused_by_name(call, name):
     x, w, g = (np.ones(s) for s in (spec.input_shape, spec.weight_shape, spec.output_shape))
     with pytest.raises(ConvSpecError, match=name):
         call(spec, x, w, g)
+
+
+@pytest.mark.parametrize("cls", [ForwardStages, InputGradStages, WeightGradStages, Layer])
+def test_stages_are_built_by_name_only(cls):
+    """Four same-shape boolean masks in one stage: a positional slip would pass silently."""
+    fields = [f.name for f in dataclasses.fields(cls)]
+    with pytest.raises(TypeError):
+        cls(*fields)

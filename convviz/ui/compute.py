@@ -22,7 +22,6 @@ import numpy as np
 
 from convviz import _threads, reference
 from convviz.formulas import Formula, forward_formula, input_grad_formula, weight_grad_formula
-from convviz.ops import unpad
 from convviz.spec import ConvSpec
 from convviz.stages import (
     ForwardStages,
@@ -33,7 +32,7 @@ from convviz.stages import (
     input_grad_stages,
     weight_grad_stages,
 )
-from convviz.sweeps import Scatter, Sweep, scatter, sweep
+from convviz.sweeps import Scatter, Sweep, filter_shares, scatter, sweep
 from convviz.ui.state import VALUE_FIELDS, values_of
 
 T = TypeVar("T")
@@ -83,6 +82,8 @@ def _read_only(obj) -> None:
     """Make the arrays of a cached value read-only: sessions share it, none may change it."""
     if isinstance(obj, np.ndarray):
         obj.flags.writeable = False
+    elif isinstance(obj, Formula):  # frozen terms of floats: nothing to lock, much to walk
+        return
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         for f in dataclasses.fields(obj):
             _read_only(getattr(obj, f.name))
@@ -352,9 +353,7 @@ def contributions_for(key: tuple, n: int, c: int) -> np.ndarray:
 
     Their sum over k is grad_x[n, c]: the Q&A's ∂E/∂X[c] = Σ_k full(∂E/∂O[k], rot180 F[k, c]).
     """
-    spec = layer_inputs(key)[0]
-    per_filter = input_grad_sweep_of(key, n, c).partial.T.reshape(-1, *spec.padded_size)
-    return unpad(per_filter, spec.padding, spec.padding_mode)  # (C_out, H, W)
+    return filter_shares(input_grad_sweep_of(key, n, c), layer_inputs(key)[0])
 
 
 @_cached("forward_formula")
