@@ -54,3 +54,8 @@ RECITATION_NOTE = (
     "in deep learning “convolution” means cross-correlation (no flip), so the flip is the "
     "explicit rot180."
 )
+
+
+def shape_text(shape) -> str:
+    """A shape as a student writes it: shape_text((5, 7)) == "5×7"."""
+    return "×".join(map(str, shape))

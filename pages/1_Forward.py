@@ -3,7 +3,8 @@
 import streamlit as st
 
 from convviz.formulas import forward_formula
-from convviz.render.stories import feeds_text, forward_panels, step_of, users_of
+from convviz.render.selection import step_of, users_of
+from convviz.render.stories import feeds_text, forward_panels
 from convviz.ui.compute import forward_formula_of, sweeps_for
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import (

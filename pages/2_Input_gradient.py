@@ -7,21 +7,19 @@ import streamlit as st
 from convviz.formulas import Formula, input_grad_formula
 from convviz.render.animate import player_meta, scatter_figure
 from convviz.render.grids import panels_figure
-from convviz.render.motion import MAX_GIF_SIDE
-from convviz.render.motion_gif import motion_gif
-from convviz.render.motion_plotly import motion_figure
-from convviz.render.stories import (
+from convviz.render.input_story import (
     WHOLE_PASS,
-    centre,
-    feeding_cells,
     formula_notes,
     input_grad_animation,
     input_grad_story,
     scatter_panels,
     stage_motion,
-    step_of,
     whole_pass,
 )
+from convviz.render.motion import MAX_GIF_SIDE
+from convviz.render.motion_gif import motion_gif
+from convviz.render.motion_plotly import motion_figure
+from convviz.render.selection import centre, feeding_cells, step_of
 from convviz.ui.compute import shared_view, sweeps_for
 from convviz.ui.controls import STATE, controls, page_config
 from convviz.ui.player import player

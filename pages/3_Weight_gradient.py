@@ -4,7 +4,8 @@ import streamlit as st
 
 from convviz.formulas import weight_grad_formula
 from convviz.render.motion_plotly import motion_figure
-from convviz.render.stories import step_of, weight_grad_panels, window_motion
+from convviz.render.selection import step_of
+from convviz.render.stories import weight_grad_panels, window_motion
 from convviz.ui.compute import shared_view, sweeps_for, weight_grad_formula_of
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import (

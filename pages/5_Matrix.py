@@ -21,7 +21,7 @@ from convviz.render.matrix_view import (
     spread_panel,
     transpose_panel,
 )
-from convviz.render.stories import centre
+from convviz.render.selection import centre
 from convviz.ui.controls import clicked_cell, controls, page_config
 from convviz.ui.views import page_end, page_header
 

@@ -473,7 +473,7 @@ def test_gif_of_the_whole_pass_plays_every_frame():
 
 
 def test_the_selected_cell_and_its_copies_are_outlined_and_travel_to_it():
-    from convviz.render.stories import stage_motion
+    from convviz.render.input_story import stage_motion
 
     ig = LAYERS["reflect"].input_grad  # 5×5, reflect padding 1: x[1, 1] has 3 ring copies
     motion = stage_motion(ig, 5, 0, 0, 0, ("grad_x", 1, 1))

@@ -179,9 +179,11 @@ def check_channels(at, p):
     channels = f"{C} channel" + ("s" if C != 1 else "")
     assert f"{channels} of {spec.in_size[0]}×{spec.in_size[1]}" in summary
     assert f"**output** {K}×{spec.out_size[0]}×{spec.out_size[1]}" in summary
-    x_grid, w_grid, sum_grid, gx_grid = figures(at)
+    x_grid, w_grid, tile, sum_grid, gx_grid = figures(at)
     assert [z_of(d).shape for d in x_grid["data"]] == [spec.in_size] * C
     assert [z_of(d).shape for d in w_grid["data"]] == [spec.kernel_size] * (K * C)
+    tiles = {t["name"]: z_of(t) for t in tile["data"] if t.get("name", "").endswith(":values")}
+    assert tiles["grad_w:values"].shape == spec.kernel_size  # the outlined tile, with its operands
     assert len(sum_grid["data"]) == K + 1
     assert [z_of(d).shape for d in gx_grid["data"]] == [spec.in_size] * C
 

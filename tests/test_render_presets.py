@@ -9,12 +9,8 @@ import pytest
 
 from convviz.presets import PRESETS
 from convviz.render.animate import scatter_figure, sweep_figure
-from convviz.render.stories import (
-    forward_panels,
-    input_grad_animation,
-    scatter_panels,
-    weight_grad_panels,
-)
+from convviz.render.input_story import input_grad_animation, scatter_panels
+from convviz.render.stories import forward_panels, weight_grad_panels
 from convviz.render.theme import PRESENTATION, THEME
 from convviz.stages import layer
 from convviz.sweeps import forward_sweep, input_grad_sweep, scatter, weight_grad_sweep
@@ -56,7 +52,7 @@ def check_screen_rule(fig, panels, theme) -> None:
     heads = [a for a in fig.layout.annotations if a.xref and a.xref.endswith("domain")]
     spans = []
     plot_w = fig.layout.width - fig.layout.margin.l - fig.layout.margin.r
-    for a, p in zip(heads, panels):
+    for a in heads[: len(panels)]:
         name = "xaxis" if a.xref == "x domain" else f"xaxis{a.xref.split()[0][1:]}"
         lo, hi = fig.layout[name].domain
         centre = (lo + hi) / 2 * plot_w

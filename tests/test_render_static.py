@@ -17,8 +17,8 @@ from PIL import Image
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render import static, static_gif, static_legend, static_panel
 from convviz.render.grids import format_value
+from convviz.render.input_story import input_grad_animation
 from convviz.render.panel import Panel
-from convviz.render.stories import input_grad_animation
 from convviz.render.theme import (
     DILATION_COLOR,
     DROPPED_COLOR,

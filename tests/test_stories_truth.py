@@ -10,15 +10,13 @@ import pytest
 
 from convviz.presets import PRESETS
 from convviz.render import static_gif
+from convviz.render.input_story import input_grad_animation, input_grad_story, scatter_panels
 from convviz.render.stories import (
     channel_grids,
     dilated_grad_panel,
     forward_panels,
-    input_grad_animation,
-    input_grad_story,
     layer_summary,
     overview_panels,
-    scatter_panels,
     weight_grad_panels,
 )
 from convviz.stages import layer

@@ -17,13 +17,11 @@ from streamlit.testing.v1 import AppTest
 
 from convviz.formulas import input_grad_formula
 from convviz.presets import PRESETS
+from convviz.render.input_story import Step, formula_notes, input_grad_story
 from convviz.render.panel import Panel
 from convviz.render.stories import (
-    Step,
     channel_grids,
-    formula_notes,
     forward_panels,
-    input_grad_story,
     overview_panels,
     weight_grad_panels,
 )

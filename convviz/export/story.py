@@ -22,18 +22,15 @@ from convviz.formulas import (
     weight_grad_formula,
 )
 from convviz.presets import PRESETS_BY_KEY
-from convviz.render.panel import Panel
-from convviz.render.stories import (
-    centre,
-    feeding_cells,
-    forward_panels,
+from convviz.render.input_story import (
     input_grad_animation,
     input_grad_story,
     stage_motion,
-    weight_grad_panels,
     whole_pass,
-    window_motion,
 )
+from convviz.render.panel import Panel
+from convviz.render.selection import centre, feeding_cells
+from convviz.render.stories import forward_panels, weight_grad_panels, window_motion
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer, layer
 from convviz.sweeps import Sweep, forward_sweep, input_grad_sweep, weight_grad_sweep
@@ -217,7 +214,7 @@ class Story:
 
     @cached_property
     def steps(self):
-        """The input-gradient storyboard (render.stories.Step), as the page builds it."""
+        """The input-gradient storyboard (render.input_story.Step), as the page builds it."""
         feeding = feeding_cells(self.input_grad_formula, self.k, self.spec.out_size)
         ig, cell = self.layer.input_grad, self._input_grad_cell
         return input_grad_story(ig, self.n, self.k, self.c, feeding, cell)

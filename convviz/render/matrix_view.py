@@ -13,7 +13,7 @@ import numpy as np
 
 from convviz.matrix import SEVERAL, MatrixSlice
 from convviz.render.panel import Panel
-from convviz.render.stories import tap_grid
+from convviz.render.selection import tap_grid
 from convviz.stages import InputGradStages
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from convviz.render.panel import Panel
-from convviz.render.stories import tap_grid
+from convviz.render.selection import tap_grid
 from convviz.stages import Layer
 
 

@@ -13,7 +13,7 @@ from convviz.render import static, static_gif
 from convviz.render.animate import player_meta, sweep_figure, writes_captions
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.panel import Panel
-from convviz.render.stories import zoom_panels
+from convviz.render.selection import zoom_panels
 from convviz.sweeps import Sweep
 from convviz.ui.compute import shared_view
 from convviz.ui.controls import PAGES, STATE, Context, share_link, sidebar, with_selection

@@ -1,0 +1,157 @@
+"""Which cells a view lights up: a window's cells and taps, the output cells reading an input
+cell, the grad_out cells feeding a gradient, a zoomed crop around a window. Masks and index
+arithmetic only, from the engine's sweeps; no values are computed here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from convviz.formulas import Formula
+from convviz.ops import copies_mask
+from convviz.render.panel import Panel
+from convviz.stages import InputGradStages
+from convviz.sweeps import Sweep
+
+
+def tap_grid(kH: int, kW: int, rotated: bool = False) -> np.ndarray:
+    """Tap index of each kernel cell (row-major); rotated: the tap each cell holds after 180°."""
+    taps = np.arange(kH * kW).reshape(kH, kW)
+    return taps[::-1, ::-1] if rotated else taps
+
+
+def window_mask(shape: tuple[int, int], sweep: Sweep, t: int, channel_taps=None):
+    """(highlight mask, taps) of the cells step t covers; taps give each covered cell its tap."""
+    mask = np.zeros(shape, dtype=bool)
+    taps = np.full(shape, -1)
+    rows, cols = sweep.rows[t], sweep.cols[t]
+    kh, kw = len(rows), len(cols)
+    tap_ids = tap_grid(kh, kw) if channel_taps is None else channel_taps
+    mask[np.ix_(rows, cols)] = True
+    taps[np.ix_(rows, cols)] = tap_ids
+    return mask, taps
+
+
+def step_of(sweep: Sweep, cell: tuple[int, int]) -> int:
+    """The step at which the sweep writes output cell (row, col)."""
+    return int(cell[0]) * sweep.out_size[1] + int(cell[1])
+
+
+def copies_of(st: InputGradStages, cell: tuple[int, int] | None) -> np.ndarray | None:
+    """The padded cells that hold input `cell` (itself and, unless zero padding, its copies)."""
+    if cell is None:
+        return None
+    spec = st.spec
+    return copies_mask(spec.in_size, spec.padding, spec.padding_mode, cell)
+
+
+def centre(shape: tuple[int, int]) -> tuple[int, int]:
+    """The middle cell of a grid: the default cell whose formula a page shows."""
+    return shape[0] // 2, shape[1] // 2
+
+
+def in_panel(key: str, selected: tuple[str, int, int] | None) -> tuple[int, int] | None:
+    """The selected (row, col) if it belongs to panel `key`."""
+    return selected[1:] if selected is not None and selected[0] == key else None
+
+
+def cell_mask(shape, cell) -> np.ndarray | None:
+    if cell is None:
+        return None
+    m = np.zeros(shape, dtype=bool)
+    m[cell] = True
+    return m
+
+
+def adds_cells(padding) -> bool:
+    """Whether per-side padding ((top, bottom), (left, right)) adds any cell."""
+    return any(side for sides in padding for side in sides)
+
+
+def feeding_cells(formula: Formula, k: int, shape: tuple[int, int]) -> np.ndarray:
+    """Bool mask of the grad_out[:, k] cells whose terms reach the formula's cell (non-zero)."""
+    mask = np.zeros(shape, dtype=bool)
+    for t in formula.terms:
+        if t.left.name == "dy" and dict(t.left.tags).get("k", k) == k:
+            mask[t.left.index] = True
+    return mask
+
+
+def users_of(output: Panel, sweep: Sweep, cell: tuple[int, int]) -> Panel:
+    """The output Panel with the cells whose window covers operand `cell` highlighted."""
+    r, q = cell
+    covers = (sweep.rows == r).any(axis=1) & (sweep.cols == q).any(axis=1)  # (T,)
+    return replace(output, highlight=covers.reshape(sweep.out_size))
+
+
+ZOOM_CELLS = 11  # the most rows/columns a zoomed crop shows: legible numbers at any layer size
+
+
+def _span(lo: int, hi: int, size: int, most: int) -> tuple[int, int]:
+    """[a, b) of at most `most` indices around lo…hi (inclusive), inside 0…size."""
+    if hi - lo + 1 >= most:
+        return lo, lo + most
+    extra = most - (hi - lo + 1)
+    a = max(0, min(lo - extra // 2, size - most))
+    return a, min(size, a + most)
+
+
+def crop(panel: Panel, rows: tuple[int, int], cols: tuple[int, int], note: str) -> Panel:
+    """Panel rows[0]:rows[1] × cols[0]:cols[1], masks and labels kept (its indices stay the
+    big grid's), titled as a zoom."""
+    (r0, r1), (c0, c1) = rows, cols
+    box = np.s_[r0:r1, c0:c1]
+
+    def cut(m):
+        return None if m is None else np.asarray(m)[box]
+
+    oy, ox = panel.origin
+    sel = panel.selected
+    inside = sel is not None and r0 <= sel[0] < r1 and c0 <= sel[1] < c1
+    return replace(
+        panel,
+        values=np.asarray(panel.values)[box],
+        title=f"{panel.title} (zoom)",
+        pad_mask=cut(panel.pad_mask),
+        dilation_mask=cut(panel.dilation_mask),
+        remainder_mask=cut(panel.remainder_mask),
+        dropped_mask=cut(panel.dropped_mask),
+        taps=cut(panel.taps),
+        highlight=cut(panel.highlight),
+        selected=(sel[0] - r0, sel[1] - c0) if inside else None,
+        origin=(oy + r0, ox + c0),
+        subtitle=f"rows {oy + r0}…{oy + r1 - 1}, columns {ox + c0}…{ox + c1 - 1}: {note}",
+    )
+
+
+def zoom_panels(
+    sweep: Sweep,
+    operand: Panel,
+    kernel: Panel,
+    output: Panel,
+    cell: tuple[int, int] | None = None,
+    most: int = ZOOM_CELLS,
+) -> list[Panel]:
+    """A readable close-up of a sweep too big to number: the window of output `cell` (the
+    selected one, else the output's centre) and its neighbourhood on the operand, the kernel
+    (its top-left corner if it is big), and the output around the cell. Values are the panels'
+    own (the engine's), cropped; the window's taps are coloured as in the animation."""
+    cell = cell or output.selected or centre(output.shape)
+    t = step_of(sweep, cell)
+    rows, cols = sweep.rows[t], sweep.cols[t]
+    high, taps = window_mask(operand.shape, sweep, t, kernel.taps)
+    op = replace(operand, highlight=high, taps=taps)
+    out = replace(output, selected=tuple(cell), highlight=cell_mask(output.shape, cell))
+    (kh, kw), (oh, ow), (H, W) = kernel.shape, output.shape, operand.shape
+    panels = [
+        crop(
+            op, _span(rows[0], rows[-1], H, most), _span(cols[0], cols[-1], W, most), "the window"
+        ),
+        kernel
+        if max(kernel.shape) <= most
+        else crop(kernel, (0, min(kh, most)), (0, min(kw, most)), "its top-left corner"),
+        crop(out, _span(cell[0], cell[0], oh, most), _span(cell[1], cell[1], ow, most), "the cell"),
+    ]
+    return panels
