@@ -280,6 +280,7 @@ export default function (component) {
   function start() {
     clearInterval(timer);
     timer = setInterval(() => {
+      if (!root.isConnected) return retire();
       if (cur >= count - 1) return stop();
       show(cur + 1);
     }, d.frame_ms / speed);
@@ -320,6 +321,7 @@ export default function (component) {
   };
   // (again whenever Streamlit draws the chart into a new element, e.g. after a resize)
   const bind = setInterval(() => {
+    if (!root.isConnected) return retire(); // a rerun drew a new player in its place
     stages.mark(d.labels[cur]); // the page's stage bar may have been drawn anew
     const gd = chart();
     if (!d.link || !gd || gd === gdBound || !gd._fullLayout || !gd.on) return;
@@ -344,15 +346,24 @@ export default function (component) {
   };
   reg.players.set(d.chart, self);
   render();
-  return () => {
+  function retire() {
+    // stop for good: without this a replaced player's timers would go on driving the chart and
+    // lighting the stage bar with its own (stale) frame
     clearInterval(timer);
     clearInterval(bind);
-    stages.clear();
+    timer = null;
+    if (reg.players.get(d.chart) === self) {
+      // gone without a successor: leave the page's stage bar as the server drew it
+      reg.players.delete(d.chart);
+      stages.clear();
+    }
+  }
+  return () => {
+    retire();
     if (gdBound && gdBound.removeListener) {
       gdBound.removeListener("plotly_hover", onHover);
       gdBound.removeListener("plotly_unhover", onUnhover);
       gdBound.removeListener("plotly_click", onClick);
     }
-    if (reg.players.get(d.chart) === self) reg.players.delete(d.chart);
   };
 }
