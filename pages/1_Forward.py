@@ -3,7 +3,7 @@
 import streamlit as st
 
 from convviz.formulas import forward_formula
-from convviz.render.selection import step_of, users_of
+from convviz.render.selection import step_of
 from convviz.render.stories import feeds_text, forward_panels
 from convviz.ui.compute import forward_formula_of, sweeps_for
 from convviz.ui.controls import controls, page_config
@@ -36,9 +36,7 @@ def forward(ctx):
     sweep = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)["forward"]
     y_cell = selected_in(ctx, ("y",), spec.out_size)
     x_cell = selected_in(ctx, ("x",), spec.padded_size)
-    panels = forward_panels(fw, sweep, ctx.n, ctx.k, ctx.c, selected=y_cell)
-    if x_cell is not None:  # which outputs read this input cell
-        panels[2] = users_of(panels[2], sweep, x_cell)
+    panels = forward_panels(fw, sweep, ctx.n, ctx.k, ctx.c, selected=y_cell, reading=x_cell)
     cell = y_cell or (0, 0)
     formula = forward_formula_of(ctx.key, ctx.n, ctx.k, *cell)  # built once per cell
     start = step_of(sweep, y_cell) if y_cell else sweep.steps - 1  # open on the full result
@@ -55,7 +53,7 @@ def forward(ctx):
     )
 
     if x_cell is not None:
-        st.info(feeds_text(sweep, x_cell, panels[0].origin), icon=":material/call_split:")
+        st.info(feeds_text(sweep, x_cell, spec), icon=":material/call_split:")
     st.subheader(f"Output cell y[{cell[0]}, {cell[1]}]")
     formula_box(formula, ctx, "Click any output cell (or use the keyboard picker) to see its sum.")
     cell_picker(ctx, {"y": spec.out_size, "x": spec.padded_size}, "y")

@@ -14,6 +14,7 @@ from convviz.render.input_story import input_grad_animation, input_grad_story, s
 from convviz.render.stories import (
     channel_grids,
     dilated_grad_panel,
+    feeds_text,
     forward_panels,
     layer_summary,
     overview_panels,
@@ -144,3 +145,23 @@ def test_headings_are_fields_not_parsed_titles():
     story = input_grad_story(lay.input_grad, n, k, c)
     assert story[0].heading == "∂L/∂y, the gradient from the next layer"
     assert all(s.heading and s.heading != s.title for s in story)
+
+
+def test_a_selected_input_cell_lights_the_outputs_that_read_it(case):
+    lay, n, k, c, _ = case
+    spec = lay.forward.spec
+    sweep = forward_sweep(lay.forward, n, k)
+    cell = (spec.padded_size[0] // 2, spec.padded_size[1] - 1)
+    out = forward_panels(lay.forward, sweep, n, k, c, reading=cell)[2]
+    reads = [
+        tuple(sweep.targets[t])
+        for t in range(sweep.steps)
+        if cell[0] in sweep.rows[t] and cell[1] in sweep.cols[t]
+    ]
+    assert sorted(map(tuple, np.argwhere(out.highlight))) == sorted(reads)
+    text = feeds_text(sweep, cell, spec)
+    (pt, _), (pl, _) = spec.padding
+    r, q = cell[0] - pt, cell[1] - pl  # the labels on the padded grid's axes
+    sub = f"{r},{q}" if max(abs(r), abs(q)) > 9 or min(r, q) < 0 else f"{r}{q}"
+    assert f"$x_{{{sub}}}$" in text
+    assert text.count(" through ") == len(reads) if reads else "no window" in text

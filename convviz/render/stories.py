@@ -16,7 +16,14 @@ from convviz.render.motion_stages import (
     weight_motion,
 )
 from convviz.render.panel import Panel
-from convviz.render.selection import adds_cells, cell_mask, step_of, tap_grid, window_mask
+from convviz.render.selection import (
+    adds_cells,
+    cell_mask,
+    step_of,
+    tap_grid,
+    users_of,
+    window_mask,
+)
 from convviz.spec import ConvSpec
 from convviz.stages import ForwardStages, Layer, WeightGradStages
 from convviz.sweeps import Sweep
@@ -36,15 +43,22 @@ def _padded_note(x: np.ndarray, x_padded: np.ndarray) -> str:
 
 
 def forward_panels(
-    st: ForwardStages, sweep: Sweep, n: int, k: int, c: int, selected: tuple[int, int] | None = None
+    st: ForwardStages,
+    sweep: Sweep,
+    n: int,
+    k: int,
+    c: int,
+    selected: tuple[int, int] | None = None,
+    reading: tuple[int, int] | None = None,
 ) -> list[Panel]:
-    """x_padded[n, c], w[k, c] and y[n, k]; a selected y cell lights up its window."""
+    """x_padded[n, c], w[k, c] and y[n, k]; a selected y cell lights up its window, a selected
+    x̃ cell (`reading`, padded-array indices) the y cells whose windows read it."""
     spec = st.spec
     (pt, _), (pl, _) = spec.padding
     highlight = taps = None
     if selected is not None:
         highlight, taps = window_mask(spec.padded_size, sweep, step_of(sweep, selected))
-    return [
+    panels = [
         Panel(
             st.x_padded[n, c],
             _padded_title(f"input {slice_name('x', n=n, c=c)}", spec.padding),
@@ -73,6 +87,9 @@ def forward_panels(
             subtitle=f"{shape_text(st.y[n, k].shape)}, stride {spec.stride[0]}×{spec.stride[1]}",
         ),
     ]
+    if reading is not None:  # which outputs read this input cell
+        panels[2] = users_of(panels[2], sweep, reading)
+    return panels
 
 
 def weight_grad_panels(
@@ -274,9 +291,11 @@ def _sub(r: int, c: int) -> str:
     return f"{r},{c}" if max(abs(r), abs(c)) > 9 or min(r, c) < 0 else f"{r}{c}"
 
 
-def feeds_text(sweep: Sweep, cell: tuple[int, int], origin: tuple[int, int]) -> str:
-    """Which output cells read operand cell `cell`, through which tap: the forward pass seen
-    from one input, which is exactly the list of terms of that input's gradient."""
+def feeds_text(sweep: Sweep, cell: tuple[int, int], spec: ConvSpec) -> str:
+    """Which output cells read padded-input cell `cell` (array indices), through which tap: the
+    forward pass seen from one input, which is exactly the list of terms of its gradient."""
+    (pt, _), (pl, _) = spec.padding
+    origin = (-pt, -pl)
     r, q = cell
     hit_r, hit_c = sweep.rows == r, sweep.cols == q  # (T, kh), (T, kw)
     steps = np.flatnonzero(hit_r.any(axis=1) & hit_c.any(axis=1))
