@@ -18,6 +18,7 @@ from convviz.render.stories import (
     forward_panels,
     layer_summary,
     overview_panels,
+    shape_rows,
     weight_grad_panels,
 )
 from convviz.stages import layer
@@ -165,3 +166,10 @@ def test_a_selected_input_cell_lights_the_outputs_that_read_it(case):
     sub = f"{r},{q}" if max(abs(r), abs(q)) > 9 or min(r, q) < 0 else f"{r}{q}"
     assert f"$x_{{{sub}}}$" in text
     assert text.count(" through ") == len(reads) if reads else "no window" in text
+
+
+def test_the_shape_table_says_padding_and_zeros_only_where_there_are_some(case):
+    lay, *_ = case
+    rows = {r["array"]: r["what"] for r in shape_rows(lay)}
+    assert ("padding ring" in rows["x padded"]) == lay.forward.pad_mask.any()
+    assert ("zeros between" in rows["∂L/∂y dilated"]) == lay.input_grad.dilation_mask.any()

@@ -184,11 +184,19 @@ def shape_rows(lay: Layer) -> list[dict]:
     fw, ig, wg = lay.forward, lay.input_grad, lay.weight_grad
     rows = [
         ("x", fw.x, "input (N, C_in, H, W)"),
-        ("x padded", fw.x_padded, "input with the padding ring"),
+        (
+            "x padded",
+            fw.x_padded,
+            "input with the padding ring" if fw.pad_mask.any() else "no padding: x itself",
+        ),
         ("w", fw.w, "kernel (C_out, C_in, kH, kW)"),
         ("y", fw.y, "output (N, C_out, oH, oW)"),
         ("∂L/∂y", ig.grad_out, "gradient from the next layer"),
-        ("∂L/∂y dilated", ig.dilated, "stride − 1 zeros between cells"),
+        (
+            "∂L/∂y dilated",
+            ig.dilated,
+            "stride − 1 zeros between cells" if ig.dilation_mask.any() else "no zeros to insert",
+        ),
         ("∂L/∂y dilated, padded", ig.padded, "ready for the full correlation"),
         ("∂L/∂x̃", ig.grad_x_padded, "gradient on the padded input, ring included"),
         ("∂L/∂x", ig.grad_x, "input gradient, after the mask"),
