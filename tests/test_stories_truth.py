@@ -173,3 +173,11 @@ def test_the_shape_table_says_padding_and_zeros_only_where_there_are_some(case):
     rows = {r["array"]: r["what"] for r in shape_rows(lay)}
     assert ("padding ring" in rows["x padded"]) == lay.forward.pad_mask.any()
     assert ("zeros between" in rows["∂L/∂y dilated"]) == lay.input_grad.dilation_mask.any()
+
+
+def test_the_story_speaks_of_a_ring_or_channels_only_where_the_layer_has_them(case):
+    lay, n, k, c, _ = case
+    spec = lay.forward.spec
+    text = " ".join(s.caption for s in input_grad_story(lay.input_grad, n, k, c))
+    assert ("ring included" in text) == lay.forward.pad_mask.any()
+    assert ("Channels swap" in text) == (spec.in_channels > 1 or spec.out_channels > 1)

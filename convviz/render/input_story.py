@@ -167,9 +167,13 @@ def _rotate_step(st: InputGradStages, k: int, c: int) -> Step:
     return Step(
         "4 · rotate 180°",
         "Rotate the kernel 180°",
-        "Flip up-down, then left-right; every tap keeps its colour, so you can follow it. "
-        f"Channels swap: the kernel of filter k={k} on channel c={c} now carries the gradient "
-        f"from output channel {k} back to input channel {c}.",
+        "Flip up-down, then left-right; every tap keeps its colour, so you can follow it."
+        + (
+            f" Channels swap: the kernel of filter k={k} on channel c={c} now carries the "
+            f"gradient from output channel {k} back to input channel {c}."
+            if st.spec.in_channels > 1 or st.spec.out_channels > 1
+            else ""
+        ),
         [
             Panel(st.w[k, c], slice_name("w", k=k, c=c), "w", taps=tap_grid(kH, kW)),
             Panel(
@@ -184,10 +188,14 @@ def _rotate_step(st: InputGradStages, k: int, c: int) -> Step:
 
 def _correlate_caption(spec: ConvSpec, n: int, k: int, c: int, shape) -> str:
     K = spec.out_channels
+    cells = (
+        "every padded-input cell, ring included"
+        if adds_cells(spec.padding)
+        else "every input cell (no padding, so no ring)"
+    )
     text = (
         f"Slide the rotated kernel (dilation {spec.dilation[0]}×{spec.dilation[1]}) over the "
-        f"padded grid one cell at a time: the gradient of every padded-input cell, ring "
-        f"included: {'×'.join(map(str, shape))}."
+        f"padded grid one cell at a time: the gradient of {cells}: {shape_text(shape)}."
     )
     if K > 1:
         text += (
