@@ -2,16 +2,18 @@
 every grid drawn without numbers carries a colour scale whose ticks are the engine's min and max,
 and a zoomed crop shows the window and its neighbourhood with numbers."""
 
+import re
+
 import numpy as np
 import pytest
 
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.animate import sweep_figure
-from convviz.render.grids import panels_figure
+from convviz.render.grids import panels_figure, scale_color
 from convviz.render.input_story import input_grad_animation, input_grad_story
 from convviz.render.selection import zoom_panels
 from convviz.render.stories import forward_panels, overview_panels, weight_grad_panels
-from convviz.render.theme import PRESENTATION, THEME
+from convviz.render.theme import PRESENTATION, THEME, VALUE_SCALE
 from convviz.spec import ConvSpec
 from convviz.stages import layer
 from convviz.sweeps import forward_sweep, input_grad_sweep, weight_grad_sweep
@@ -101,15 +103,22 @@ def test_every_grid_without_numbers_has_a_colour_scale_of_the_engines_range(case
             numbered = trace.text is not None or any(
                 t.name.startswith(f"{p.key}:") and t.text is not None for t in fig.data
             )
+            header = fig.layout.annotations[i].text
             if numbered:
-                assert not trace.showscale, p.title
+                assert "■" not in header, p.title
                 continue
-            assert trace.showscale, f"{p.title}: no numbers and no colour scale"
             v = np.asarray(p.values, float)
             lo, hi = v.min(), v.max()
-            assert trace.colorbar.ticktext[0] == number(lo)
-            assert trace.colorbar.ticktext[-1] == number(hi)
-            assert trace.zmin == -max(abs(lo), abs(hi)) or (lo == hi == 0)
+            reach = max(abs(lo), abs(hi)) or 1.0
+            assert trace.zmin == -reach and trace.zmax == reach, "colours pinned to ±reach"
+            swatches = re.findall(r"color:(#[0-9a-f]{6})'>■</span> ([^ <]+)", header)
+            assert swatches, f"{p.title}: no numbers and no colour scale"
+            assert swatches[0][1] == number(lo) and swatches[-1][1] == number(hi)
+            for color, text in swatches:  # each swatch is the colour the heatmap gives its value
+                value = {number(lo): lo, number(hi): hi, "0": 0.0}[text]
+                assert color == scale_color(value, reach)
+    assert scale_color(-1, 1) == VALUE_SCALE[0][1] and scale_color(1, 1) == VALUE_SCALE[-1][1]
+    assert scale_color(0, 1) == VALUE_SCALE[1][1]
 
 
 @pytest.mark.parametrize("case", LOPSIDED)

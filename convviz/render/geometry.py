@@ -123,8 +123,9 @@ def _header_h(lines: int, theme: Theme) -> int:
 
 
 def colorbar_px(theme: Theme) -> int:
-    """Room of the colour scale between a header and a grid that hides its numbers."""
-    return theme.font_size + 14
+    """Room of the colour-scale line a header adds when its grid hides the numbers (plotly
+    spaces an annotation's lines by its title font)."""
+    return round(1.3 * theme.title_font_size)
 
 
 def legible(panel: Panel, theme: Theme, cell: int) -> bool:

@@ -10,6 +10,7 @@ their sizes and the headers come from `convviz.render.geometry`, the outlines ov
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 
 import numpy as np
 import plotly.graph_objects as go
@@ -17,7 +18,6 @@ import plotly.graph_objects as go
 from convviz.render.geometry import (
     GridLayout,
     axis_ids,
-    colorbar_px,
     grid_layout,
     shows_text,
     subtitle_lines,
@@ -126,6 +126,8 @@ def panel_header(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
     hidden = not shows_text(panel, theme, geo, i)
     lines = subtitle_lines(panel, theme, column, hidden)
     text = "<br>".join(f"<b>{line}</b>" for line in title_lines(panel, theme, column))
+    if hidden:  # colours without numbers: what the colours mean, one line
+        lines = [*lines, scale_line(np.asarray(panel.values, dtype=float))]
     if lines:
         style = f"font-size:{theme.font_size - 1}px;color:{MUTED_TEXT}"
         text += "".join(f"<br><span style='{style}'>{line}</span>" for line in lines)
@@ -137,7 +139,7 @@ def panel_header(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
         "y": 1.0,
         "xanchor": "center",
         "yanchor": "bottom",
-        "yshift": 4 + (colorbar_px(theme) if hidden else 0),
+        "yshift": 4,
         "showarrow": False,
         "font": {"size": theme.title_font_size, "color": TEXT_COLOR},
     }
@@ -200,37 +202,38 @@ def heatmap(
     return trace
 
 
-def value_scale(values: np.ndarray, i: int, theme: Theme, geo: GridLayout) -> dict:
-    """Heatmap entries that draw panel i's colour scale above its grid (numbers hidden): the
-    range is symmetric about 0 as the colours are; the ticks are the grid's min, 0 and max."""
+def _range(values: np.ndarray) -> tuple[float, float, float]:
+    """(smallest, largest, reach) of the finite values; the colours run from −reach to reach."""
     finite = values[np.isfinite(values)]
     lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
-    reach = max(abs(lo), abs(hi)) or 1.0
+    return lo, hi, max(abs(lo), abs(hi)) or 1.0
+
+
+def value_scale(values: np.ndarray) -> dict:
+    """Heatmap entries that pin its colours to −reach … reach, as `scale_line` reads them."""
+    _, _, reach = _range(values)
+    return {"zmin": -reach, "zmax": reach, "zmid": None}
+
+
+def scale_color(v: float, reach: float) -> str:
+    """The colour VALUE_SCALE gives v on a −reach … reach heatmap, as '#rrggbb'."""
+    t = min(max((v + reach) / (2 * reach), 0.0), 1.0)
+    stops = [(p, tuple(int(c[i : i + 2], 16) for i in (1, 3, 5))) for p, c in VALUE_SCALE]
+    for (p0, c0), (p1, c1) in pairwise(stops):
+        if t <= p1:
+            f = (t - p0) / (p1 - p0)
+            return "#" + "".join(f"{round(a + f * (b - a)):02x}" for a, b in zip(c0, c1))
+    return VALUE_SCALE[-1][1]
+
+
+def scale_line(values: np.ndarray) -> str:
+    """A grid's colour scale in one header line: a swatch and the number at its smallest value,
+    at 0 (when it is between) and at its largest, e.g. '■ −36 · ■ 0 · ■ 50'."""
+    lo, hi, reach = _range(values)
     ticks = sorted({lo, hi} | ({0.0} if lo < 0 < hi else set()))
-    x0, x1 = geo.x_domains[i]
-    column = geo.columns[i] if geo.columns else (x1 - x0) * geo.plot_w
-    return {
-        "zmin": -reach,
-        "zmax": reach,
-        "zmid": None,
-        "showscale": True,
-        "colorbar": {
-            "orientation": "h",
-            "x": (x0 + x1) / 2,
-            "xanchor": "center",
-            "len": 0.9 * column / geo.plot_w,
-            "y": 1 + (theme.font_size + 4) / geo.plot_h,  # its tick labels sit under the bar
-            "yanchor": "bottom",
-            "yref": "paper",
-            "thickness": 8,
-            "outlinewidth": 0,
-            "ticklabelposition": "outside",
-            "tickmode": "array",
-            "tickvals": ticks,
-            "ticktext": [format_value(t) for t in ticks],
-            "tickfont": {"size": max(9, theme.font_size - 3), "color": MUTED_TEXT},
-        },
-    }
+    return " · ".join(
+        f"<span style='color:{scale_color(t, reach)}'>■</span> {format_value(t)}" for t in ticks
+    )
 
 
 def _coords(panel: Panel) -> tuple[np.ndarray, np.ndarray]:
@@ -333,7 +336,7 @@ def panel_traces(
         base["hoverinfo"] = None
         base["hovertemplate"] = f"{panel.key}[%{{y}}, %{{x}}] = %{{z:.4g}}<extra></extra>"
     if not show:
-        base.update(value_scale(values, i, theme, geo))
+        base.update(value_scale(values))
     traces = [base]
     if (dil & ~pad).any():
         traces.append(role_overlay(panel, "dilation", DILATION_COLOR, DILATION_TEXT, i, geo, show))
