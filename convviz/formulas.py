@@ -19,7 +19,7 @@ from convviz.text import number
 _SUB = str.maketrans("0123456789-", "₀₁₂₃₄₅₆₇₈₉₋")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # a ∂L/∂w cell can have ~10⁵ terms: small objects
 class Symbol:
     """One named operand cell, e.g. x with tags (n, c) and index (row, col); name '0' = a zero."""
 
@@ -53,7 +53,7 @@ def _join(index: tuple[int, ...]) -> str:
     return ("," if any(i > 9 or i < 0 for i in index) else "").join(str(i) for i in index)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Term:
     """left · right, with the reasons it may be zero or be moved."""
 
