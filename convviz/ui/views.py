@@ -120,7 +120,8 @@ def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
     """
     most = 27 if ctx.theme.show_secondary else 12
     fractions = formula.target.name.startswith("d")  # ∂L/∂· terms are wide
-    per_line = (4 if fractions else 6) if ctx.theme.show_secondary else 3
+    tagged = any(t.left.tags or t.right.tags for t in formula.terms[:1])  # so are (k=0,c=0) tags
+    per_line = (4 if fractions or tagged else 6) if ctx.theme.show_secondary else 3
     st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line))
     st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + 3))
     for copy in formula.groups:
