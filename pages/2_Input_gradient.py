@@ -20,7 +20,7 @@ from convviz.render.motion import MAX_GIF_SIDE
 from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import centre, feeding_cells, step_of
-from convviz.ui.compute import shared_view, sweeps_for
+from convviz.ui.compute import input_grad_formula_of, shared_view, sweeps_for
 from convviz.ui.controls import STATE, controls, page_config
 from convviz.ui.player import player
 from convviz.ui.views import (
@@ -181,7 +181,7 @@ def input_gradient(ctx):
     pad_cell = selected_in(ctx, ("grad_x_padded",), spec.padded_size)
     cell = pad_cell or selected_in(ctx, ("grad_x",), spec.in_size) or centre(spec.in_size)
     key = "grad_x_padded" if pad_cell else "grad_x"
-    formula = input_grad_formula(ig, ctx.n, ctx.c, *cell, padded=pad_cell is not None)
+    formula = input_grad_formula_of(ctx.key, ctx.n, ctx.c, *cell, pad_cell is not None)
     steps = input_grad_story(
         ig, ctx.n, ctx.k, ctx.c, feeding_cells(formula, ctx.k, spec.out_size), (key, *cell)
     )
