@@ -85,9 +85,12 @@ def as_text(message: str) -> str:
 
 
 def _store(name: str) -> None:
-    st.session_state[PROBLEMS] = []
     state = st.session_state[STATE]
-    state[name] = st.session_state[f"w_{name}"]
+    value = st.session_state[f"w_{name}"]
+    if state[name] == value:  # re-sent unchanged (a page switch under load): still the preset
+        return
+    st.session_state[PROBLEMS] = []
+    state[name] = value
     if name in LAYER_FIELDS:  # the selection stays while its cell exists (pages check bounds)
         state["preset"] = "custom"
     if name in SHAPE_FIELDS:  # edited values no longer fit the new shapes
