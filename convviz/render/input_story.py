@@ -141,24 +141,27 @@ def _grad_operand_title(st: InputGradStages, n: int, k: int) -> str:
     return slice_name("∂L/∂y", n=n, k=k) + (f", {' and '.join(words)}" if words else "")
 
 
+def _padded_panel(st: InputGradStages, n: int, k: int, **marks) -> Panel:
+    """∂L/∂y[n, k] dilated and padded for the full correlation (its ring and inserted zeros)."""
+    (gt, _), (gl, _) = st.spec.full_padding
+    return Panel(
+        st.padded[n, k],
+        _grad_operand_title(st, n, k),
+        "padded",
+        pad_mask=st.padded_ring,
+        dilation_mask=st.padded_dilation_mask,
+        origin=(-gt, -gl),
+        subtitle=shape_text(st.padded[n, k].shape),
+        **marks,
+    )
+
+
 def _pad_step(st: InputGradStages, n: int, k: int) -> Step:
-    spec = st.spec
-    (gt, _), (gl, _) = spec.full_padding
     return Step(
         "3 · pad",
         "Pad it for the full correlation",
-        _pad_caption(spec, st.padded[n, k]),
-        [
-            Panel(
-                st.padded[n, k],
-                _grad_operand_title(st, n, k),
-                "padded",
-                pad_mask=st.padded_ring,
-                dilation_mask=st.padded_dilation_mask,
-                origin=(-gt, -gl),
-                subtitle=shape_text(st.padded[n, k].shape),
-            )
-        ],
+        _pad_caption(st.spec, st.padded[n, k]),
+        [_padded_panel(st, n, k)],
     )
 
 
@@ -307,7 +310,6 @@ def input_grad_animation(
 ) -> list[Panel]:
     """Operand, kernel and output of the full correlation (the sweep's channel is filter k)."""
     spec = st.spec
-    (gt, _), (gl, _) = spec.full_padding
     (pt, _), (pl, _) = spec.padding
     highlight = taps = None
     if selected is not None:
@@ -318,17 +320,7 @@ def input_grad_animation(
             tap_grid(*spec.kernel_size, rotated=True),
         )
     return [
-        Panel(
-            st.padded[n, k],
-            _grad_operand_title(st, n, k),
-            "padded",
-            pad_mask=st.padded_ring,
-            dilation_mask=st.padded_dilation_mask,
-            taps=taps,
-            highlight=highlight,
-            origin=(-gt, -gl),
-            subtitle=shape_text(st.padded[n, k].shape),
-        ),
+        _padded_panel(st, n, k, taps=taps, highlight=highlight),
         Panel(
             st.w_rot[c, k],
             f"rot180 {slice_name('w', k=k, c=c)}",
