@@ -1,8 +1,19 @@
 // Reports the main column's width and the window's height when they differ from what the
 // server sized the figures for, so figures fill the screen they are on (one rerun, not per frame).
+// A report sent while the reader is switching pages would rerun the page being left (it carries
+// that page's id) and undo the switch: after a click on a page link this page stays silent; the
+// next page mounts its own reporter.
+const PAGE_LINKS = '[data-testid="stSidebarNav"] a, a[data-testid="stPageLink-NavLink"]';
+
 export default function ({ data, setStateValue }) {
   let timer = null;
+  let leaving = false;
+  const onClick = (event) => {
+    const link = event.target.closest?.(PAGE_LINKS);
+    if (link && link.pathname !== location.pathname) leaving = true;
+  };
   const measure = () => {
+    if (leaving) return;
     const main = document.querySelector('[data-testid="stMainBlockContainer"]');
     if (!main) return;
     const css = getComputedStyle(main);
@@ -24,10 +35,12 @@ export default function ({ data, setStateValue }) {
   const main = document.querySelector('[data-testid="stMainBlockContainer"]');
   if (main) observer.observe(main);
   window.addEventListener("resize", later);
+  document.addEventListener("click", onClick, true);
   later();
   return () => {
     clearTimeout(timer);
     observer.disconnect();
     window.removeEventListener("resize", later);
+    document.removeEventListener("click", onClick, true);
   };
 }
