@@ -23,6 +23,7 @@ from convviz.render.theme import (
     PAD_TEXT,
     REMAINDER_COLOR,
     SELECTED_COLOR,
+    TAP_CYCLE,
     THEME,
     tap_colors,
 )
@@ -516,6 +517,20 @@ def test_window_cells_take_their_tap_colour_through_the_rotation(classroom):
     np.testing.assert_array_equal(z[::dh, ::dw], kernel.taps)  # the cell under tap (a, b)
     colors = tap_colors(3, 3)
     assert hex_at(win.colorscale, win.zmin, win.zmax, z[0, 0]) == colors[kernel.taps[0, 0]]
+
+
+def test_tap_colours_repeat_past_the_largest_kernel_and_their_scale_stays_small():
+    # ∂L/∂y is the window of the weight gradient: up to 150×150 "taps". One colour step each made a
+    # 45,000-entry colour scale that plotly validated for seconds on every rerun.
+    colors = tap_colors(12, 12)
+    assert colors[:TAP_CYCLE] == tap_colors(11, 11)  # every tap of a real kernel has its own
+    assert colors[TAP_CYCLE:] == colors[: 144 - TAP_CYCLE]
+    colour = grids.tap_heatmap(np.arange(144).reshape(12, 12), 144)
+    assert len(colour["colorscale"]) == 2 * TAP_CYCLE
+    z = np.asarray(colour["z"]).ravel()
+    for t in (0, 5, 120, 121, 143):
+        assert hex_at(colour["colorscale"], colour["zmin"], colour["zmax"], z[t]) == colors[t]
+    assert np.isnan(grids.tap_heatmap(np.array([[-1, 0]]), 1)["z"][0, 0])  # no tap: transparent
 
 
 def test_output_shows_the_sums_written_so_far(fwd):

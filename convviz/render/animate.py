@@ -31,7 +31,7 @@ from convviz.render.grids import (
     heatmap,
     panel_traces,
     role_overlay,
-    tap_colorscale,
+    tap_heatmap,
 )
 from convviz.render.panel import Panel
 from convviz.render.shapes import legend_note
@@ -42,6 +42,7 @@ from convviz.render.theme import (
     PAD_COLOR,
     PAD_TEXT,
     PENDING_COLOR,
+    TAP_CYCLE,
     THEME,
     Theme,
 )
@@ -167,9 +168,10 @@ def _pending(i: int) -> dict:
 
 
 def _tap_ids(kernel: Panel) -> np.ndarray:
+    """The colour index of each kernel cell (its tap; past TAP_CYCLE taps colours repeat)."""
     kh, kw = kernel.shape
     taps = None if kernel.taps is None else np.asarray(kernel.taps)
-    return np.arange(kh * kw).reshape(kh, kw) if taps is None else taps
+    return np.mod(np.arange(kh * kw).reshape(kh, kw) if taps is None else taps, TAP_CYCLE)
 
 
 def _window_grids(
@@ -194,19 +196,10 @@ def _window_grids(
 def _window_trace(
     i: int, n_taps: int, z: np.ndarray, geo: GridLayout, show: bool, name: str = "window"
 ) -> dict:
-    trace = heatmap(
-        z,
-        i,
-        np.arange(z.shape[1]),
-        np.arange(z.shape[0]),
-        geo,
-        text=np.full(z.shape, "", dtype=object) if show else None,
-        colorscale=tap_colorscale(n_taps),
-        zmin=-0.5,
-        zmax=n_taps - 0.5,
-        name=name,
-    )
-    return trace
+    colour = tap_heatmap(z, n_taps)
+    text = np.full(z.shape, "", dtype=object) if show else None
+    x, y = np.arange(z.shape[1]), np.arange(z.shape[0])
+    return heatmap(colour.pop("z"), i, x, y, geo, text=text, name=name, **colour)
 
 
 class LazyFrame(go.Frame):

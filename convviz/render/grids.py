@@ -36,6 +36,7 @@ from convviz.render.theme import (
     MUTED_TEXT,
     PAD_COLOR,
     PAD_TEXT,
+    TAP_CYCLE,
     TEXT_COLOR,
     THEME,
     VALUE_SCALE,
@@ -152,15 +153,17 @@ def flat_colorscale(color: str) -> list[list]:
     return [[0.0, color], [1.0, color]]
 
 
-def tap_colorscale(n: int) -> list[list]:
-    """A stepwise scale mapping z = 0 … n-1 (with zmin -0.5, zmax n - 0.5) to the tap colours."""
-    colors = tap_colors(1, max(n, 1))
-    if n <= 1:
-        return flat_colorscale(colors[0])
-    scale = []
-    for t, c in enumerate(colors):
+def tap_heatmap(taps: np.ndarray, n: int) -> dict:
+    """z, colorscale and range that colour cells by kernel tap index (-1 or NaN: no tap) for
+    `heatmap`, among n taps; indices past TAP_CYCLE share colours (theme.tap_colors)."""
+    n = max(1, min(n, TAP_CYCLE))
+    taps = np.asarray(taps, float)
+    z = np.where(taps >= 0, np.mod(taps, TAP_CYCLE), np.nan)
+    colors = tap_colors(1, n)
+    scale = flat_colorscale(colors[0]) if n == 1 else []
+    for t, c in enumerate(colors if n > 1 else ()):
         scale += [[t / n, c], [(t + 1) / n, c]]
-    return scale
+    return {"z": z, "colorscale": scale, "zmin": -0.5, "zmax": n - 0.5}
 
 
 def heatmap(
@@ -271,21 +274,9 @@ def tap_overlay(panel: Panel, i: int, geo: GridLayout, show: bool) -> dict:
     """Cells carrying a kernel tap, filled with that tap's colour, numbers in white."""
     x, y = _coords(panel)
     taps = np.asarray(panel.taps)
-    n = int(taps.max()) + 1
-    z = np.where(taps >= 0, taps, np.nan).astype(float)
+    colour = tap_heatmap(taps, int(taps.max()) + 1)
     text = np.where(taps >= 0, format_values(panel.values), "") if show else None
-    return heatmap(
-        z,
-        i,
-        x,
-        y,
-        geo,
-        text=text,
-        colorscale=tap_colorscale(n),
-        zmin=-0.5,
-        zmax=n - 0.5,
-        name=f"{panel.key}:taps",
-    )
+    return heatmap(colour.pop("z"), i, x, y, geo, text=text, name=f"{panel.key}:taps", **colour)
 
 
 def click_overlay(panel: Panel, i: int, geo: GridLayout) -> dict | None:

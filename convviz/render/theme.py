@@ -118,13 +118,21 @@ TAP_PALETTE = (
 )
 
 
+# Distinct tap colours, at most: an 11×11 kernel (the largest) gets one each; past it (∂L/∂y as the
+# window of the weight gradient, up to 150×150 cells) they repeat, which keeps every colour scale
+# of tap indices small (a 22,500-step scale cost plotly seconds to validate on each rerun).
+TAP_CYCLE = 121
+
+
 def tap_colors(kH: int, kW: int) -> list[str]:
     """One distinct colour per kernel tap (row-major), kept through the 180° flip.
 
-    Beyond the palette, golden-ratio hue steps keep neighbouring taps apart.
+    Beyond the palette, golden-ratio hue steps keep neighbouring taps apart; past TAP_CYCLE taps
+    the colours repeat (tap t has the colour of tap t mod TAP_CYCLE).
     """
     colors = []
     for t in range(kH * kW):
+        t %= TAP_CYCLE
         if t < len(TAP_PALETTE):
             colors.append(TAP_PALETTE[t])
             continue
