@@ -7,6 +7,7 @@ the cell a padded copy came from. The numeric sum of the terms equals the engine
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,14 +159,17 @@ class Formula:
             )
         return f"✓ the terms add up to the engine's value {value}"
 
-    def _written(self, numeric: bool, max_terms: int, latex: bool) -> list[str]:
+    def _written(
+        self, numeric: bool, max_terms: int, latex: bool, mark: Callable[[str], str] | None = None
+    ) -> list[str]:
         """The written summands: terms (or a folded cell's copies), the rest's sum, the bias."""
         if self.groups:
             name = (lambda g: g.target.latex()) if latex else (lambda g: g.target.text())
             parts = [_num(g.value) if numeric else name(g) for g in self.groups[:max_terms]]
+        elif latex:
+            parts = [_latex_term(t, numeric, mark) for t in self.terms[:max_terms]]
         else:
-            term = _latex_term if latex else _text_term
-            parts = [term(t, numeric) for t in self.terms[:max_terms]]
+            parts = [_text_term(t, numeric) for t in self.terms[:max_terms]]
         shown = self.shown(max_terms)
         if shown.hidden_count:
             more = f"{shown.hidden_count} more {'copies' if self.groups else 'terms'}"
@@ -175,12 +179,20 @@ class Formula:
             parts.append(_num(self.constant) if numeric else "b")
         return parts
 
-    def latex(self, numeric: bool = False, max_terms: int = 30, per_line: int = 0) -> str:
+    def latex(
+        self,
+        numeric: bool = False,
+        max_terms: int = 30,
+        per_line: int = 0,
+        mark: Callable[[str], str] | None = None,
+    ) -> str:
         """LaTeX of the sum; with per_line > 0, an aligned block of that many terms a line.
 
         Past max_terms summands the rest is written as one bracket saying what it adds up to.
+        mark : wraps the LaTeX of each vanishing term (`Term.vanishes`), e.g. to grey it; how
+            that looks is the renderer's choice. None writes it like every other term.
         """
-        parts = self._written(numeric, max_terms, latex=True)
+        parts = self._written(numeric, max_terms, latex=True, mark=mark)
         if not parts:
             parts = ["0"]
         target, value = self.target.latex(), _num(self.value, wrap=False)
@@ -203,13 +215,13 @@ def _num(v: float, wrap: bool = True) -> str:
     return f"({s})" if wrap and s.startswith("-") else s
 
 
-def _latex_term(t: Term, numeric: bool) -> str:
+def _latex_term(t: Term, numeric: bool, mark: Callable[[str], str] | None) -> str:
     body = (
         f"{_num(t.left_value)} \\cdot {_num(t.right_value)}"
         if numeric
         else f"{t.left.latex()}\\,{t.right.latex()}"
     )
-    return rf"\textcolor{{gray}}{{{body}}}" if t.vanishes else body
+    return mark(body) if mark is not None and t.vanishes else body
 
 
 def _text_term(t: Term, numeric: bool) -> str:

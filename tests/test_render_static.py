@@ -14,6 +14,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from PIL import Image
 
+from convviz.formulas import forward_formula
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render import static, static_gif, static_legend, static_panel
 from convviz.render.grids import format_value
@@ -233,15 +234,16 @@ def test_panels_side_by_side_with_equal_square_cells(panels):
     assert cells[0] == pytest.approx(THEME.cell_px / static.EXPORT_PX_PER_INCH)
 
 
-def test_formula_with_color_and_tfrac_renders(panels):
-    latex = (r"$\frac{\partial L}{\partial x_{22}} = \color{gray}{0 \cdot (-1)} + "
-             r"\tfrac{1}{2} \cdot 4 = 2$")  # fmt: skip
-    assert static.mathtext_source(latex) == (
-        r"$\frac{\partial L}{\partial x_{22}} = {0 \cdot (-1)} + \frac{1}{2} \cdot 4 = 2$"
-    )
+@pytest.mark.parametrize("numeric", [False, True], ids=["symbols", "numbers"])
+def test_engine_formula_with_vanishing_terms_is_set_as_math(classroom, panels, numeric):
+    """The engine's LaTeX has no colour commands, so mathtext sets it as is, no fallback."""
+    f = forward_formula(classroom[0].forward, 0, 0, 0, 0)  # the corner window reads padding
+    assert any(t.vanishes for t in f.terms)
+    latex = f"${f.latex(numeric=numeric, max_terms=12)}$"
     fig = static.panels_figure(panels, formula=latex, formula_text="plain")
-    (line,) = formula_labels(fig)
-    assert line.startswith("$") and r"\color" not in line and r"\tfrac" not in line
+    lines = formula_labels(fig)
+    assert all(s.startswith("$") and s.endswith("$") for s in lines), lines
+    assert " ".join(s.strip("$") for s in lines) == latex.strip("$")
     assert static.to_png(fig).startswith(PNG_SIGNATURE)
 
 

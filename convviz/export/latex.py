@@ -67,10 +67,15 @@ def bmatrix(values: np.ndarray, marks: dict[str, np.ndarray] | None = None) -> s
     return r"\begin{bmatrix}" + r" \\ ".join(rows) + r"\end{bmatrix}"
 
 
+def _grey(term: str) -> str:
+    """A vanishing term (a padded or an inserted zero) in a cell's formula: grey (xcolor)."""
+    return rf"\textcolor{{gray}}{{{term}}}"
+
+
 def cell_latex(formula: Formula, per_line: int = 4, max_terms: int = 27) -> str:
     """The formula of one cell in symbols and in numbers, one display each (for \\[ \\])."""
-    symbolic = formula.latex(numeric=False, max_terms=max_terms, per_line=per_line)
-    numeric = formula.latex(numeric=True, max_terms=max_terms, per_line=per_line + 3)
+    symbolic = formula.latex(numeric=False, max_terms=max_terms, per_line=per_line, mark=_grey)
+    numeric = formula.latex(numeric=True, max_terms=max_terms, per_line=per_line + 3, mark=_grey)
     return f"\\[ {symbolic} \\]\n\\[ {numeric} \\]\n"
 
 

@@ -10,7 +10,6 @@ figure, sets the formula under it and writes the bytes.
 from __future__ import annotations
 
 import io
-import re
 from dataclasses import dataclass
 
 import matplotlib as mpl
@@ -177,8 +176,8 @@ def panels_figure(
     """Panels side by side with equal cells, an optional title, a formula line underneath and
     under it a legend of the marks drawn (padding, inserted zeros, taps, outlines, ...).
 
-    formula : LaTeX such as r"$\\frac{\\partial L}{\\partial x_{22}} = \\ldots$". \\color{..}{body}
-        wrappers are reduced to their body and \\tfrac becomes \\frac (mathtext supports neither).
+    formula : LaTeX such as r"$\\frac{\\partial L}{\\partial x_{22}} = \\ldots$", in what
+        matplotlib's mathtext parses (`Formula.latex` without a `mark`: no colour commands).
         It is set as vector outlines (identical in PNG and SVG) and wrapped at top-level + and =
         to fit the figure. If mathtext cannot parse it, formula_text (plain text) is shown
         instead, or the LaTeX source itself.
@@ -200,25 +199,6 @@ def panels_figure(
 
 
 # --- formulas ---------------------------------------------------------------------------------
-
-
-def _closing_brace(s: str, start: int) -> int:
-    """Index of the '}' matching the '{' at s[start]."""
-    depth = 0
-    for i in range(start, len(s)):
-        depth += {"{": 1, "}": -1}.get(s[i], 0)
-        if depth == 0:
-            return i
-    raise ValueError(f"unbalanced braces in {s!r}")
-
-
-def mathtext_source(latex: str) -> str:
-    """LaTeX reduced to what matplotlib mathtext parses: no \\color, \\tfrac/\\dfrac -> \\frac."""
-    s = re.sub(r"\\[td]frac\b", r"\\frac", latex)
-    while (m := re.search(r"\\(?:text)?color\s*\{[^{}]*\}\s*\{", s)) is not None:
-        end = _closing_brace(s, m.end() - 1)
-        s = s[: m.start()] + "{" + s[m.end() : end] + "}" + s[end + 1 :]
-    return re.sub(r"\\color\s*\{[^{}]*\}", "", s)  # the switch form, {\color{gray} x}
 
 
 def _split_top_level(body: str) -> list[str]:
@@ -253,7 +233,7 @@ def _formula_lines(formula, formula_text, size, max_width) -> tuple[list[str], b
     """(lines, ismath, widest line in points): the formula wrapped to max_width, or plain text."""
     if formula:
         try:
-            src = mathtext_source(formula).strip()
+            src = formula.strip()
             if src.startswith("$") and src.endswith("$") and src.count("$") == 2:
                 measure = lambda s: text_width(f"${s}$", size, ismath=True)  # noqa: E731
                 lines = [f"${s}$" for s in _wrap(_split_top_level(src[1:-1]), measure, max_width)]
@@ -261,7 +241,7 @@ def _formula_lines(formula, formula_text, size, max_width) -> tuple[list[str], b
                 lines = [src]
             # measuring parses every line: a formula mathtext cannot read fails here, not on draw
             return lines, True, max(text_width(s, size, ismath=True) for s in lines)
-        except ValueError:  # mathtext's parse errors (and unbalanced braces) are ValueErrors
+        except ValueError:  # mathtext's parse errors are ValueErrors
             pass
     text = formula_text or formula
     if not text:

@@ -134,6 +134,12 @@ def selected_in(ctx: Context, keys: tuple[str, ...], shape: tuple[int, int]):
     return None
 
 
+def _grey(term: str) -> str:
+    """A vanishing term as the formula box shows it: grey. KaTeX's \\color is a switch that
+    would grey every term after the first, so \\textcolor with the term as its argument."""
+    return rf"\textcolor{{gray}}{{{term}}}"
+
+
 def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
     """A cell's formula, symbolic and with numbers, and whether what is written adds up.
 
@@ -143,12 +149,12 @@ def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
     fractions = formula.target.name.startswith("d")  # ∂L/∂· terms are wide
     tagged = any(t.left.tags or t.right.tags for t in formula.terms[:1])  # so are (k=0,c=0) tags
     per_line = (4 if fractions or tagged else 6) if ctx.theme.show_secondary else 3
-    st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line))
-    st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + 3))
+    st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
+    st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=_grey))
     for copy in formula.groups:
         with st.expander(f"{copy.target.text()} = {copy.value:g}: its {len(copy.terms)} taps"):
-            st.latex(copy.latex(numeric=False, max_terms=most, per_line=per_line))
-            st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + 3))
+            st.latex(copy.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
+            st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=_grey))
             st.caption(copy.check(most))
     if ctx.theme.show_secondary:
         grey = (
