@@ -179,13 +179,18 @@ def check_channels(at, p):
     channels = f"{C} channel" + ("s" if C != 1 else "")
     assert f"{channels} of {spec.in_size[0]}×{spec.in_size[1]}" in summary
     assert f"**output** {K}×{spec.out_size[0]}×{spec.out_size[1]}" in summary
+    # the grids' heatmaps (their click targets, invisible markers, follow them)
     x_grid, w_grid, tile, sum_grid, gx_grid = figures(at)
-    assert [z_of(d).shape for d in x_grid["data"]] == [spec.in_size] * C
-    assert [z_of(d).shape for d in w_grid["data"]] == [spec.kernel_size] * (K * C)
+    x_grid, w_grid, sum_grid, gx_grid = (
+        [d for d in g["data"] if d["type"] == "heatmap"]
+        for g in (x_grid, w_grid, sum_grid, gx_grid)
+    )
+    assert [z_of(d).shape for d in x_grid] == [spec.in_size] * C
+    assert [z_of(d).shape for d in w_grid] == [spec.kernel_size] * (K * C)
     tiles = {t["name"]: z_of(t) for t in tile["data"] if t.get("name", "").endswith(":values")}
     assert tiles["grad_w:values"].shape == spec.kernel_size  # the outlined tile, with its operands
-    assert len(sum_grid["data"]) == K + 1
-    assert [z_of(d).shape for d in gx_grid["data"]] == [spec.in_size] * C
+    assert len(sum_grid) == K + 1
+    assert [z_of(d).shape for d in gx_grid] == [spec.in_size] * C
 
 
 CHECKS = {
@@ -295,7 +300,8 @@ def test_channels_and_batch_change_the_shapes():
     at.switch_page(CHANNELS).run()
     assert_clean(at)
     assert "**output** 3×4×4" in at.markdown[0].value
-    assert len(figures(at)[1]["data"]) == 6  # grad_w: 3 filters × 2 channels
+    grad_w = [d for d in figures(at)[1]["data"] if d["type"] == "heatmap"]
+    assert len(grad_w) == 6  # grad_w: 3 filters × 2 channels
     # the slice selectors are bounded by the new counts
     assert side_number(at, "k").max == 2
     side_number(at, "k").set_value(2).run()

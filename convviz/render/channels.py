@@ -13,6 +13,7 @@ from convviz.render.grids import format_value, format_values
 GAP_PX = 18  # between heatmaps
 LABEL_PX = 26  # room for a column title above / a row title to the right
 RIGHT_PX = 130  # right of the grid: the row labels, then the colour scale
+CLICK_TARGETS = 24  # per tile side at most: in a bigger tile a click target spans several cells
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,48 @@ def _tile(z, r, c, g: _Tiles, lim: float, name: str, text, font: int) -> dict:
     }
 
 
+def _click_targets(g: _Tiles, r: int, c: int, key: str, name: str, z: np.ndarray) -> dict:
+    """Invisible squares over tile (r, c): a click anywhere on it selects [key, r, c].
+
+    A tile stands for one choice (a filter, a channel), so every target of a tile carries the
+    tile's indices; a target is one cell (it shows that cell's value) or, in a big tile, a block.
+    """
+    i = r * g.cols + c + 1
+    ax = "" if i == 1 else str(i)
+    rows, cols = min(g.h, CLICK_TARGETS), min(g.w, CLICK_TARGETS)
+    bh, bw = g.h / rows, g.w / cols  # cells per target
+    yy, xx = np.meshgrid(
+        (np.arange(rows) + 0.5) * bh - 0.5, (np.arange(cols) + 0.5) * bw - 0.5, indexing="ij"
+    )  # (rows, cols) centres in cell coordinates
+    if bh == bw == 1:
+        values = format_values(z).ravel()
+        cells = np.ndindex(g.h, g.w)
+        hover = [f"{name}<br>[{y}, {x}] = {v}" for (y, x), v in zip(cells, values)]
+    else:
+        hover = [name] * (rows * cols)
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "name": f"{key}:click",
+        "x": xx.ravel(),
+        "y": yy.ravel(),
+        "xaxis": f"x{ax}",
+        "yaxis": f"y{ax}",
+        "customdata": [[key, r, c]] * (rows * cols),
+        "hovertext": [f"{h}<br>click: show {name}" for h in hover],
+        "hovertemplate": "%{hovertext}<extra></extra>",
+        "marker": {
+            "symbol": "square",
+            "size": max(bh, bw, 1) * g.cell,
+            "color": "rgba(0,0,0,0)",  # invisible but hoverable and selectable
+            "line": {"width": 0},
+        },
+        "selected": {"marker": {"opacity": 0}},
+        "unselected": {"marker": {"opacity": 0}},
+        "showlegend": False,
+    }
+
+
 def _scale(lim: float, lo: float, hi: float, g: _Tiles) -> dict:
     """The grid's one colour scale, right of the row labels: ticks at its min, 0 and max."""
     ticks = sorted({lo, hi} | ({0.0} if lo < 0 < hi else set()))
@@ -148,11 +191,16 @@ def heatmap_grid(
     *,
     title: str = "",
     selected: tuple[int, int] | None = None,
+    click: str | None = None,
+    click_cols: int | None = None,
 ) -> go.Figure:
     """A rows × cols grid of small heatmaps; arrays : shape (rows, cols, h, w).
 
     All share one symmetric colour range so they compare; numbers only where cells are big,
     else a colour scale. `selected` (row, col) outlines one tile.
+    click : if given, a click on a tile selects it: its points carry customdata [click, row,
+        col] (the tile's indices), after the heatmaps; click_cols : only tiles in the first
+        click_cols columns are clickable (default all; e.g. not a column that holds a sum).
     Axes are laid out by hand (pixel domains): make_subplots costs ~40 ms a figure.
     """
     g = _tiles(arrays, theme)
@@ -177,6 +225,13 @@ def heatmap_grid(
             notes.append(_label(row_labels[r], 1, y0 - g.ph / g.height / 2, None, "right"))
     if not show_text:
         data[0].update(_scale(lim, float(arrays.min()), float(arrays.max()), g))
+    if click is not None:
+        picked = [(r, c) for r, c in np.ndindex(g.rows, g.cols) if c < (click_cols or g.cols)]
+        for r, c in picked:
+            name = f"{row_labels[r]} {col_labels[c]}".strip()
+            data.append(_click_targets(g, r, c, click, name, arrays[r, c]))
+            if max(g.h, g.w) <= CLICK_TARGETS:  # a target per cell answers hovers with the value
+                data[r * g.cols + c]["hoverinfo"] = "skip"
     top = 60 if title else 10
     fig_width = max(g.width + RIGHT_PX, len(title) * theme.title_font_size * 0.55)
     layout.update(

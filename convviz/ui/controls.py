@@ -9,6 +9,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -16,6 +17,7 @@ import pandas  # noqa: F401  (see below)
 import streamlit as st
 
 from convviz.presets import PRESETS_BY_KEY
+from convviz.render.grids import PLOTLY_CONFIG
 from convviz.render.theme import Theme, theme_for
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer
@@ -26,9 +28,11 @@ from convviz.ui.state import (
     FIELDS,
     KERNEL_CHOICES,
     PAD_KINDS,
+    SLICE_COUNTS,
     VALUE_FIELDS,
     drop_misfit_edits,
     from_query,
+    picked_slice,
     preset_state,
     selection_of,
     slice_of,
@@ -269,6 +273,39 @@ def _take_chart_selection(state: dict) -> None:
             state["sel"] = ":".join(map(str, cell))
 
 
+def _pick_slice(key: str, fields: tuple[str | None, str | None]) -> None:
+    """A click on a tile of chart `key` selects the slice the tile is (see `slice_chart`)."""
+    cell = clicked_cell(st.session_state.get(key))
+    if cell is None:  # a click that cleared the selection, or on nothing clickable
+        return
+    picks = picked_slice(st.session_state[STATE], fields, cell[1], cell[2])
+    if picks:
+        st.session_state[PROBLEMS] = []
+        st.session_state[STATE].update(picks)
+
+
+def slice_chart(fig, name: str, fields: tuple[str | None, str | None], ctx: Context) -> None:
+    """A grid of tiles (channels, filters) in which a click on a tile selects that slice.
+
+    fields : the slice field ('n', 'k', 'c' or None) that its rows and its columns stand for; the
+        figure's clickable points carry [name, row, col] (`channels.heatmap_grid(click=...)`).
+    The click is taken in the callback, before the whole page reruns: the sidebar's n / k / c,
+    the URL and every view show the new slice in that one rerun (a chart in a page body fragment
+    would rerun only the body). The key holds the slice, so after a change the chart starts with
+    no selection and a click on the tile clicked before selects it again.
+    """
+    key = f"tiles_{name}_{ctx.n}_{ctx.k}_{ctx.c}"
+    st.plotly_chart(
+        fig,
+        key=key,
+        on_select=partial(_pick_slice, key, fields),
+        selection_mode=("points",),
+        config=PLOTLY_CONFIG,
+        width="content",
+        theme=None,
+    )
+
+
 def _padding_caption(state: dict) -> None:
     """What a padding word means for this layer, per side (ConvSpec works it out)."""
     try:
@@ -280,9 +317,8 @@ def _padding_caption(state: dict) -> None:
 
 def _clip_slice(state: dict) -> None:
     """Keep n, k, c inside the batch and channel counts (bounded widgets need valid values)."""
-    state["n"] = min(state["n"], state["batch"] - 1)
-    state["k"] = min(state["k"], state["cout"] - 1)
-    state["c"] = min(state["c"], state["cin"] - 1)
+    for field, count in SLICE_COUNTS.items():
+        state[field] = min(state[field], state[count] - 1)
 
 
 # A laptop: less blank space above the title, so an animation's player is above the fold.

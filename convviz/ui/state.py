@@ -401,6 +401,28 @@ def _check_work(spec: ConvSpec) -> None:
     )
 
 
+# The slice fields and the count field that bounds each: sample n < batch, filter k < C_out,
+# channel c < C_in.
+SLICE_COUNTS = {"n": "batch", "k": "cout", "c": "cin"}
+
+
+def picked_slice(
+    state: dict, fields: tuple[str | None, str | None], row: int, col: int
+) -> dict[str, int]:
+    """What a click on tile (row, col) of a grid of slices selects, as {field: index}.
+
+    fields : the slice field ('n', 'k' or 'c') that the grid's rows and its columns stand for,
+        None where an index stands for nothing (a grid of one row). An index outside the
+        layer's count (or a field that is not a slice) picks nothing.
+    """
+    picks = {}
+    for field, index in zip(fields, (row, col)):
+        count = SLICE_COUNTS.get(field)
+        if count is not None and 0 <= index < state[count]:
+            picks[field] = index
+    return picks
+
+
 def slice_of(state: dict, spec: ConvSpec) -> tuple[int, int, int]:
     """(n, k, c) clipped to the layer's batch and channels."""
     return (

@@ -1,0 +1,87 @@
+"""A real browser on the Channels page: a click on a tile selects the filter k and the channel c
+it is, in one rerun (sidebar, URL, outline and the tile's operands follow)."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+from test_browser import RERUN_MS, assert_no_traceback, goto, settle
+
+pytestmark = pytest.mark.browser
+SHOTS = "/tmp/helperB"
+# A grid's chart (its key holds the slice; a replaced one lingers marked stale for a moment).
+GRID = "[class*='st-key-tiles_{}_']:not([data-stale='true'])"
+
+# Page pixels of cell (row, col) of tile (tr, tc) in the grid chart whose key starts with `grid`.
+TILE_XY = """([grid, tr, tc, row, col]) => {
+  const gd = document.querySelector(
+    `[class*='st-key-tiles_${grid}_']:not([data-stale='true']) .js-plotly-plot`);
+  const L = gd._fullLayout, i = tr * (L.annotations.filter(a => a.xanchor === 'center').length)
+    + tc + 1, s = i === 1 ? '' : String(i);
+  const b = gd.getBoundingClientRect(), X = L['xaxis' + s], Y = L['yaxis' + s];
+  return [b.left + X._offset + X.d2p(col), b.top + Y._offset + Y.d2p(row)];
+}"""
+
+# The paper x of the selected-tile outline of a grid, and the domain of tile (tr, tc).
+OUTLINE = """([grid, i]) => {
+  const gd = document.querySelector(
+    `[class*='st-key-tiles_${grid}_']:not([data-stale='true']) .js-plotly-plot`);
+  const box = gd.layout.shapes[0], d = gd._fullLayout['xaxis' + (i === 1 ? '' : i)].domain;
+  return box.x0 < d[0] && d[1] < box.x1;
+}"""
+
+
+def click_tile(page: Page, grid: str, tr: int, tc: int, row: int = 0, col: int = 0) -> None:
+    settle(page)
+    chart = page.locator(GRID.format(grid))
+    expect(chart).to_have_count(1)
+    chart.scroll_into_view_if_needed()
+    x, y = page.evaluate(TILE_XY, [grid, tr, tc, row, col])
+    page.mouse.move(x, y)  # plotly picks the point on hover, then the click selects it
+    page.mouse.click(x, y)
+
+
+def side(page: Page, label: str):
+    return page.locator("[data-testid='stSidebar']").get_by_label(label)
+
+
+def test_clicking_a_weight_gradient_tile_selects_its_filter_and_channel(tab: Page, app_url):
+    tab.set_viewport_size({"width": 1280, "height": 720})
+    goto(tab, f"{app_url}/Channels?preset=channels-small", charts=5)
+    expect(side(tab, "filter k")).to_have_value("0")
+    tab.locator(GRID.format("grad_w")).scroll_into_view_if_needed()
+    tab.screenshot(path=f"{SHOTS}/channels_before.png")
+
+    click_tile(tab, "grad_w", 2, 1, 1, 1)  # ∂L/∂w[k=2, c=1], its middle cell
+    expect(side(tab, "filter k")).to_have_value("2", timeout=RERUN_MS)
+    expect(side(tab, "channel c")).to_have_value("1")
+    tab.wait_for_url("**k=2**", timeout=RERUN_MS)
+    assert "c=1" in tab.url
+    settle(tab)
+    assert tab.evaluate(OUTLINE, ["grad_w", 2 * 2 + 1 + 1])  # 3 filters × 2 channels
+    tile = tab.locator(".st-key-tile")
+    expect(tile).to_contain_text("k=2", timeout=RERUN_MS)  # the operands: ∂L/∂y[k=2], x[c=1]
+    tab.locator(GRID.format("grad_w")).scroll_into_view_if_needed()
+    tab.screenshot(path=f"{SHOTS}/channels_after.png")
+
+    # the same tile once more after the sidebar moved away: it selects again
+    k = side(tab, "filter k")
+    k.fill("0")
+    k.press("Enter")
+    tab.wait_for_url("**k=0**", timeout=RERUN_MS)
+    click_tile(tab, "grad_w", 2, 1)
+    expect(side(tab, "filter k")).to_have_value("2", timeout=RERUN_MS)
+    assert_no_traceback(tab)
+
+
+def test_the_channel_and_filter_rows_select_what_their_tiles_are(tab: Page, app_url):
+    tab.set_viewport_size({"width": 1280, "height": 720})
+    goto(tab, f"{app_url}/Channels?preset=channels-small", charts=5)
+    click_tile(tab, "x", 0, 1)  # input x[n=0, c=1]
+    expect(side(tab, "channel c")).to_have_value("1", timeout=RERUN_MS)
+    click_tile(tab, "sum_k", 0, 2)  # filter 2's share of ∂L/∂x[n, c]
+    expect(side(tab, "filter k")).to_have_value("2", timeout=RERUN_MS)
+    click_tile(tab, "grad_x", 0, 0)  # ∂L/∂x[n=0, c=0]
+    expect(side(tab, "channel c")).to_have_value("0", timeout=RERUN_MS)
+    assert "k=2" in tab.url and "c=0" in tab.url
+    assert_no_traceback(tab)

@@ -1,0 +1,169 @@
+"""A click on a tile of the Channels page selects the slice the tile is (its k, its c).
+
+The figure side (every clickable point of a tile carries that tile's indices) and the state side
+(what those indices select) are checked here; the click itself, in Chromium, is in
+tests/test_browser_channels.py (AppTest cannot simulate a plotly selection).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from convviz.render.channels import CLICK_TARGETS, heatmap_grid
+from convviz.ui import controls
+from convviz.ui.state import DEFAULTS, picked_slice
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+CHANNELS = "pages/4_Channels.py"
+LAYER = DEFAULTS | {"batch": 2, "cout": 3, "cin": 2}  # channels-small's counts
+
+
+@pytest.mark.parametrize(
+    "fields, row, col, picks",
+    [
+        (("k", "c"), 2, 1, {"k": 2, "c": 1}),  # a ∂L/∂w[k, c] tile
+        ((None, "c"), 0, 1, {"c": 1}),  # an x[n, c] or ∂L/∂x[n, c] tile
+        ((None, "k"), 0, 2, {"k": 2}),  # a filter's share of ∂L/∂x[n, c]
+        ((None, "k"), 0, 3, {}),  # the sum's tile: no filter 3
+        (("k", "c"), 3, 1, {"c": 1}),  # a row past C_out picks no filter
+        (("n", None), 1, 5, {"n": 1}),
+        (("n", None), 2, 0, {}),  # batch 2
+        (("sel", "seed"), 0, 1, {}),  # not slice fields
+        (("k", "c"), -1, -1, {}),
+    ],
+    ids=lambda v: str(v),
+)
+def test_a_tile_picks_the_slice_its_row_and_column_are(fields, row, col, picks):
+    assert picked_slice(LAYER, fields, row, col) == picks
+
+
+def _targets(fig) -> list:
+    return [t for t in fig.data if t.type == "scatter"]
+
+
+@pytest.mark.parametrize("size", [1, 3, CLICK_TARGETS, CLICK_TARGETS + 1, 100])
+def test_every_point_of_a_tile_carries_that_tiles_indices(size):
+    arrays = np.arange(3 * 2 * size * size, dtype=float).reshape(3, 2, size, size)
+    rows, cols = ["k=0", "k=1", "k=2"], ["c=0", "c=1"]
+    fig = heatmap_grid(arrays, rows, cols, click="grad_w")
+    targets = _targets(fig)
+    assert [t.type for t in fig.data[:6]] == ["heatmap"] * 6  # the heatmaps first, as before
+    assert len(targets) == 6
+    for t, (r, c) in zip(targets, np.ndindex(3, 2)):
+        i = r * 2 + c + 1
+        assert (t.xaxis, t.yaxis) == (f"x{'' if i == 1 else i}", f"y{'' if i == 1 else i}")
+        assert {tuple(d) for d in t.customdata} == {("grad_w", r, c)}
+        assert f"click: show k={r} c={c}" in t.hovertext[0]
+        side = min(size, CLICK_TARGETS)
+        assert len(t.x) == side * side
+        # the targets' squares cover the tile's cells and stay inside it
+        x, y = np.asarray(t.x), np.asarray(t.y)
+        assert x.min() >= -0.5 and x.max() <= size - 0.5 and y.min() >= -0.5
+        lo, hi = fig.layout[f"xaxis{'' if i == 1 else i}"].domain
+        plot_px = fig.layout.width - fig.layout.margin.l - fig.layout.margin.r
+        cell_px = (hi - lo) * plot_px / size
+        assert t.marker.size >= (size / side) * cell_px * 0.99  # no gap between targets
+    if size <= CLICK_TARGETS:  # a target per cell: it answers the hover, with the cell's value
+        assert all(h.hoverinfo == "skip" for h in fig.data[:6])
+        assert targets[1].hovertext[0].startswith(f"k=0 c=1<br>[0, 0] = {1 * size * size:g}")
+
+
+def test_no_click_no_targets_and_a_sum_column_is_not_a_filter():
+    arrays = np.ones((1, 4, 3, 3))
+    labels = ["from k=0", "from k=1", "from k=2", "Σ = ∂L/∂x"]
+    assert not _targets(heatmap_grid(arrays, [""], labels))
+    targets = _targets(heatmap_grid(arrays, [""], labels, click="sum_k", click_cols=3))
+    assert [t.customdata[0][2] for t in targets] == [0, 1, 2]
+
+
+def _label_slice(row_label: str, col_label: str) -> dict[str, int]:
+    """What a tile's labels say it is ('k=1', 'from k=2', 'c=0')."""
+    found = re.findall(r"\b([nkc])=(\d+)$", row_label) + re.findall(r"\b([nkc])=(\d+)$", col_label)
+    return {field: int(index) for field, index in found}
+
+
+def _page(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=30)
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.switch_page(CHANNELS)
+    return at.run()
+
+
+def _pick_with(state: dict, key: str, event, fields) -> None:
+    """Run the page's click callback against a session of our own."""
+    session = {controls.STATE: state, controls.PROBLEMS: ["a link problem"], key: event}
+    original = controls.st
+    controls.st = SimpleNamespace(session_state=session)
+    try:
+        controls._pick_slice(key, fields)
+    finally:
+        controls.st = original
+    return session
+
+
+@pytest.mark.parametrize("preset", ["channels-small", "recitation-s1"])
+def test_each_grid_on_the_page_selects_what_its_tiles_are_labelled(preset):
+    at = _page(preset=preset)
+    assert not at.exception
+    charts = {c.proto.id.split("-")[-1]: c for c in at.get("plotly_chart")}
+    state = at.session_state["cv_state"]
+    grids = {key: c for key, c in charts.items() if key.startswith("tiles_")}
+    assert [k.rsplit("_", 3)[0] for k in grids] == [
+        "tiles_x",
+        "tiles_grad_w",
+        "tiles_sum_k",
+        "tiles_grad_x",
+    ]
+    for key, chart in grids.items():
+        assert list(chart.proto.selection_mode), f"{key} does not take clicks"
+        fig = json.loads(chart.proto.spec)
+        notes = fig["layout"]["annotations"]  # column labels centred above, row labels right
+        heatmaps = [d for d in fig["data"] if d["type"] == "heatmap"]
+        targets = [d for d in fig["data"] if d["type"] == "scatter"]
+        col_notes = [a["text"] for a in notes if a.get("xanchor") == "center"]
+        row_notes = [a["text"] for a in notes if a.get("xanchor") != "center"]
+        cols = len(col_notes)
+        rows = len(heatmaps) // cols
+        for t in targets:
+            grid, r, c = t["customdata"][0]
+            fields = PICKS[grid]
+            label = _label_slice(row_notes[r] if rows > 1 else "", col_notes[c])
+            assert label, f"{grid} tile {r, c} is clickable but names no slice"
+            event = {"selection": {"points": [{"customdata": [grid, r, c]}]}}
+            after = _pick_with(dict(state), key, event, fields)
+            picked = {f: after[controls.STATE][f] for f in label}
+            assert picked == label, f"a click on {grid} tile {r, c} should select {label}"
+            assert after[controls.PROBLEMS] == []
+        clickable = {tuple(t["customdata"][0][1:]) for t in targets}
+        labelled = {
+            (r, c)
+            for r, c in np.ndindex(rows, cols)
+            if _label_slice(row_notes[r] if rows > 1 else "", col_notes[c])
+        }
+        assert clickable == labelled, f"{key}: every labelled tile and only those take clicks"
+
+
+def _page_picks() -> dict:
+    """The page's PICKS table, read from its source (importing the page would run it)."""
+    source = (Path(APP).parent / CHANNELS).read_text()
+    line = next(s for s in source.splitlines() if s.startswith("PICKS = "))
+    return ast.literal_eval(line.removeprefix("PICKS = "))
+
+
+PICKS = _page_picks()
+
+
+def test_a_click_that_clears_the_selection_changes_nothing():
+    state = dict(LAYER, k=1, c=1)
+    after = _pick_with(state, "tiles_grad_w", {"selection": {"points": []}}, ("k", "c"))
+    assert (after[controls.STATE]["k"], after[controls.STATE]["c"]) == (1, 1)
+    assert after[controls.PROBLEMS] == ["a link problem"]
