@@ -5,7 +5,7 @@ from dataclasses import replace
 import streamlit as st
 
 from convviz.formulas import Formula, input_grad_formula
-from convviz.render.animate import player_meta, scatter_figure
+from convviz.render.animation_frames import player_meta
 from convviz.render.grids import panels_figure
 from convviz.render.input_story import (
     WHOLE_PASS,
@@ -20,6 +20,7 @@ from convviz.render.motion import MAX_GIF_SIDE
 from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import centre, feeding_cells, step_of
+from convviz.render.sweep_animations import scatter_figure
 from convviz.ui.compute import input_grad_formula_of, shared_view, sweeps_for
 from convviz.ui.controls import STATE, controls, page_config
 from convviz.ui.player import player

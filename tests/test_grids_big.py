@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from convviz.presets import PRESETS_BY_KEY
-from convviz.render.animate import sweep_figure
 from convviz.render.grids import panels_figure, scale_color
 from convviz.render.input_story import input_grad_animation, input_grad_story
 from convviz.render.selection import zoom_panels
 from convviz.render.stories import forward_panels, overview_panels, weight_grad_panels
+from convviz.render.sweep_animations import sweep_figure
 from convviz.render.theme import PRESENTATION, THEME, VALUE_SCALE
 from convviz.spec import ConvSpec
 from convviz.stages import layer

@@ -17,7 +17,7 @@ import convviz.render.motion_scenes as ms
 import convviz.render.motion_stages as mst
 from convviz.ops import rot180
 from convviz.presets import PRESETS
-from convviz.render.animate import player_meta
+from convviz.render.animation_frames import player_meta
 from convviz.render.grids import format_values
 from convviz.render.theme import PRESENTATION, THEME, tap_colors, theme_for
 from convviz.spec import PADDING_MODES, ConvSpec

@@ -11,7 +11,7 @@ import plotly.io as pio
 import pytest
 from matplotlib.path import Path
 
-from convviz.render import animate, geometry, grids
+from convviz.render import animation_frames, geometry, grids, sweep_animations
 from convviz.render.grids import format_value, panels_figure
 from convviz.render.panel import Panel
 from convviz.render.theme import (
@@ -464,7 +464,13 @@ def test_clicked_cell_returns_none_on_junk(event):
 @pytest.fixture(scope="module")
 def fwd(classroom):
     sw, operand, kernel, output = forward_case(classroom)
-    return sw, operand, kernel, output, animate.sweep_figure(sw, operand, kernel, output, start=5)
+    return (
+        sw,
+        operand,
+        kernel,
+        output,
+        sweep_animations.sweep_figure(sw, operand, kernel, output, start=5),
+    )
 
 
 def test_one_frame_per_step_named_by_step(fwd):
@@ -486,7 +492,7 @@ def test_frames_carry_only_the_overlay_traces(fwd):
 def test_each_frame_covers_exactly_the_window_with_the_operand_values(classroom):
     lay = make_layer(H=9, stride=1, padding=2, dilation=2)  # gaps between the taps
     sw, operand, kernel, output = forward_case(lay)
-    fig = animate.sweep_figure(sw, operand, kernel, output)
+    fig = sweep_animations.sweep_figure(sw, operand, kernel, output)
     i_win, _ = trace(fig, "window")
     assert fig.frames[0].traces[0] == i_win
     oy, ox = operand.origin
@@ -510,7 +516,7 @@ def test_each_frame_covers_exactly_the_window_with_the_operand_values(classroom)
 
 def test_window_cells_take_their_tap_colour_through_the_rotation(classroom):
     sw, operand, kernel, output = input_grad_case(classroom)
-    fig = animate.sweep_figure(sw, operand, kernel, output)
+    fig = sweep_animations.sweep_figure(sw, operand, kernel, output)
     win = fig.data[fig.frames[0].traces[0]]
     z = np.asarray(win.z, float)
     dh, dw = sw.dilation
@@ -549,13 +555,13 @@ def test_output_shows_the_sums_written_so_far(fwd):
 
 def test_player_meta_has_one_label_per_frame_and_opens_at_start(fwd):
     sw, *_, fig = fwd
-    meta = animate.player_meta(fig)
+    meta = animation_frames.player_meta(fig)
     assert meta["names"] == [f.name for f in fig.frames]
     assert meta["steps"] == [int(f.name) for f in fig.frames]
     assert meta["active"] == 5
     assert meta["labels"] == [f"{r}, {c}" for r, c in sw.targets[meta["steps"]]]
     assert meta["prefix"] == "y[" and meta["sampled"] == 1
-    assert meta["frame_ms"] == animate.FRAME_MS and 1 in meta["speeds"]
+    assert meta["frame_ms"] == animation_frames.FRAME_MS and 1 in meta["speeds"]
 
 
 def test_the_player_drives_the_frames_not_plotly_controls(fwd):
@@ -574,7 +580,7 @@ def test_base_figure_shows_the_start_step(fwd):
 
 def test_hover_link_holds_every_output_cells_window(fwd):
     sw, operand, kernel, output, fig = fwd
-    link = animate.player_meta(fig)["link"]
+    link = animation_frames.player_meta(fig)["link"]
     assert [p["key"] for p in link["panels"]] == [operand.key, kernel.key, output.key]
     np.testing.assert_array_equal(link["r0"], sw.rows[:, 0])
     np.testing.assert_array_equal(link["c0"], sw.cols[:, 0])
@@ -590,25 +596,25 @@ def test_hover_link_holds_every_output_cells_window(fwd):
 def test_sampling_keeps_every_kth_step_the_last_and_start():
     lay = make_layer(H=7, stride=1, padding=1)  # 49 steps
     sw, operand, kernel, output = forward_case(lay)
-    fig = animate.sweep_figure(sw, operand, kernel, output, start=23, max_frames=10)
+    fig = sweep_animations.sweep_figure(sw, operand, kernel, output, start=23, max_frames=10)
     names = [int(f.name) for f in fig.frames]
     assert names == sorted({*range(0, 49, 5), 48, 23})
     assert "every 5th step shown" in fig.layout.title.text
-    meta = animate.player_meta(fig)
+    meta = animation_frames.player_meta(fig)
     assert meta["active"] == names.index(23) and meta["sampled"] == 5
     assert len(meta["labels"]) == len(names)
 
 
 def test_start_out_of_range_is_clamped(fwd):
     sw, operand, kernel, output, _ = fwd
-    fig = animate.sweep_figure(sw, operand, kernel, output, start=999)
-    assert animate.player_meta(fig)["active"] == len(fig.frames) - 1
+    fig = sweep_animations.sweep_figure(sw, operand, kernel, output, start=999)
+    assert animation_frames.player_meta(fig)["active"] == len(fig.frames) - 1
 
 
 def test_mismatched_panels_are_refused(fwd):
     sw, _, kernel, output, _ = fwd
     with pytest.raises(ValueError, match="operand panel"):
-        animate.sweep_figure(sw, kernel, kernel, output)
+        sweep_animations.sweep_figure(sw, kernel, kernel, output)
 
 
 def test_sweep_click_overlays_on_operand_and_output(fwd):
@@ -627,7 +633,7 @@ def test_animated_figure_is_valid_plotly_and_frames_read_back(fwd):
 def test_payload_of_a_16x16_forward_sweep_stays_under_1_mb():
     lay = make_layer(H=16, stride=1, padding=1)
     sw, operand, kernel, output = forward_case(lay)
-    fig = animate.sweep_figure(sw, operand, kernel, output)
+    fig = sweep_animations.sweep_figure(sw, operand, kernel, output)
     assert len(fig.frames) == 256
     assert len(pio.to_json(fig.to_dict(), validate=False)) < 1_000_000
 
@@ -638,7 +644,7 @@ def test_payload_of_a_16x16_forward_sweep_stays_under_1_mb():
 @pytest.fixture(scope="module")
 def scat(remainder_layer):
     sc, kernel, g, result = scatter_case(remainder_layer)
-    return sc, kernel, g, result, animate.scatter_figure(sc, kernel, g, result, start=2)
+    return sc, kernel, g, result, sweep_animations.scatter_figure(sc, kernel, g, result, start=2)
 
 
 def test_scatter_final_frame_shows_the_full_gradient(scat):
@@ -670,7 +676,7 @@ def test_scatter_stamp_covers_its_window_in_tap_colours(scat):
 
 def test_scatter_controls_and_start(scat):
     *_, fig = scat
-    meta = animate.player_meta(fig)
+    meta = animation_frames.player_meta(fig)
     assert len(meta["labels"]) == len(fig.frames) == 16
     assert meta["active"] == 2 and meta["link"] is None
     assert len(meta["captions"]) == 16 and meta["captions"][0][0].startswith("∂L/∂y[0, 0] = ")
@@ -689,12 +695,12 @@ def test_several_filters_scatter_shows_each_frames_own_filter():
     spec = spec_of(state)
     lay = layer(spec, *layer_values(spec, state["seed"], state["kernel"], state["gout"]))
     sc = scatter(lay.forward, lay.input_grad.grad_out, 0, 1)
-    fig = animate.scatter_figure(sc, *scatter_panels(lay, 0, 0, 1))
+    fig = sweep_animations.scatter_figure(sc, *scatter_panels(lay, 0, 0, 1))
     i_g, _ = trace(fig, "grad_out:values")
     i_w, _ = trace(fig, "w:taps")
     K, oW = spec.out_channels, spec.out_size[1]
     assert len(fig.frames) == K * spec.out_size[0] * oW  # every filter's stamps, then the sum
-    meta = animate.player_meta(fig)
+    meta = animation_frames.player_meta(fig)
     for s, f, label in zip((int(f.name) for f in fig.frames), frames_json(fig), meta["labels"]):
         k, (r, c) = sc.filters[s], divmod(int(sc.cells[s]), oW)
         traces = fig.frames[0].traces
@@ -710,7 +716,7 @@ def test_several_filters_scatter_shows_each_frames_own_filter():
 
 def test_scatter_payload_of_16x16_stays_under_1_mb():
     sc, kernel, g, result = scatter_case(make_layer(H=16, stride=1, padding=1))
-    fig = animate.scatter_figure(sc, kernel, g, result)
+    fig = sweep_animations.scatter_figure(sc, kernel, g, result)
     assert len(pio.to_json(fig.to_dict(), validate=False)) < 1_000_000
 
 
@@ -728,8 +734,8 @@ def test_frame_sums_are_written_only_while_their_terms_stay_bounded(remainder_la
     """Building a frame's formula is the slow part of a big first load: all frames' terms
     together are bounded (a small sweep writes every frame; 400 frames of 125 terms do not)."""
     sw = forward_sweep(remainder_layer.forward)
-    assert animate.writes_captions(sw, sw.steps)
+    assert animation_frames.writes_captions(sw, sw.steps)
     big = np.zeros((5, 5, 5))
-    assert sw.kernel.size * sw.steps <= animate.MAX_CAPTION_TERMS
+    assert sw.kernel.size * sw.steps <= animation_frames.MAX_CAPTION_TERMS
     wide = type(sw)(**{**sw.__dict__, "kernel": big})
-    assert not animate.writes_captions(wide, 400)
+    assert not animation_frames.writes_captions(wide, 400)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from convviz.presets import PRESETS
-from convviz.render.animate import scatter_figure, sweep_figure
 from convviz.render.input_story import input_grad_animation, scatter_panels
 from convviz.render.stories import forward_panels, weight_grad_panels
+from convviz.render.sweep_animations import scatter_figure, sweep_figure
 from convviz.render.theme import PRESENTATION, THEME
 from convviz.stages import layer
 from convviz.sweeps import forward_sweep, input_grad_sweep, scatter, weight_grad_sweep

@@ -18,15 +18,10 @@ from plotly.offline import get_plotlyjs
 
 from convviz.export.story import Animation, Story
 from convviz.presets import PRESETS_BY_KEY
-from convviz.render.animate import (
-    KEYS_HINT,
-    NO_CAPTION,
-    player_meta,
-    sweep_figure,
-    writes_captions,
-)
+from convviz.render.animation_frames import KEYS_HINT, NO_CAPTION, player_meta, writes_captions
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.motion_plotly import motion_figure
+from convviz.render.sweep_animations import sweep_figure
 from convviz.render.theme import THEME, Theme
 
 _UI = Path(__file__).resolve().parent.parent / "ui"

@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import plotly.graph_objects as go
 
-from convviz.render.animate import _animated_figure, _deep_update
+from convviz.render.animation_frames import animated_figure as _animated_figure
+from convviz.render.animation_frames import deep_update as _deep_update
 from convviz.render.geometry import GridLayout, axis_ids, grid_layout, ticks_px
 from convviz.render.grids import base_layout, format_values, panel_axes, panel_header, panel_traces
 from convviz.render.motion import (

@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from convviz.ops import source_index
-from convviz.render.animate import sampled_steps
+from convviz.render.animation_frames import sampled_steps
 from convviz.render.motion import (
     ARC_DEG,
     MAX_WINDOW_STOPS,

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from convviz.render.animate import sampled_steps
+from convviz.render.animation_frames import sampled_steps
 from convviz.render.motion import (
     MAX_WINDOW_STOPS,
     Motion,

@@ -12,7 +12,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 import streamlit as st
 
-from convviz.render.animate import KEYS_HINT, NO_CAPTION, player_meta
+from convviz.render.animation_frames import KEYS_HINT, NO_CAPTION, player_meta
 
 _HERE = Path(__file__).parent
 _COMPONENT = st.components.v2.component(

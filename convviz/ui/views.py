@@ -11,10 +11,11 @@ import streamlit as st
 
 from convviz.formulas import Formula
 from convviz.render import static, static_gif
-from convviz.render.animate import player_meta, sweep_figure, writes_captions
+from convviz.render.animation_frames import player_meta, writes_captions
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.panel import Panel
 from convviz.render.selection import zoom_panels
+from convviz.render.sweep_animations import sweep_figure
 from convviz.sweeps import Sweep
 from convviz.ui.compute import shared_view
 from convviz.ui.controls import PAGES, STATE, Context, share_link, sidebar, with_selection
