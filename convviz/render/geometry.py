@@ -108,10 +108,17 @@ def _narrow_title_px(panel: Panel, theme: Theme) -> int:
 
 def subtitle_lines(panel: Panel, theme: Theme, column_px: float, hidden: bool) -> list[str]:
     """A panel's subtitle (and the hidden-numbers note) wrapped to its column."""
-    sub = f"{panel.subtitle} {HIDDEN_NOTE}".strip() if hidden else panel.subtitle
+    sub = " · ".join(s for s in (panel.subtitle, HIDDEN_NOTE if hidden else "") if s)
     chars = max(8, int(column_px / (0.52 * (theme.font_size - 1))))
-    most = None if theme.show_secondary else 1  # a projector keeps the grids big instead
-    return textwrap.wrap(sub, chars, max_lines=most, placeholder=" …") if sub else []
+    if not theme.show_secondary:
+        # a projector keeps the grids big: one line where it can, notes after " · " (then after
+        # ", ") dropped from the end until it fits; the first clause whole, wrapped if it must
+        for sep in (" · ", ", "):
+            parts = sub.split(sep)
+            while len(parts) > 1 and len(sep.join(parts)) > chars:
+                parts.pop()
+            sub = sep.join(parts)
+    return textwrap.wrap(sub, chars) if sub else []
 
 
 def _header_h(lines: int, theme: Theme) -> int:

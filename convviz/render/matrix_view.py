@@ -98,7 +98,7 @@ def _blank_zeros(m: np.ndarray, taps: np.ndarray) -> np.ndarray:
 
 def _several_note(ms: MatrixSlice) -> str:
     if (ms.taps == SEVERAL).any():
-        return " Plain colour: taps add up there (a cell and its padded copy)."
+        return " · plain colour: taps add up there (a cell and its padded copy)"
     return ""
 
 
@@ -169,8 +169,8 @@ def matrix_panel(ms: MatrixSlice, link: Link) -> Panel:
         "M",
         link,
         "M · vec(x) = vec(y)",
-        f"M is {oH * oW}×{H * W}: a row per output cell, a column per input cell. Top row: "
-        f"vec(x); right column: y{share}.{_several_note(ms)}",
+        f"M is {oH * oW}×{H * W} · a row per output cell, a column per input cell · top row: "
+        f"vec(x), right column: y{share}{_several_note(ms)}",
     )
 
 
@@ -183,8 +183,8 @@ def transpose_panel(ms: MatrixSlice, link: Link) -> Panel:
         "Mt",
         link,
         "Mᵀ · vec(∂L/∂y) = vec(∂L/∂x)",
-        f"Mᵀ is {H * W}×{oH * oW}: a row per input cell. Top row: vec(∂L/∂y); right column: "
-        f"∂L/∂x{share}.",
+        f"Mᵀ is {H * W}×{oH * oW} · a row per input cell · top row: vec(∂L/∂y), right column: "
+        f"∂L/∂x{share}",
     )
 
 
@@ -197,8 +197,8 @@ def im2col_panel(ms: MatrixSlice, link: Link) -> Panel:
         "P",
         link,
         "patches · vec(w) = vec(y)",
-        f"patches is {oH * oW}×{kH * kW}: a row per window, a column per tap (grey: padding). "
-        f"Top row: vec(w); right column: y{share}.",
+        f"patches is {oH * oW}×{kH * kW} · a row per window, a column per tap (grey: padding) · "
+        f"top row: vec(w), right column: y{share}",
     )
 
 
@@ -211,8 +211,8 @@ def im2col_grad_panel(ms: MatrixSlice, link: Link) -> Panel:
         "Pt",
         link,
         "patchesᵀ · vec(∂L/∂y) = vec(∂L/∂w)",
-        f"patchesᵀ is {kH * kW}×{oH * oW}: a row per tap. Top row: vec(∂L/∂y); right column: "
-        f"∂L/∂w{share}.",
+        f"patchesᵀ is {kH * kW}×{oH * oW} · a row per tap · top row: vec(∂L/∂y), right column: "
+        f"∂L/∂w{share}",
     )
 
 

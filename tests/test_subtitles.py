@@ -1,0 +1,52 @@
+"""Panel subtitles are never cut short: in presentation mode the notes after " · " give way first
+and the first part is kept whole (wrapped if it must be); in normal mode every word is kept."""
+
+import numpy as np
+import pytest
+
+from convviz.render.geometry import HIDDEN_NOTE, subtitle_lines
+from convviz.render.panel import Panel
+from convviz.render.theme import PRESENTATION, THEME
+
+PROJECTOR = PRESENTATION.fitted(1232, 720)
+LAPTOP = THEME.fitted(820, 720)
+
+
+def panel(subtitle: str) -> Panel:
+    return Panel(values=np.zeros((2, 2)), title="∂L/∂y[n=0, k=0]", key="g", subtitle=subtitle)
+
+
+def words(lines: list[str]) -> list[str]:
+    return " ".join(lines).split()
+
+
+@pytest.mark.parametrize("column", [120, 150, 220, 400, 900])
+def test_projector_keeps_the_first_part_whole_and_drops_notes_from_the_end(column):
+    sub = "5×5 → padded 7×7 · window coloured by kernel tap · grey: padding"
+    lines = subtitle_lines(panel(sub), PROJECTOR, column, hidden=False)
+    shown = " ".join(lines)
+    assert "…" not in shown
+    kept = sub.split(" · ")
+    assert any(words(lines) == " · ".join(kept[:n]).split() for n in range(1, len(kept) + 1))
+    assert shown.startswith("5×5 → padded 7×7")
+
+
+def test_projector_drops_clauses_after_a_comma_too_and_wraps_only_a_first_clause_too_wide():
+    # the weight gradient's ∂L/∂y of a 2×2 output: its column is two cells wide
+    lines = subtitle_lines(panel("2×2, spread by the stride 1×1"), PROJECTOR, 150, hidden=False)
+    assert lines == ["2×2"]
+    wide = "rows 43…53 of the padded gradient"  # one clause: wrapped, never cut
+    lines = subtitle_lines(panel(wide), PROJECTOR, 150, hidden=False)
+    assert len(lines) >= 2 and words(lines) == wide.split()
+
+
+@pytest.mark.parametrize("column", [120, 300, 900])
+def test_laptop_keeps_every_word(column):
+    sub = "5×5 → padded 7×7 · window coloured by kernel tap"
+    lines = subtitle_lines(panel(sub), LAPTOP, column, hidden=True)
+    assert words(lines) == f"{sub} · {HIDDEN_NOTE}".split()
+
+
+def test_hidden_note_alone_is_kept_on_a_projector():
+    lines = subtitle_lines(panel(""), PROJECTOR, 400, hidden=True)
+    assert " ".join(lines) == HIDDEN_NOTE
