@@ -36,7 +36,14 @@ def click_tile(page: Page, grid: str, tr: int, tc: int, row: int = 0, col: int =
     chart = page.locator(GRID.format(grid))
     expect(chart).to_have_count(1)
     chart.scroll_into_view_if_needed()
-    x, y = page.evaluate(TILE_XY, [grid, tr, tc, row, col])
+    height = page.viewport_size["height"]
+    for _ in range(5):  # a tall grid: scroll its tile into view (Streamlit scrolls its main block)
+        x, y = page.evaluate(TILE_XY, [grid, tr, tc, row, col])
+        if 80 < y < height - 40:
+            break
+        page.mouse.move(x, height / 2)
+        page.mouse.wheel(0, y - height / 2)
+        page.wait_for_timeout(300)
     page.mouse.move(x, y)  # plotly picks the point on hover, then the click selects it
     page.mouse.click(x, y)
 
@@ -60,7 +67,10 @@ def test_clicking_a_weight_gradient_tile_selects_its_filter_and_channel(tab: Pag
     settle(tab)
     assert tab.evaluate(OUTLINE, ["grad_w", 2 * 2 + 1 + 1])  # 3 filters × 2 channels
     tile = tab.locator(".st-key-tile")
-    expect(tile).to_contain_text("k=2", timeout=RERUN_MS)  # the operands: ∂L/∂y[k=2], x[c=1]
+    expect(tile).to_contain_text("∂L/∂y[n=0, k=2]", timeout=RERUN_MS)  # the tile's operands
+    expect(tile).to_contain_text("x[n=0, c=1]")
+    expect(tile).to_contain_text("∂L/∂w[k=2, c=1]")
+    tile.screenshot(path=f"{SHOTS}/channels_operands_after.png")
     tab.locator(GRID.format("grad_w")).scroll_into_view_if_needed()
     tab.screenshot(path=f"{SHOTS}/channels_after.png")
 
@@ -84,4 +94,19 @@ def test_the_channel_and_filter_rows_select_what_their_tiles_are(tab: Page, app_
     click_tile(tab, "grad_x", 0, 0)  # ∂L/∂x[n=0, c=0]
     expect(side(tab, "channel c")).to_have_value("0", timeout=RERUN_MS)
     assert "k=2" in tab.url and "c=0" in tab.url
+    assert_no_traceback(tab)
+
+
+def test_a_big_layers_tiles_take_clicks_too(tab: Page, app_url):
+    """5 channels of 100×100 and 10 filters: a click target spans a block of a big tile."""
+    tab.set_viewport_size({"width": 1280, "height": 720})
+    goto(tab, f"{app_url}/Channels?preset=qa-channels", charts=5)
+    click_tile(tab, "grad_w", 7, 3, 4, 4)  # ∂L/∂w[k=7, c=3], its bottom-right cell
+    expect(side(tab, "filter k")).to_have_value("7", timeout=4 * RERUN_MS)
+    expect(side(tab, "channel c")).to_have_value("3")
+    click_tile(tab, "x", 0, 4, 99, 0)  # x[n=0, c=4], its bottom-left cell
+    expect(side(tab, "channel c")).to_have_value("4", timeout=4 * RERUN_MS)
+    settle(tab)
+    tab.locator(GRID.format("x")).scroll_into_view_if_needed()
+    tab.screenshot(path=f"{SHOTS}/channels_big_after.png")
     assert_no_traceback(tab)

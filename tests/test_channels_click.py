@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from convviz.render.channels import CLICK_TARGETS, heatmap_grid
+from convviz.render.channels import CLICK_BLOCKS, CLICK_CELLS, heatmap_grid
 from convviz.ui import controls
 from convviz.ui.state import DEFAULTS, picked_slice
 
@@ -49,7 +49,7 @@ def _targets(fig) -> list:
     return [t for t in fig.data if t.type == "scatter"]
 
 
-@pytest.mark.parametrize("size", [1, 3, CLICK_TARGETS, CLICK_TARGETS + 1, 100])
+@pytest.mark.parametrize("size", [1, 3, CLICK_CELLS, CLICK_CELLS + 1, 100])
 def test_every_point_of_a_tile_carries_that_tiles_indices(size):
     arrays = np.arange(3 * 2 * size * size, dtype=float).reshape(3, 2, size, size)
     rows, cols = ["k=0", "k=1", "k=2"], ["c=0", "c=1"]
@@ -61,8 +61,9 @@ def test_every_point_of_a_tile_carries_that_tiles_indices(size):
         i = r * 2 + c + 1
         assert (t.xaxis, t.yaxis) == (f"x{'' if i == 1 else i}", f"y{'' if i == 1 else i}")
         assert {tuple(d) for d in t.customdata} == {("grad_w", r, c)}
-        assert f"click: show k={r} c={c}" in t.hovertext[0]
-        side = min(size, CLICK_TARGETS)
+        hover = t.hovertext if isinstance(t.hovertext, str) else t.hovertext[0]
+        assert hover.endswith(f"click: show k={r} c={c}")
+        side = size if size <= CLICK_CELLS else CLICK_BLOCKS
         assert len(t.x) == side * side
         # the targets' squares cover the tile's cells and stay inside it
         x, y = np.asarray(t.x), np.asarray(t.y)
@@ -71,7 +72,7 @@ def test_every_point_of_a_tile_carries_that_tiles_indices(size):
         plot_px = fig.layout.width - fig.layout.margin.l - fig.layout.margin.r
         cell_px = (hi - lo) * plot_px / size
         assert t.marker.size >= (size / side) * cell_px * 0.99  # no gap between targets
-    if size <= CLICK_TARGETS:  # a target per cell: it answers the hover, with the cell's value
+    if size <= CLICK_CELLS:  # a target per cell: it answers the hover, with the cell's value
         assert all(h.hoverinfo == "skip" for h in fig.data[:6])
         assert targets[1].hovertext[0].startswith(f"k=0 c=1<br>[0, 0] = {1 * size * size:g}")
 

@@ -13,7 +13,8 @@ from convviz.render.grids import format_value, format_values
 GAP_PX = 18  # between heatmaps
 LABEL_PX = 26  # room for a column title above / a row title to the right
 RIGHT_PX = 130  # right of the grid: the row labels, then the colour scale
-CLICK_TARGETS = 24  # per tile side at most: in a bigger tile a click target spans several cells
+CLICK_CELLS = 16  # per tile side at most, a click target per cell (which shows the cell's value)
+CLICK_BLOCKS = 8  # per side of a bigger tile: a target spans a block of cells (a lighter figure)
 
 
 @dataclass(frozen=True)
@@ -102,17 +103,19 @@ def _click_targets(g: _Tiles, r: int, c: int, key: str, name: str, z: np.ndarray
     """
     i = r * g.cols + c + 1
     ax = "" if i == 1 else str(i)
-    rows, cols = min(g.h, CLICK_TARGETS), min(g.w, CLICK_TARGETS)
+    per_cell = max(g.h, g.w) <= CLICK_CELLS
+    rows, cols = (g.h, g.w) if per_cell else (min(g.h, CLICK_BLOCKS), min(g.w, CLICK_BLOCKS))
     bh, bw = g.h / rows, g.w / cols  # cells per target
     yy, xx = np.meshgrid(
         (np.arange(rows) + 0.5) * bh - 0.5, (np.arange(cols) + 0.5) * bw - 0.5, indexing="ij"
     )  # (rows, cols) centres in cell coordinates
-    if bh == bw == 1:
+    click = f"click: show {name}"
+    if per_cell:
         values = format_values(z).ravel()
         cells = np.ndindex(g.h, g.w)
-        hover = [f"{name}<br>[{y}, {x}] = {v}" for (y, x), v in zip(cells, values)]
+        hover = [f"{name}<br>[{y}, {x}] = {v}<br>{click}" for (y, x), v in zip(cells, values)]
     else:
-        hover = [name] * (rows * cols)
+        hover = f"{name}<br>{click}"
     return {
         "type": "scatter",
         "mode": "markers",
@@ -122,7 +125,7 @@ def _click_targets(g: _Tiles, r: int, c: int, key: str, name: str, z: np.ndarray
         "xaxis": f"x{ax}",
         "yaxis": f"y{ax}",
         "customdata": [[key, r, c]] * (rows * cols),
-        "hovertext": [f"{h}<br>click: show {name}" for h in hover],
+        "hovertext": hover,
         "hovertemplate": "%{hovertext}<extra></extra>",
         "marker": {
             "symbol": "square",
@@ -230,7 +233,7 @@ def heatmap_grid(
         for r, c in picked:
             name = f"{row_labels[r]} {col_labels[c]}".strip()
             data.append(_click_targets(g, r, c, click, name, arrays[r, c]))
-            if max(g.h, g.w) <= CLICK_TARGETS:  # a target per cell answers hovers with the value
+            if max(g.h, g.w) <= CLICK_CELLS:  # a target per cell answers hovers with the value
                 data[r * g.cols + c]["hoverinfo"] = "skip"
     top = 60 if title else 10
     fig_width = max(g.width + RIGHT_PX, len(title) * theme.title_font_size * 0.55)
