@@ -427,6 +427,30 @@ def test_weight_window_dilates_by_the_stride_then_steps_by_the_dilation(key):
     assert set(last.row + pt) == set(sweep.rows[-1]) and set(last.col + pl) == set(sweep.cols[-1])
 
 
+@pytest.mark.parametrize("key", LAYERS)
+def test_weight_window_sweeps_over_the_engines_padded_input_drawn_as_cells(key):
+    # a transition without redraw drops heatmap layers on the axes it animates: the padded input
+    # under the window is drawn as still markers, which stay; every number is the engine's
+    n, k, c = slice_of(key)
+    wg = LAYERS[key].weight_grad
+    motion = mst.weight_motion(wg, weight_grad_sweep(wg, k, c), n, k, c)
+    fig = mp.motion_figure(motion, THEME, start=0)
+    assert {t.type for t in fig.data} == {"scatter"}
+    back = next(t for t in fig.data if t.name == "motion:backdrop")
+    assert back.xaxis == "x2" and back.yaxis == "y2"
+    rH, rW = wg.spec.reach
+    (pt, _), (pl, _) = wg.spec.padding
+    x_pad = wg.x_padded[n, c, :rH, :rW]
+    rows, cols = np.indices(x_pad.shape).reshape(2, -1)
+    assert np.array_equal(np.asarray(back.y) + pt, rows)
+    assert np.array_equal(np.asarray(back.x) + pl, cols)
+    if back.text is not None:
+        np.testing.assert_array_equal(back.text, format_values(x_pad.ravel()))
+    assert all(
+        back_index not in f.traces for f in fig.frames for back_index in [fig.data.index(back)]
+    )
+
+
 # --- size ----------------------------------------------------------------------------------------
 
 

@@ -104,8 +104,8 @@ class Scene:
     caption: str
     groups: dict[str, Cells]
     # the engine cell whose sum this scene computes or updates, for the formula under the player:
-    # ("grad_x_padded", row, col) in padded indices, or ("grad_x",): the ∂L/∂x cell the reader
-    # follows (the page's selection); () when the scene has no one cell's sum
+    # ("grad_x_padded", row, col) in padded indices, ("grad_w", row, col), or ("grad_x",): the
+    # ∂L/∂x cell the reader follows (the page's selection); () when the scene has no one cell's sum
     cell: tuple = ()
 
 
@@ -203,6 +203,16 @@ def cells(role: str, rows, cols, values, scale: float = 1.0, opacity=1.0, colors
 
 def scale_of(*arrays) -> float:
     return float(max(np.abs(a).max(initial=0) for a in arrays)) or 1.0
+
+
+def backdrop_cells(panel: Panel) -> Cells:
+    """A still panel (e.g. the padded input) as cells: value colours, padding grey."""
+    vals = np.asarray(panel.values, float)
+    oy, ox = panel.origin
+    r, q = np.indices(vals.shape).reshape(2, -1)
+    pad = panel.mask("pad_mask").ravel()
+    c = cells("value", r + oy, q + ox, vals.ravel(), scale_of(vals))
+    return replace(c, color=np.where(pad, PAD_COLOR, c.color), ink=np.where(pad, PAD_TEXT, c.ink))
 
 
 def shape_text(shape) -> str:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import io
-from dataclasses import replace
 
 import numpy as np
 
@@ -16,11 +15,10 @@ from convviz.render.motion import (
     ROLES,
     Cells,
     Motion,
-    cells,
-    scale_of,
+    backdrop_cells,
 )
 from convviz.render.panel import Panel
-from convviz.render.theme import BACKGROUND, MUTED_TEXT, PAD_COLOR, PAD_TEXT, TEXT_COLOR
+from convviz.render.theme import BACKGROUND, MUTED_TEXT, TEXT_COLOR
 
 GAP = 1.5  # cells between two panels
 TOP, BOTTOM = 2.4, 1.4  # rows of room above the grids (stage line, titles) and below (caption)
@@ -113,7 +111,7 @@ def _gif_stills(motion: Motion, cell_px: int):
         ax.text(left + col / 2 - 0.5, -0.8, p.title, ha="center", va="bottom",
                 fontsize=font * 0.9, weight="bold", color=TEXT_COLOR)  # fmt: skip
         if i in motion.backdrops:
-            _gif_cells(ax, _backdrop_cells(motion.backdrops[i]), dy, dx, font)
+            _gif_cells(ax, backdrop_cells(motion.backdrops[i]), dy, dx, font)
         left += col + GAP
     return canvas, ax, shift, font
 
@@ -154,13 +152,3 @@ def _gif_cells(ax, c: Cells, dy: float, dx: float, font: float) -> list:
             artists.append(ax.text(q, r, s, ha="center", va="center", fontsize=font, color=ink,
                                    zorder=3))  # fmt: skip
     return artists
-
-
-def _backdrop_cells(panel: Panel) -> Cells:
-    """A still panel (e.g. the padded input) as cells: value colours, padding grey."""
-    vals = np.asarray(panel.values, float)
-    oy, ox = panel.origin
-    r, q = np.indices(vals.shape).reshape(2, -1)
-    pad = panel.mask("pad_mask").ravel()
-    c = cells("value", r + oy, q + ox, vals.ravel(), scale_of(vals))
-    return replace(c, color=np.where(pad, PAD_COLOR, c.color), ink=np.where(pad, PAD_TEXT, c.ink))

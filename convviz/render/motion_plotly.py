@@ -8,10 +8,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import plotly.graph_objects as go
 
-from convviz.render.animation_frames import animated_figure as _animated_figure
-from convviz.render.animation_frames import deep_update as _deep_update
+from convviz.render.animation_frames import animated_figure, deep_update
 from convviz.render.geometry import GridLayout, axis_ids, grid_layout, ticks_px
-from convviz.render.grids import base_layout, format_values, panel_axes, panel_header, panel_traces
+from convviz.render.grids import base_layout, format_values, panel_axes, panel_header
 from convviz.render.motion import (
     FAINT_GRID,
     HOLLOW,
@@ -21,6 +20,7 @@ from convviz.render.motion import (
     Cells,
     Motion,
     Scene,
+    backdrop_cells,
 )
 from convviz.render.panel import Panel
 from convviz.render.theme import FONT_FAMILY, MUTED_TEXT, THEME, Theme
@@ -167,12 +167,13 @@ def motion_figure(
     start = len(frames) - 1 if start is None else int(np.clip(start, 0, len(frames) - 1))
     layout, geo = _motion_layout(motion, theme, title)
     looks = _looks(motion.panels, theme, geo)
-    data = []
-    for i, p in enumerate(motion.panels):
-        if i in motion.backdrops:
-            data += panel_traces(motion.backdrops[i], i, theme, geo)
-        else:
-            data.append(_faint_grid(i, p, geo))
+    data = [_faint_grid(i, p, geo) for i, p in enumerate(motion.panels)]
+    for i, panel in motion.backdrops.items():
+        # still cells as markers, not a heatmap: a transition (no redraw) drops the layers of
+        # trace types it does not animate on those axes, and the heatmap vanished at frame 1
+        back = backdrop_cells(panel)
+        trace = _group_trace("backdrop", back, i, looks[i])
+        data.append(deep_update(trace, _nested(_trace_state(back, looks[i].show))))
     names = [g for g, c in frames[0].groups.items() if len(c.value)]  # empty roles: no trace
     shows = [looks[motion.where[g]].show for g in names]
     states = [[_trace_state(f.groups[g], sh) for g, sh in zip(names, shows)] for f in frames]
@@ -181,7 +182,7 @@ def motion_figure(
     for gi, g in enumerate(names):
         where = motion.where[g]
         trace = _group_trace(g, frames[0].groups[g], where, looks[where])
-        trace = _deep_update(trace, _nested(states[start][gi]))
+        trace = deep_update(trace, _nested(states[start][gi]))
         if gi in moving:  # groups that never change stay out of the frames
             animated.append(len(data))
         data.append(trace)
@@ -190,7 +191,7 @@ def motion_figure(
         for fi, s in enumerate(states)
     ]
     player, steps = _player(motion, frames), np.arange(len(frames))
-    return _animated_figure(data, layout, frame_dicts, animated, steps, start, player)
+    return animated_figure(data, layout, frame_dicts, animated, steps, start, player)
 
 
 def _motion_layout(motion: Motion, theme: Theme, title: str | None):
