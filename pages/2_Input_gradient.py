@@ -31,7 +31,7 @@ from convviz.ui.views import (
     chart,
     export_buttons,
     formula_box,
-    frame_caption,
+    motion_captions,
     page_body,
     page_end,
     page_header,
@@ -60,24 +60,15 @@ def _store_whole() -> None:
     st.session_state[STATE]["whole"] = st.session_state["whole_pass"]
 
 
-def motion_captions(fig, ctx, followed: Formula) -> list[list[str]]:
-    """Per frame of a motion, the lines under its player: the sum of the cell that frame computes
-    (Scene.cell), symbolic and numeric as under the other animations (the engine's formulas),
-    then the stage's words; on a projector the sum alone. Frames with no one cell: the words.
-    `followed`: the ∂L/∂x cell the reader follows (the selected one, else the centre)."""
-    meta, ig = player_meta(fig), ctx.layer.input_grad
-    formulas = {("grad_x",): followed}
-    out = []
-    for words, cell in zip(meta["captions"], meta["cells"]):
-        cell = tuple(cell)
-        if not cell:
-            out.append(words)
-            continue
-        if cell not in formulas:  # the full correlation's cells, ≤ MAX_WINDOW_STOPS of them
-            formulas[cell] = input_grad_formula(ig, ctx.n, ctx.c, *cell[1:], padded=True)
-        lines = frame_caption(formulas[cell], ctx.theme)
-        out.append([*lines, *words] if ctx.theme.show_secondary else lines)
-    return out
+def grad_x_sums(ctx, followed: Formula):
+    """The formula of a motion frame's cell: the ∂L/∂x cell the reader follows (the selected one,
+    else the centre), or a cell of the full correlation (padded indices)."""
+    ig = ctx.layer.input_grad
+    return lambda cell: (
+        followed
+        if cell == ("grad_x",)
+        else input_grad_formula(ig, ctx.n, ctx.c, *cell[1:], padded=True)
+    )
 
 
 def stage_bar(ctx, titles: list[str]) -> tuple[int, bool]:
@@ -108,7 +99,7 @@ def whole_pass_view(ctx, sweep, titles: list[str], formula: Formula) -> None:
     stages = player_meta(fig)["stages"]
     follow = {s: titles.index(s) if s in titles else len(titles) - 1 for s in stages}
     chart(fig, "whole_pass")
-    captions = motion_captions(fig, ctx, formula)
+    captions = motion_captions(fig, ctx, grad_x_sums(ctx, formula))
     pres = not ctx.theme.show_secondary
     player(fig, "whole_pass", captions, presentation=pres, follow=follow)
     if max(ctx.spec.padded_size) <= MAX_GIF_SIDE:
@@ -136,7 +127,8 @@ def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> No
     if motion is not None:  # dilate, pad, rotate, mask: cells that move (opened on the result)
         shown = (current, *selected) if current == 5 else (current,)  # the mask outlines cell
         fig = shared_view(("stage", *shown, *view), lambda: motion_figure(motion, ctx.theme))
-        animated_chart(fig, f"story_{current}", ctx, motion_captions(fig, ctx, formula))
+        captions = motion_captions(fig, ctx, grad_x_sums(ctx, formula))
+        animated_chart(fig, f"story_{current}", ctx, captions)
         export_buttons(step.panels, ctx, name, step.heading)
     elif step.panels:
         chart(panels_figure(step.panels, ctx.theme), f"story_{current}")

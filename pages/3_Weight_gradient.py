@@ -13,6 +13,7 @@ from convviz.ui.views import (
     animation,
     cell_picker,
     formula_box,
+    motion_captions,
     page_body,
     page_end,
     page_header,
@@ -66,7 +67,8 @@ def weight_gradient(ctx):
         ("weight-window", ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme),
         lambda: motion_figure(window_motion(wg, sweep, ctx.n, ctx.k, ctx.c), ctx.theme, start=0),
     )
-    animated_chart(fig, "dilated_grad", ctx, None, primary=False)
+    sums = motion_captions(fig, ctx, lambda cell: weight_grad_formula(wg, ctx.k, ctx.c, *cell[1:]))
+    animated_chart(fig, "dilated_grad", ctx, sums, primary=False)
     st.metric(f"bias gradient ∂L/∂b[{ctx.k}] = Σ ∂L/∂y[:, {ctx.k}]", f"{wg.grad_b[ctx.k]:g}")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from convviz.formulas import input_grad_formula
+from convviz.formulas import input_grad_formula, weight_grad_formula
 from convviz.presets import PRESETS_BY_KEY
 from convviz.stages import forward_stages, layer
 from convviz.ui.state import FIELDS, from_query, preset_state, to_query
@@ -112,3 +112,28 @@ def test_the_player_follows_the_stage_bar_and_writes_the_frames_sums():
     # frames with no one cell (dilate, pad, rotate) keep their words
     first = labels.index("2 · dilate")
     assert cells[first] == [] and len(captions[first]) == 1
+
+
+def test_the_weight_gradient_motion_writes_each_windows_sum():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["preset"] = "recitation-s2"
+    at.switch_page("pages/3_Weight_gradient.py").run()
+    assert not at.exception
+    data = player_data(at, "dilated_grad")
+    p = PRESETS_BY_KEY["recitation-s2"]
+    spec = p.spec()
+    x, w = p.values()
+    wg = layer(spec, x, w, p.grad_out_for(forward_stages(spec, x, w).y)).weight_grad
+    labels, cells, captions = data["labels"], data["cells"], data["captions"]
+    sweeping = [i for i, s in enumerate(labels) if s == "sweep"]
+    assert sweeping and all(cells[i][0] == "grad_w" for i in sweeping)
+    seen = set()
+    for i in sweeping:
+        _, a, b = cells[i]
+        seen.add((a, b))
+        f = weight_grad_formula(wg, 0, 0, a, b)
+        assert captions[i][:2] == [f.text(numeric=n, max_terms=27) for n in (False, True)]
+        assert captions[i][1].endswith(f"= {wg.grad_w[0, 0, a, b]:g}")  # the engine's number
+        assert captions[i][2].startswith("Steps of the dilation")
+    assert seen == {(a, b) for a in range(3) for b in range(3)}  # every tap's window
+    assert all(len(captions[i]) == 1 for i, s in enumerate(labels) if s != "sweep")

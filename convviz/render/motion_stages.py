@@ -237,7 +237,7 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
         a, b = sweep.targets[t]
         say = f"Steps of the dilation {dh}×{dw}: this window gives ∂L/∂w[{a}, {b}] = Σ x̃·∂L/∂y."
         groups = {**scenes[-1].groups, "window": window.at(r, q)}
-        scenes.append(Scene("sweep", say, groups))
+        scenes.append(Scene("sweep", say, groups, cell=("grad_w", int(a), int(b))))
     rH, rW = spec.reach
     backdrop = Panel(
         st.x_padded[n, c, :rH, :rW], f"x̃[n={n}, c={c}]" + (", padded" if st.pad_mask.any() else ""),

@@ -117,6 +117,24 @@ def frame_caption(formula: Formula, theme) -> list[str]:
     return lines
 
 
+def motion_captions(fig, ctx: Context, formula_of) -> list[list[str]]:
+    """Per frame of a motion, the lines under its player: the sum of the cell that frame computes
+    (Scene.cell), symbolic and numeric as under the other animations (the engine's formulas,
+    `formula_of(cell)`, each built once), then the stage's words; on a projector the sum alone.
+    Frames with no one cell: the words."""
+    meta, formulas, out = player_meta(fig), {}, []
+    for words, cell in zip(meta["captions"], meta["cells"]):
+        cell = tuple(cell)
+        if not cell:
+            out.append(words)
+            continue
+        if cell not in formulas:
+            formulas[cell] = formula_of(cell)
+        lines = frame_caption(formulas[cell], ctx.theme)
+        out.append([*lines, *words] if ctx.theme.show_secondary else lines)
+    return out
+
+
 def animated_chart(
     fig, name: str, ctx: Context, captions: list[list[str]] | None, primary: bool = True
 ) -> None:
