@@ -4,7 +4,7 @@ Every panel lives on its own pair of axes whose coordinates are the panel's labe
 (array index + `panel.origin`), so a padded input's first row sits at y = -1. Cells are square;
 their sizes and the headers come from `convviz.render.geometry`, the outlines over the grids from
 `convviz.render.shapes`. The traces and axes here are shared with the animations
-(`convviz.render.animate`) and motions (`convviz.render.motion_plotly`).
+(`convviz.render.sweep_animations`) and motions (`convviz.render.motion_plotly`).
 """
 
 from __future__ import annotations

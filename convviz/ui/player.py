@@ -1,8 +1,8 @@
 """The player under an animated chart: an HTML control bar and the formula of the frame shown.
 
-The chart's frames are built by `convviz.render.animate`; the player (player.js) drives them in
-the browser with plotly's animate, so stepping, playing, scrubbing, the keys and hover linking
-never wait for the server. The formula lines of each frame come from the engine's formulas.
+The chart's frames are built by `convviz.render.animation_frames`; the player (player.js) drives
+them in the browser with plotly's animate, so stepping, playing, scrubbing, the keys and hover
+linking never wait for the server. The formula lines of each frame come from the engine's formulas.
 """
 
 from __future__ import annotations
