@@ -31,19 +31,25 @@ OUTLINE = """([grid, i]) => {
 }"""
 
 
-def click_tile(page: Page, grid: str, tr: int, tc: int, row: int = 0, col: int = 0) -> None:
+def tile_point(page: Page, grid: str, tr: int, tc: int, row: int = 0, col: int = 0):
+    """Page pixels of a cell of a tile, scrolled into view (Streamlit scrolls its main block)."""
     settle(page)
     chart = page.locator(GRID.format(grid))
     expect(chart).to_have_count(1)
     chart.scroll_into_view_if_needed()
     height = page.viewport_size["height"]
-    for _ in range(5):  # a tall grid: scroll its tile into view (Streamlit scrolls its main block)
+    for _ in range(5):  # a tall grid: scroll on to the tile
         x, y = page.evaluate(TILE_XY, [grid, tr, tc, row, col])
         if 80 < y < height - 40:
             break
         page.mouse.move(x, height / 2)
         page.mouse.wheel(0, y - height / 2)
         page.wait_for_timeout(300)
+    return x, y
+
+
+def click_tile(page: Page, grid: str, tr: int, tc: int, row: int = 0, col: int = 0) -> None:
+    x, y = tile_point(page, grid, tr, tc, row, col)
     page.mouse.move(x, y)  # plotly picks the point on hover, then the click selects it
     page.mouse.click(x, y)
 
@@ -87,6 +93,12 @@ def test_clicking_a_weight_gradient_tile_selects_its_filter_and_channel(tab: Pag
 def test_the_channel_and_filter_rows_select_what_their_tiles_are(tab: Page, app_url):
     tab.set_viewport_size({"width": 1280, "height": 720})
     goto(tab, f"{app_url}/Channels?preset=channels-small", charts=5)
+    x, y = tile_point(tab, "grad_w", 1, 0, 2, 1)
+    tab.mouse.move(x, y)  # a cell of ∂L/∂w[k=1, c=0]: its value, and what a click does
+    hover = tab.locator(GRID.format("grad_w")).locator(".hoverlayer")
+    expect(hover).to_contain_text("click: show k=1 c=0")
+    expect(hover).to_contain_text("[2, 1] = ")
+    tab.screenshot(path=f"{SHOTS}/channels_hover.png")
     click_tile(tab, "x", 0, 1)  # input x[n=0, c=1]
     expect(side(tab, "channel c")).to_have_value("1", timeout=RERUN_MS)
     click_tile(tab, "sum_k", 0, 2)  # filter 2's share of ∂L/∂x[n, c]
