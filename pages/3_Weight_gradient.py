@@ -3,6 +3,8 @@
 import streamlit as st
 
 from convviz.formulas import weight_grad_formula
+from convviz.render.animation_frames import writes_captions
+from convviz.render.motion import MAX_WINDOW_STOPS
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import step_of
 from convviz.render.stories import weight_grad_panels, window_motion
@@ -63,11 +65,19 @@ def weight_gradient(ctx):
     cell_picker(ctx, {"grad_w": spec.kernel_size}, "grad_w")
 
     st.subheader("The stride becomes the window's dilation")
-    fig = shared_view(
-        ("weight-window", ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme),
-        lambda: motion_figure(window_motion(wg, sweep, ctx.n, ctx.k, ctx.c), ctx.theme, start=0),
-    )
-    sums = motion_captions(fig, ctx, lambda cell: weight_grad_formula(wg, ctx.k, ctx.c, *cell[1:]))
+
+    k, c = ctx.k, ctx.c
+
+    def window_view():
+        """The motion and, for windows of a size to write out, each window's sum (built once)."""
+        fig = motion_figure(window_motion(wg, sweep, ctx.n, ctx.k, ctx.c), ctx.theme, start=0)
+        if not writes_captions(sweep, MAX_WINDOW_STOPS):  # a huge ∂L/∂y: the words alone
+            return fig, None
+        sums = motion_captions(fig, ctx, lambda cell: weight_grad_formula(wg, k, c, *cell[1:]))
+        return fig, sums
+
+    key = ("weight-window", ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme)
+    fig, sums = shared_view(key, window_view)
     animated_chart(fig, "dilated_grad", ctx, sums, primary=False)
     st.metric(f"bias gradient ∂L/∂b[{ctx.k}] = Σ ∂L/∂y[:, {ctx.k}]", f"{wg.grad_b[ctx.k]:g}")
 

@@ -8,6 +8,7 @@ import base64
 import json
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 
 import convviz.render.motion as mv
@@ -446,9 +447,21 @@ def test_weight_window_sweeps_over_the_engines_padded_input_drawn_as_cells(key):
     assert np.array_equal(np.asarray(back.x) + pl, cols)
     if back.text is not None:
         np.testing.assert_array_equal(back.text, format_values(x_pad.ravel()))
-    assert all(
-        back_index not in f.traces for f in fig.frames for back_index in [fig.data.index(back)]
-    )
+    still = fig.data.index(back)
+    assert all(still not in f.traces for f in fig.frames)
+
+
+@pytest.mark.parametrize("key", LAYERS)
+def test_motion_figures_are_valid_plotly(key):
+    # they are built without plotly's validation (animation_frames.animated_figure): validate here
+    n, k, c = slice_of(key)
+    lay = LAYERS[key]
+    ig, wg = lay.input_grad, lay.weight_grad
+    for motion in (
+        mst.backward_motion(ig, input_grad_sweep(ig, n, c), n, k, c),
+        mst.weight_motion(wg, weight_grad_sweep(wg, k, c), n, k, c),
+    ):
+        go.Figure(mp.motion_figure(motion, PRESENTATION, start=0).to_dict())
 
 
 # --- size ----------------------------------------------------------------------------------------
