@@ -85,16 +85,17 @@ def stage_bar(ctx, titles: list[str]) -> tuple[int, bool]:
     return current, whole
 
 
-def whole_pass_view(ctx, sweep, titles: list[str], formula: Formula) -> None:
+def whole_pass_view(ctx, sweep, titles: list[str], formula: Formula, selected) -> None:
     """The whole backward pass as one motion; the stage bar above lights up where it is."""
     ig, view = ctx.layer.input_grad, (ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme)
     if ctx.theme.show_secondary:
         st.markdown(f"### {WHOLE_PASS}")
 
     def whole_motion():
-        return whole_pass(ig, sweep, ctx.n, ctx.k, ctx.c)
+        return whole_pass(ig, sweep, ctx.n, ctx.k, ctx.c, selected)
 
-    fig = shared_view(("whole", *view), lambda: motion_figure(whole_motion(), ctx.theme, start=0))
+    key = ("whole", *selected, *view)  # the followed cell is outlined
+    fig = shared_view(key, lambda: motion_figure(whole_motion(), ctx.theme, start=0))
     # each stage's button in the bar (7 · ∂L/∂x is the mask's result: its button)
     stages = player_meta(fig)["stages"]
     follow = {s: titles.index(s) if s in titles else len(titles) - 1 for s in stages}
@@ -184,7 +185,7 @@ def input_gradient(ctx):
     above = STAGE_PX if ctx.theme.show_secondary else STAGE_PRES_PX + wrapped * WRAPPED_PX
     ctx = replace(ctx, theme=ctx.theme.reserve(above))
     if whole:
-        whole_pass_view(ctx, sweeps["input_grad"], titles, formula)
+        whole_pass_view(ctx, sweeps["input_grad"], titles, formula, (key, *cell))
     else:
         stage_view(ctx, steps[current], current, sweeps["input_grad"], formula, (key, *cell))
 

@@ -525,3 +525,22 @@ def test_the_selected_cell_and_its_copies_are_outlined_and_travel_to_it():
     assert np.all(motion.scenes[-1].groups["selected"].opacity == 0)
     motion = stage_motion(ig, 5, 0, 0, 0, ("grad_x", 3, 3))
     assert len(motion.scenes[-1].groups["selected"].row) == 1
+
+
+def test_the_whole_pass_outlines_the_followed_cell_once_its_gradient_is_complete():
+    from convviz.render.input_story import whole_pass
+
+    lay = LAYERS["reflect"]  # x[1, 1] has 3 ring copies that fold back onto it
+    ig = lay.input_grad
+    motion = whole_pass(ig, input_grad_sweep(ig, 0, 0), 0, 0, 0, ("grad_x", 1, 1))
+    assert motion.where["selected"] == 2  # on ∂L/∂x̃ → ∂L/∂x
+    stages = [s.stage for s in motion.scenes]
+    mask = stages.index(ms.MASK)
+    for scene in motion.scenes[: mask - 1]:  # unseen while ∂L/∂x̃ is being computed
+        assert np.all(scene.groups["selected"].opacity == 0)
+    seen = motion.scenes[mask - 1].groups["selected"]  # ∂L/∂x̃ complete: the cell and its copies
+    assert sorted(zip(seen.row, seen.col)) == [(-1, -1), (-1, 1), (1, -1), (1, 1)]
+    assert np.all(seen.opacity == 1)
+    last = motion.scenes[-1].groups["selected"]
+    assert set(zip(last.row, last.col)) == {(1, 1)}  # folded onto the cell whose sum is shown
+    assert "motion:selected" in figure_frame(mp.motion_figure(motion, THEME), -1)

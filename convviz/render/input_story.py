@@ -280,10 +280,7 @@ def stage_motion(
         outlines it (and its padded copies, which travel back onto it).
     """
     if stage == 5:
-        copies = copies_of(st, in_panel("grad_x", selected))
-        if copies is None:
-            copies = cell_mask(st.spec.padded_size, in_panel("grad_x_padded", selected))
-        return mask_motion(st, n, c, selected=copies)
+        return mask_motion(st, n, c, selected=_outlined(st, selected))
     motions = {
         1: lambda: dilate_motion(st, n, k),
         2: lambda: pad_motion(st, n, k),
@@ -292,9 +289,25 @@ def stage_motion(
     return motions[stage]() if stage in motions else None
 
 
-def whole_pass(st: InputGradStages, sweep: Sweep, n: int, k: int, c: int) -> Motion:
-    """∂L/∂y → dilate → pad → rotate → full correlation → mask → ∂L/∂x as one motion."""
-    return backward_motion(st, sweep, n, k, c)
+def whole_pass(
+    st: InputGradStages,
+    sweep: Sweep,
+    n: int,
+    k: int,
+    c: int,
+    selected: tuple[str, int, int] | None = None,
+) -> Motion:
+    """∂L/∂y → dilate → pad → rotate → full correlation → mask → ∂L/∂x as one motion; a selected
+    cell (as in `stage_motion`) is outlined from the moment ∂L/∂x̃ is complete."""
+    return backward_motion(st, sweep, n, k, c, selected=_outlined(st, selected))
+
+
+def _outlined(st: InputGradStages, selected) -> np.ndarray | None:
+    """(Hp, Wp) bool: a selected ∂L/∂x cell and its padded copies, or a selected ∂L/∂x̃ cell."""
+    copies = copies_of(st, in_panel("grad_x", selected))
+    if copies is None:
+        copies = cell_mask(st.spec.padded_size, in_panel("grad_x_padded", selected))
+    return copies
 
 
 WHOLE_PASS = "The whole backward pass: ∂L/∂y → dilate → pad → rotate → correlate → mask → ∂L/∂x"

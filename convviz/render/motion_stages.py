@@ -138,10 +138,13 @@ def mask_motion(
     return within_budget(motion)
 
 
-def backward_motion(st: InputGradStages, sweep: Sweep, n: int, k: int, c: int) -> Motion:
+def backward_motion(
+    st: InputGradStages, sweep: Sweep, n: int, k: int, c: int, selected: np.ndarray | None = None
+) -> Motion:
     """The whole backward pass: ∂L/∂y → dilate → pad → rotate → correlate → mask → ∂L/∂x.
 
     sweep : the full correlation of (n, c) (`sweeps.input_grad_sweep`); its channel k is drawn.
+    selected : (Hp, Wp) bool, padded cells to outline once ∂L/∂x̃ is complete (as `mask_motion`).
     """
     spec = st.spec
     (pt, _), (pl, _) = spec.padding
@@ -172,6 +175,13 @@ def backward_motion(st: InputGradStages, sweep: Sweep, n: int, k: int, c: int) -
     say = f"∂L/∂x[n={n}, c={c}]: the engine's input gradient."
     end = Scene(GRAD_X, say, plan[-1][0].groups, FOLLOWED)
     plan.append((end, 4))
+    if selected is not None and np.any(selected):
+        scenes = with_outlines(st, [s for s, _ in plan], selected)
+        filled = next(i for i, s in enumerate(scenes) if s.stage == MASK) - 1  # ∂L/∂x̃ complete
+        for i, scene in enumerate(scenes[:filled]):  # unseen until then
+            hidden = scene.groups["selected"].at(opacity=0.0)
+            scenes[i] = replace(scene, groups={**scene.groups, "selected": hidden})
+        plan = [(s, t) for s, (_, t) in zip(scenes, plan)]
     panels = (
         _grad_panel(st, n, k, "padded"),
         blank_panel(spec.kernel_size, f"w[k={k}, c={c}] → rot180", "w_rot"),
@@ -181,7 +191,7 @@ def backward_motion(st: InputGradStages, sweep: Sweep, n: int, k: int, c: int) -
         ),
     )  # fmt: skip
     where = {g: 0 for g in ("grad_out", "inserted", "pad", "remainder", "window")}
-    where.update(taps=1, grad_x_padded=2, ring=2, grad_x=2)
+    where.update(taps=1, grad_x_padded=2, ring=2, grad_x=2, selected=2)
     motion = Motion(
         "backward", panels, where, tuple(s for s, _ in plan), tuple(t for _, t in plan[1:]),
         stages=(GRAD_OUT, DILATE, PAD, ROTATE, CORRELATE, MASK, GRAD_X),
