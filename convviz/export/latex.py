@@ -88,90 +88,129 @@ def _stage(title: str, text: str, body: str) -> str:
     return f"\\subsection*{{{title}}}\n{text}\n{body}"
 
 
-def stages_tex(story: Story) -> str:
-    """A standalone document: the layer's stages as bmatrix blocks and the selected formulas."""
-    spec, fw, ig, wg = (
-        story.spec,
-        story.layer.forward,
-        story.layer.input_grad,
-        story.layer.weight_grad,
-    )
-    n, k, c = story.n, story.k, story.c
-    fold = "cvdrop" if spec.padding_mode == "zeros" else "cvfold"
+def _intro(story: Story) -> str:
+    """The title and a paragraph: the layer's shapes and hyperparameters, the slice, the marks."""
+    spec = story.spec
     (sh, sw), (dh, dw) = spec.stride, spec.dilation
     (pt, pb), (pl, pr) = spec.padding
-    ring = fw.pad_mask
     times = r" \times "
     x_shape, w_shape = (
         times.join(map(str, spec.input_shape)),
         times.join(map(str, spec.weight_shape)),
     )
-    weight_title = (
-        r"$\partial L/\partial w = \tilde{x} \star \mathrm{dilate}(\partial L/\partial y)$"
+    return "\n".join(
+        [
+            r"\section*{convviz: " + story.preset.replace("_", r"\_") + "}",
+            rf"Input $x$ of shape ${x_shape}$, weights $w$ of shape "
+            rf"${w_shape}$; stride ${sh}\times{sw}$, padding "
+            rf"$({pt}, {pb}) \times ({pl}, {pr})$ ({spec.padding_mode}), "
+            rf"dilation ${dh}\times{dw}$. "
+            rf"Shown: sample $n={story.n}$, filter $k={story.k}$, channel $c={story.c}$. "
+            r"Marks: $\cvpad{\text{padded}}$, $\cvins{\text{inserted zero}}$, "
+            r"$\cvrem{\text{remainder}}$, $\cvdrop{\text{dropped}}$, "
+            r"$\cvfold{\text{folded back}}$.",
+        ]
     )
-    parts = [
-        r"\section*{convviz: " + story.preset.replace("_", r"\_") + "}",
-        rf"Input $x$ of shape ${x_shape}$, weights $w$ of shape "
-        rf"${w_shape}$; stride ${sh}\times{sw}$, padding "
-        rf"$({pt}, {pb}) \times ({pl}, {pr})$ ({spec.padding_mode}), dilation ${dh}\times{dw}$. "
-        rf"Shown: sample $n={n}$, filter $k={k}$, channel $c={c}$. "
-        r"Marks: $\cvpad{\text{padded}}$, $\cvins{\text{inserted zero}}$, "
-        r"$\cvrem{\text{remainder}}$, $\cvdrop{\text{dropped}}$, "
-        r"$\cvfold{\text{folded back}}$.",
-        r"\section*{Forward: $y = \tilde{x} \star w$}",
-        _display(
-            (r"\tilde{x}", bmatrix(fw.x_padded[n, c], {"cvpad": ring, "cvrem": fw.remainder_mask})),
-            ("w", bmatrix(fw.w[k, c])),
-            ("y", bmatrix(fw.y[n, k])),
-        ),
-        cell_latex(story.forward_formula),
-        r"\section*{Input gradient $\partial L / \partial x$}",
-        _stage(
-            r"1. $\partial L/\partial y$ and 2. dilate by the stride",
-            f"Insert ${sh - 1}\\times{sw - 1}$ zeros between neighbouring cells.",
-            _display(
-                (r"\frac{\partial L}{\partial y}", bmatrix(ig.grad_out[n, k])),
-                (r"\text{dilated}", bmatrix(ig.dilated[n, k], {"cvins": ig.dilation_mask})),
-            ),
-        ),
-        _stage(
-            "3. Pad for the full correlation",
-            r"$\mathrm{dil}\cdot(k-1)$ zeros per side, plus the remainder at the bottom/right.",
+
+
+def _forward(story: Story) -> str:
+    """The padded input, the kernel and the output, then the selected output cell's formula."""
+    fw, n, k, c = story.layer.forward, story.n, story.k, story.c
+    return "\n".join(
+        [
+            r"\section*{Forward: $y = \tilde{x} \star w$}",
             _display(
                 (
-                    r"\text{padded}",
-                    bmatrix(
-                        ig.padded[n, k],
-                        {"cvpad": ig.padded_ring, "cvins": ig.padded_dilation_mask},
-                    ),
-                )
-            ),
-        ),
-        _stage(
-            r"4. Rotate the kernel $180^\circ$",
-            "Flip up-down, then left-right.",
-            _display(("w", bmatrix(ig.w[k, c])), (r"\mathrm{rot180}(w)", bmatrix(ig.w_rot[c, k]))),
-        ),
-        _stage(
-            "5. Full correlation at stride 1, then 6. mask and crop",
-            "The gradient of every padded-input cell, ring included; the ring is dropped "
-            "(zero padding) or folded back onto the cells it copied (other modes).",
-            _display(
-                (
-                    r"\frac{\partial L}{\partial \tilde{x}}",
-                    bmatrix(ig.grad_x_padded[n, c], {fold: ring}),
+                    r"\tilde{x}",
+                    bmatrix(fw.x_padded[n, c], {"cvpad": fw.pad_mask, "cvrem": fw.remainder_mask}),
                 ),
-                (r"\frac{\partial L}{\partial x}", bmatrix(ig.grad_x[n, c])),
+                ("w", bmatrix(fw.w[k, c])),
+                ("y", bmatrix(fw.y[n, k])),
             ),
-        ),
-        cell_latex(story.input_grad_formula),
-        r"\section*{Weight gradient " + weight_title + "}",
-        _display(
-            (r"\frac{\partial L}{\partial w}", bmatrix(wg.grad_w[k, c])),
-            (r"\frac{\partial L}{\partial b_{" + str(k) + "}}", _num(wg.grad_b[k])),
-        ),
-        cell_latex(story.weight_grad_formula),
-    ]
+            cell_latex(story.forward_formula),
+        ]
+    )
+
+
+def _input_grad(story: Story) -> str:
+    """The input gradient's stages (dilate, pad, rotate, correlate, mask and crop), then the
+    selected input cell's formula."""
+    spec, ig, n, k, c = story.spec, story.layer.input_grad, story.n, story.k, story.c
+    sh, sw = spec.stride
+    ring = story.layer.forward.pad_mask
+    fold = "cvdrop" if spec.padding_mode == "zeros" else "cvfold"
+    return "\n".join(
+        [
+            r"\section*{Input gradient $\partial L / \partial x$}",
+            _stage(
+                r"1. $\partial L/\partial y$ and 2. dilate by the stride",
+                f"Insert ${sh - 1}\\times{sw - 1}$ zeros between neighbouring cells.",
+                _display(
+                    (r"\frac{\partial L}{\partial y}", bmatrix(ig.grad_out[n, k])),
+                    (r"\text{dilated}", bmatrix(ig.dilated[n, k], {"cvins": ig.dilation_mask})),
+                ),
+            ),
+            _stage(
+                "3. Pad for the full correlation",
+                r"$\mathrm{dil}\cdot(k-1)$ zeros per side, plus the remainder at the bottom/right.",
+                _display(
+                    (
+                        r"\text{padded}",
+                        bmatrix(
+                            ig.padded[n, k],
+                            {"cvpad": ig.padded_ring, "cvins": ig.padded_dilation_mask},
+                        ),
+                    )
+                ),
+            ),
+            _stage(
+                r"4. Rotate the kernel $180^\circ$",
+                "Flip up-down, then left-right.",
+                _display(
+                    ("w", bmatrix(ig.w[k, c])), (r"\mathrm{rot180}(w)", bmatrix(ig.w_rot[c, k]))
+                ),
+            ),
+            _stage(
+                "5. Full correlation at stride 1, then 6. mask and crop",
+                "The gradient of every padded-input cell, ring included; the ring is dropped "
+                "(zero padding) or folded back onto the cells it copied (other modes).",
+                _display(
+                    (
+                        r"\frac{\partial L}{\partial \tilde{x}}",
+                        bmatrix(ig.grad_x_padded[n, c], {fold: ring}),
+                    ),
+                    (r"\frac{\partial L}{\partial x}", bmatrix(ig.grad_x[n, c])),
+                ),
+            ),
+            cell_latex(story.input_grad_formula),
+        ]
+    )
+
+
+def _weight_grad(story: Story) -> str:
+    """The weight and bias gradients of the slice, then the selected weight cell's formula."""
+    wg, k, c = story.layer.weight_grad, story.k, story.c
+    title = r"$\partial L/\partial w = \tilde{x} \star \mathrm{dilate}(\partial L/\partial y)$"
+    return "\n".join(
+        [
+            r"\section*{Weight gradient " + title + "}",
+            _display(
+                (r"\frac{\partial L}{\partial w}", bmatrix(wg.grad_w[k, c])),
+                (r"\frac{\partial L}{\partial b_{" + str(k) + "}}", _num(wg.grad_b[k])),
+            ),
+            cell_latex(story.weight_grad_formula),
+        ]
+    )
+
+
+def _preamble(story: Story) -> str:
+    """The preamble, with room for as many matrix columns as the widest typeset grid has."""
+    fw, ig = story.layer.forward, story.layer.input_grad
     side = max(max(a.shape[-2:]) for a in (fw.x_padded, ig.padded, fw.y, ig.grad_x_padded))
-    preamble = _PREAMBLE.replace("@COLS@", str(max(10, min(side, MAX_SIDE))))
-    return preamble + "\n".join(parts) + "\n\\end{document}\n"
+    return _PREAMBLE.replace("@COLS@", str(max(10, min(side, MAX_SIDE))))
+
+
+def stages_tex(story: Story) -> str:
+    """A standalone document: the layer's stages as bmatrix blocks and the selected formulas."""
+    parts = [_intro(story), _forward(story), _input_grad(story), _weight_grad(story)]
+    return _preamble(story) + "\n".join(parts) + "\n\\end{document}\n"
