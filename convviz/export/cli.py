@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from convviz.export.story import ExportError, Story
+from convviz.export.story import Animation, ExportError, Story
 from convviz.presets import PRESETS_BY_KEY
 
 FORMATS = ("png", "svg", "gif", "mp4", "html", "tex", "pdf", "py")
@@ -99,12 +99,18 @@ def _formats(text: str) -> list[str]:
 
 def jobs(story: Story, formats: list[str]) -> list[Job]:
     """Every file the chosen formats make for the story, in lecture order."""
-    from convviz.export import html, latex, snippet, video
-    from convviz.export.handout import handout_pdf
-    from convviz.render import static
+    anims = story.animations()
+    return [
+        *_still_jobs(story, formats),
+        *_animation_jobs(story, anims, formats),
+        *_html_jobs(story, anims, formats),
+        *_document_jobs(story, formats),
+    ]
 
-    out: list[Job] = []
-    stills = story.stills()
+
+def _still_jobs(story: Story, formats: list[str]) -> list[Job]:
+    """A PNG and an SVG of every stage, as chosen."""
+    from convviz.render import static
 
     def figure(still):
         f = still.formula
@@ -115,12 +121,21 @@ def jobs(story: Story, formats: list[str]) -> list[Job]:
             formula_text=f.text(numeric=True, max_terms=12) if f else None,
         )
 
+    stills = story.stills()
+    out: list[Job] = []
     for ext, save in (("png", static.to_png), ("svg", static.to_svg)):
         if ext in formats:
             out += [
                 Job(story.file_name(s.name, ext), lambda s=s, save=save: save(figure(s)))
                 for s in stills
             ]
+    return out
+
+
+def _animation_jobs(story: Story, anims: list[Animation], formats: list[str]) -> list[Job]:
+    """A GIF and an MP4 of every animation, as chosen; each draws its frames once for both."""
+    from convviz.export import video
+
     rendered: dict[str, video.Rendered] = {}  # frames drawn once, for the GIF and the MP4
 
     def draw(anim) -> video.Rendered:
@@ -132,7 +147,7 @@ def jobs(story: Story, formats: list[str]) -> list[Job]:
             rendered[anim.name] = r
         return rendered[anim.name]
 
-    anims = story.animations()
+    out: list[Job] = []
     for anim in anims:
         if "gif" in formats:
             out.append(Job(story.file_name(anim.name, "gif"), lambda a=anim: draw(a).gif))
@@ -140,14 +155,30 @@ def jobs(story: Story, formats: list[str]) -> list[Job]:
             out.append(
                 Job(story.file_name(anim.name, "mp4"), lambda a=anim: _mp4(draw, rendered, a))
             )
-    if "html" in formats:
-        out += [
+    return out
+
+
+def _html_jobs(story: Story, anims: list[Animation], formats: list[str]) -> list[Job]:
+    """An offline page per animation and the whole lecture in one page, if HTML is chosen."""
+    from convviz.export import html
+
+    if "html" not in formats:
+        return []
+    return [
+        *(
             Job(story.file_name(a.name, "html"), lambda a=a: html.animation_html(story, a).encode())
             for a in anims
-        ]
-        out.append(
-            Job(story.file_name("lecture", "html"), lambda: html.lecture_html(story).encode())
-        )
+        ),
+        Job(story.file_name("lecture", "html"), lambda: html.lecture_html(story).encode()),
+    ]
+
+
+def _document_jobs(story: Story, formats: list[str]) -> list[Job]:
+    """The .tex of the stages, the PDF handout and the NumPy / PyTorch snippets, as chosen."""
+    from convviz.export import latex, snippet
+    from convviz.export.handout import handout_pdf
+
+    out: list[Job] = []
     if "tex" in formats:
         out.append(Job(story.file_name("stages", "tex"), lambda: latex.stages_tex(story).encode()))
     if "pdf" in formats:
