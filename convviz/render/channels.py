@@ -207,34 +207,65 @@ def heatmap_grid(
     Axes are laid out by hand (pixel domains): make_subplots costs ~40 ms a figure.
     """
     g = _tiles(arrays, theme)
+    names = [[f"{row} {col}".strip() for col in col_labels] for row in row_labels]
+    data = _heatmaps(arrays, g, names, theme)
+    if click is not None:
+        _add_click_targets(data, arrays, g, names, click, click_cols or g.cols)
+    notes = _labels(g, row_labels, col_labels, theme)
+    return go.Figure(data=data, layout=_layout(g, theme, title, notes, selected))
+
+
+def _heatmaps(arrays: np.ndarray, g: _Tiles, names: list[list[str]], theme: th.Theme) -> list[dict]:
+    """A heatmap per tile on one symmetric colour range: numbers where they fit, else the
+    first heatmap carries the grid's colour scale."""
     labels = format_values(arrays)
     longest = max((len(t) for t in labels.ravel()), default=1)
     show_text = g.cell >= max(22, 7 * longest + 6) and max(g.h, g.w) <= theme.max_text_cells
     lim = float(np.abs(arrays).max()) or 1.0
     font = max(9, min(theme.cell_font_size, int(g.cell * 0.45)))
+    data = [
+        _tile(arrays[r, c], r, c, g, lim, names[r][c], labels[r, c] if show_text else None, font)
+        for r, c in np.ndindex(g.rows, g.cols)
+    ]
+    if not show_text:
+        data[0].update(_scale(lim, float(arrays.min()), float(arrays.max()), g))
+    return data
+
+
+def _add_click_targets(
+    data: list[dict], arrays: np.ndarray, g: _Tiles, names: list[list[str]], click: str, cols: int
+) -> None:
+    """Append click targets over the tiles of the first `cols` columns; where a target is one
+    cell it answers hovers with the value, so its heatmap's own hover is skipped."""
+    for r, c in np.ndindex(g.rows, g.cols):
+        if c < cols:
+            data.append(_click_targets(g, r, c, click, names[r][c], arrays[r, c]))
+            if max(g.h, g.w) <= CLICK_CELLS:
+                data[r * g.cols + c]["hoverinfo"] = "skip"
+
+
+def _labels(g: _Tiles, row_labels: list[str], col_labels: list[str], theme: th.Theme) -> list[dict]:
+    """Column titles above the first row; row titles right of the last column (if rows > 1)."""
     # column titles no wider than their column (plus the gap): they never run into each other
     longest_label = max(map(len, col_labels), default=1)
     label_font = max(8, min(theme.font_size, int((g.pw + GAP_PX - 4) / (0.6 * longest_label))))
-    data, layout, notes = [], {}, []
+    notes = []
     for r, c in np.ndindex(g.rows, g.cols):
-        layout.update(_axes(g, r, c))
-        name = f"{row_labels[r]} {col_labels[c]}".strip()
-        text = labels[r, c] if show_text else None
-        data.append(_tile(arrays[r, c], r, c, g, lim, name, text, font))
         x0, y0 = g.origin(r, c)
         if r == 0:
             notes.append(_label(col_labels[c], x0 + g.pw / g.width / 2, y0, label_font, "top"))
         if g.rows > 1 and c == g.cols - 1:
             notes.append(_label(row_labels[r], 1, y0 - g.ph / g.height / 2, None, "right"))
-    if not show_text:
-        data[0].update(_scale(lim, float(arrays.min()), float(arrays.max()), g))
-    if click is not None:
-        picked = [(r, c) for r, c in np.ndindex(g.rows, g.cols) if c < (click_cols or g.cols)]
-        for r, c in picked:
-            name = f"{row_labels[r]} {col_labels[c]}".strip()
-            data.append(_click_targets(g, r, c, click, name, arrays[r, c]))
-            if max(g.h, g.w) <= CLICK_CELLS:  # a target per cell answers hovers with the value
-                data[r * g.cols + c]["hoverinfo"] = "skip"
+    return notes
+
+
+def _layout(
+    g: _Tiles, theme: th.Theme, title: str, notes: list[dict], selected: tuple[int, int] | None
+) -> dict:
+    """The tiles' axes, the title, the labels, the selected tile's outline and the figure size."""
+    layout = {}
+    for r, c in np.ndindex(g.rows, g.cols):
+        layout.update(_axes(g, r, c))
     top = 60 if title else 10
     fig_width = max(g.width + RIGHT_PX, len(title) * theme.title_font_size * 0.55)
     layout.update(
@@ -248,4 +279,4 @@ def heatmap_grid(
         plot_bgcolor=th.BACKGROUND,
         paper_bgcolor=th.BACKGROUND,
     )
-    return go.Figure(data=data, layout=layout)
+    return layout
