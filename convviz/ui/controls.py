@@ -155,10 +155,24 @@ PAGES = (
 
 
 def _sidebar(state: dict) -> None:
+    """Every control, top to bottom."""
+    _page_links()
+    _preset_controls()
+    _shape_controls()
+    _stride_dilation_controls(state)
+    _padding_controls(state)
+    _channel_controls(state)
+    _value_controls(state)
+
+
+def _page_links() -> None:
     st.markdown("### convviz")
     for path, label, icon in PAGES:
         st.page_link(path, label=label, icon=icon)
     st.divider()
+
+
+def _preset_controls() -> None:
     _widget(st.toggle, "pres", "Presentation mode", help="Bigger fonts, fewer words")
     _widget(
         st.selectbox,
@@ -167,6 +181,9 @@ def _sidebar(state: dict) -> None:
         options=[*PRESETS_BY_KEY, "custom"],
         format_func=lambda k: PRESETS_BY_KEY[k].title if k in PRESETS_BY_KEY else "Custom",
     )
+
+
+def _shape_controls() -> None:
     st.markdown("**Shapes**")
     a, b = st.columns(2)
     with a:
@@ -175,6 +192,10 @@ def _sidebar(state: dict) -> None:
     with b:
         _number("W", "Input width")
         _number("kW", "Kernel width")
+
+
+def _stride_dilation_controls(state: dict) -> None:
+    """One stride and one dilation, or one of each per axis."""
     _widget(st.checkbox, "same_axes", "Same stride and dilation for both axes")
     a, b = st.columns(2)
     with a:
@@ -184,6 +205,10 @@ def _sidebar(state: dict) -> None:
         with b:
             _slider("sw", "Stride (cols)")
             _slider("dw", "Dilation (cols)")
+
+
+def _padding_controls(state: dict) -> None:
+    """The padding kind and mode; per-side amounts when explicit, else what the kind pads."""
     a, b = st.columns(2)
     with a:
         _widget(st.selectbox, "pad", "Padding", options=PAD_KINDS)
@@ -198,6 +223,10 @@ def _sidebar(state: dict) -> None:
                 _number(name, label)
     else:
         _padding_caption(state)
+
+
+def _channel_controls(state: dict) -> None:
+    """Channel, filter and batch counts, and the slice the pages draw (open when any is > 1)."""
     with st.expander(
         "Channels and batch", expanded=state["cin"] > 1 or state["cout"] > 1 or state["batch"] > 1
     ):
@@ -221,6 +250,10 @@ def _sidebar(state: dict) -> None:
         for column, (name, label, most) in zip(st.columns(3) if pick else (), pick):
             with column:
                 _number(name, label, max_value=most)
+
+
+def _value_controls(state: dict) -> None:
+    """The kernel, grad_out and the seed of the random values (a note if values were typed in)."""
     st.markdown("**Values**")
     _widget(st.selectbox, "kernel", "Kernel", options=KERNEL_CHOICES)
     edited = [name for key, name in (("x", "x"), ("w", "w"), ("g", "∂L/∂y")) if state[key]]
