@@ -16,7 +16,7 @@ from PIL import Image
 
 from convviz.formulas import forward_formula
 from convviz.presets import PRESETS_BY_KEY
-from convviz.render import static, static_gif, static_legend, static_panel
+from convviz.render import mask_geometry, static, static_gif, static_legend, static_panel
 from convviz.render.grids import format_value
 from convviz.render.input_story import input_grad_animation
 from convviz.render.panel import Panel
@@ -210,11 +210,11 @@ def test_mask_rects_tile_any_mask():
     rng = np.random.default_rng(3)
     for mask in [np.pad(np.zeros((5, 5), bool), 2, constant_values=True), rng.random((7, 9)) < 0.4]:
         covered = np.zeros(mask.shape, int)
-        for r, c, nr, nc in static_panel.mask_rects(mask):
+        for r, c, nr, nc in mask_geometry.mask_rects(mask):
             covered[r : r + nr, c : c + nc] += 1
         assert (covered == mask).all()
     assert (
-        len(static_panel.mask_rects(np.pad(np.zeros((5, 5), bool), 1, constant_values=True))) == 4
+        len(mask_geometry.mask_rects(np.pad(np.zeros((5, 5), bool), 1, constant_values=True))) == 4
     )
 
 
