@@ -166,10 +166,11 @@ def test_every_page_loads_draws_and_is_screenshot(tab: Page, app_url, artifacts)
         except AssertionError:
             tab.screenshot(path=artifacts / f"failed_walk_{name}.png", full_page=True)
             raise
-        # every figure drawn (an svg with cells), fonts loaded, the run finished
+        # every figure drawn (an svg with cells: heatmaps, or a motion's markers), fonts loaded,
+        # the run finished
         tab.wait_for_function(
-            "() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
-            ".every(gd => gd._fullLayout && gd.querySelector('.main-svg .heatmaplayer'))"
+            "() => Array.from(document.querySelectorAll('.js-plotly-plot')).every(gd =>"
+            " gd._fullLayout && gd.querySelector('.heatmaplayer, .scatterlayer .trace'))"
         )
         tab.evaluate("document.fonts.ready")
         assert_no_traceback(tab)

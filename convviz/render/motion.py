@@ -59,7 +59,7 @@ LEGEND = {
     "pad": (PAD_COLOR, "■", "zero padding dil·(k − 1)"),
     "remainder": (REMAINDER_COLOR, "▣", "remainder row/col"),
     "window": (TEXT_COLOR, "□", "window (tap colours)"),
-    "outline": (HIGHLIGHT_COLOR, "□", "selected cell and its padded copies"),
+    "outline": (HIGHLIGHT_COLOR, "□", "cell of the formula"),
     "ring": (PAD_TEXT, "▣", "gradient on the padded ring"),
 }
 
