@@ -101,3 +101,23 @@ def test_channel_grids_build_at_every_size(size, rows, cols):
     names = ["xaxis", *(f"xaxis{i}" for i in range(2, rows * cols + 1))]
     domains = [fig.layout[name].domain for name in names]
     assert all(0 <= lo < hi <= 1 for lo, hi in domains)
+
+
+@pytest.mark.parametrize("key", ["recitation-s2", "keras-same", "recitation-s1"])
+def test_full_correlation_on_a_projector_has_48_px_cells_below_the_stage_bar(key):
+    # the input-gradient page keeps 40 px for its stage bar (pages/2_Input_gradient.py); panel
+    # subtitles give way where that is what 48 px cells need, and only there
+    from convviz.presets import PRESETS_BY_KEY
+
+    preset = PRESETS_BY_KEY[key]
+    spec = preset.spec()
+    x, w = preset.values()
+    lay = layer(spec, x, w, np.ones(spec.output_shape))
+    ig = input_grad_sweep(lay.input_grad)
+    panels = input_grad_animation(lay.input_grad, ig, 0, 0, 0)
+    theme = SCREENS["presentation-1280x720"].reserve(40)
+    fig = sweep_figure(ig, *panels, theme)
+    assert _grid_px(fig, 0, panels[0].shape[1]) >= 48
+    headers = [a.text for a in fig.layout.annotations if a.xref and a.xref.endswith("domain")]
+    with_room = key == "recitation-s1"  # small grids: 48 px cells with their subtitles
+    assert any("<span" in h for h in headers[:3]) == with_room

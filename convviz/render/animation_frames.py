@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import plotly.graph_objects as go
@@ -266,11 +267,21 @@ def outline_px(geo: GridLayout) -> float:
 def animation_layout(
     panels: Sequence[Panel], theme: Theme, title: str | None, subtitle: bool = False
 ) -> tuple[GridLayout, dict]:
-    """Geometry and base layout of an animated figure (a subtitle line if the frames write one)."""
+    """Geometry and base layout of an animated figure (a subtitle line if the frames write one).
+
+    On a projector, panel subtitles give way when without them the cells reach legible size
+    (theme.cell_px_for_font) and with them they do not: the grids' numbers come first.
+    """
     line = theme.font_size + 8
     top = (theme.title_font_size + 18 if title else 6) + (line if subtitle else 0)
     legend_px = theme.font_size + 12 if legend_note(panels, theme) else 0
-    geo = grid_layout(panels, theme, top=top, bottom=ticks_px(theme) + legend_px + 6)
+    bottom = ticks_px(theme) + legend_px + 6
+    geo = grid_layout(panels, theme, top=top, bottom=bottom)
+    if not theme.show_secondary and geo.cell < theme.cell_px_for_font:
+        bare = [replace(p, subtitle="") for p in panels]
+        without = grid_layout(bare, theme, top=top, bottom=bottom)
+        if without.cell >= theme.cell_px_for_font:
+            panels, geo = bare, without
     layout = base_layout(geo, theme, title)
     if subtitle:
         layout.setdefault("title", {"text": "", "x": 0.0, "xanchor": "left"})
