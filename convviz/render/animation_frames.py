@@ -105,8 +105,17 @@ def pending_xy(t: int, shape: tuple[int, int], origin) -> dict:
     return {"x": [xc, R, R, L, L, xc, xc], "y": [top, top, B, B, mid, mid, top]}
 
 
-def grid_lines_trace(i: int, shape: tuple[int, int], origin, geo: GridLayout) -> dict:
-    """White cell borders drawn over the pending cover, so pending cells still read as cells."""
+def grid_lines_trace(
+    i: int,
+    shape: tuple[int, int],
+    origin,
+    geo: GridLayout,
+    color: str = GRID_LINE,
+    width: float | None = None,
+    name: str = "grid",
+) -> dict:
+    """Cell borders of a grid on panel i's axes: by default white, drawn over the pending cover so
+    pending cells still read as cells (width: the grid's gap)."""
     (h, w), (oy, ox) = shape, origin
     xs, ys = [], []
     for k in range(w + 1):
@@ -119,12 +128,12 @@ def grid_lines_trace(i: int, shape: tuple[int, int], origin, geo: GridLayout) ->
     return {
         "type": "scatter",
         "mode": "lines",
-        "name": "grid",
+        "name": name,
         "xaxis": xa,
         "yaxis": ya,
         "x": xs,
         "y": ys,
-        "line": {"color": GRID_LINE, "width": geo.gap},
+        "line": {"color": color, "width": geo.gap if width is None else width},
         "hoverinfo": "skip",
         "showlegend": False,
     }

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import plotly.graph_objects as go
 
-from convviz.render.animation_frames import animated_figure, deep_update
+from convviz.render.animation_frames import animated_figure, deep_update, grid_lines_trace
 from convviz.render.geometry import GridLayout, axis_ids, grid_layout, ticks_px
 from convviz.render.grids import base_layout, format_values, panel_axes, panel_header
 from convviz.render.motion import (
@@ -28,20 +28,7 @@ from convviz.render.theme import FONT_FAMILY, MUTED_TEXT, THEME, Theme
 
 def _faint_grid(i: int, panel: Panel, geo: GridLayout) -> dict:
     """Light cell borders of a panel's extent: the places cells move into."""
-    (h, w), (oy, ox) = panel.shape, panel.origin
-    xs, ys = [], []
-    for q in range(w + 1):
-        xs += [ox + q - 0.5, ox + q - 0.5, None]
-        ys += [oy - 0.5, oy + h - 0.5, None]
-    for r in range(h + 1):
-        xs += [ox - 0.5, ox + w - 0.5, None]
-        ys += [oy + r - 0.5, oy + r - 0.5, None]
-    xa, ya = axis_ids(i)
-    return {
-        "type": "scatter", "mode": "lines", "name": "extent", "xaxis": xa, "yaxis": ya,
-        "x": xs, "y": ys, "line": {"color": FAINT_GRID, "width": 1}, "hoverinfo": "skip",
-        "showlegend": False,
-    }  # fmt: skip
+    return grid_lines_trace(i, panel.shape, panel.origin, geo, FAINT_GRID, 1, "extent")
 
 
 def _text(c: Cells, show: bool) -> np.ndarray | None:
