@@ -56,8 +56,8 @@ def nbytes(obj, seen: set | None = None) -> int:
             return 0
         seen.add(id(owner))
         return owner.nbytes + 112
-    if isinstance(obj, Formula):  # ~330 B a term measured (tracemalloc); walking them is slow
-        return 384 * (len(obj.terms) + sum(len(g.terms) for g in obj.groups) + 1)
+    if isinstance(obj, Formula):  # walking its terms one by one is slow
+        return obj.nbytes
     if isinstance(obj, (str, bytes, bytearray, int, float, bool, type(None), np.generic)):
         return sys.getsizeof(obj)
     if isinstance(obj, dict):

@@ -176,11 +176,7 @@ def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
             st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=_grey))
             st.caption(copy.check(most))
     if ctx.theme.show_secondary:
-        grey = (
-            " Grey terms vanish (a padded or an inserted zero)."
-            if any(t.vanishes for t in formula.terms)
-            else ""
-        )
+        grey = " Grey terms vanish (a padded or an inserted zero)." if formula.any_vanishing else ""
         st.caption(f"{formula.check(most)}.{grey} {note}")
 
 
