@@ -10,9 +10,6 @@ from convviz.ui.controls import Context, controls, page_config, slice_chart
 from convviz.ui.views import page_end, page_header
 
 PAGE = "pages/4_Channels.py"
-# What a click on a tile of each grid selects: the slice fields its rows and its columns are
-# (`channel_grids` lays them out; the ∂L/∂x[n, c] sum's last column is the sum, no filter).
-PICKS = {"x": (None, "c"), "grad_w": ("k", "c"), "sum_k": (None, "k"), "grad_x": (None, "c")}
 page_config(PAGE)
 ctx = controls()
 page_header(
@@ -24,6 +21,16 @@ page_header(
 )
 
 
+# On a projector one view at a time, as big as the screen allows: a lecturer picks it here.
+VIEWS = {
+    "x": "input x",
+    "grad_w": "∂L/∂w",
+    "tile": "∂L/∂w[k, c] and its operands",
+    "sum_k": "∂L/∂x by filter",
+    "grad_x": "∂L/∂x",
+}
+
+
 def channels(ctx: Context) -> None:
     """Every channel, filter and sample of the layer; a click on a tile selects its k or c.
 
@@ -33,21 +40,34 @@ def channels(ctx: Context) -> None:
     contributions = contributions_for(ctx.key, ctx.n, ctx.c)
     grids = channel_grids(ctx.layer, ctx.n, ctx.c, contributions, ctx.k)
     st.markdown(layer_summary(spec, ctx.n))
-    for grid in grids:
-        fig = heatmap_grid(
-            grid.arrays,
-            grid.row_labels,
-            grid.col_labels,
-            ctx.theme,
-            title=grid.title,
-            selected=grid.selected,
-            click=grid.key,
-            click_cols=spec.out_channels if grid.key == "sum_k" else None,
+    shown, projector = set(VIEWS), not ctx.theme.show_secondary
+    if projector:  # one view, as big as the screen allows, its longer side across
+        view = st.segmented_control(
+            "Show",
+            list(VIEWS),
+            format_func=VIEWS.get,
+            default="grad_w",
+            key="channels_view",
+            label_visibility="collapsed",
         )
-        slice_chart(fig, grid.key, PICKS[grid.key], ctx)
-        if ctx.theme.show_secondary and grid.caption:
-            st.caption(grid.caption)
-        if grid.key == "grad_w":  # the outlined tile with what makes it (filter k, channel c)
+        shown = {view or "grad_w"}
+    for grid in grids:
+        if grid.key in shown:
+            grid = grid.across() if projector else grid
+            fig = heatmap_grid(
+                grid.arrays,
+                grid.row_labels,
+                grid.col_labels,
+                ctx.theme,
+                title="" if projector else grid.title,  # the view's name stands for it
+                selected=grid.selected,
+                click=grid.key,
+                click_cols=grid.click_cols,
+            )
+            slice_chart(fig, grid.key, grid.fields, ctx)
+            if not projector and grid.caption:
+                st.caption(grid.caption)
+        if grid.key == "grad_w" and "tile" in shown:  # the outlined tile with what makes it
             tile = weight_grad_panels(ctx.layer.weight_grad, None, ctx.n, ctx.k, ctx.c)
             st.plotly_chart(panels_figure(tile, ctx.theme), key="tile", width="content", theme=None)
 

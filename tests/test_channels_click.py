@@ -7,7 +7,6 @@ tests/test_browser_channels.py (AppTest cannot simulate a plotly selection).
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from pathlib import Path
@@ -18,7 +17,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from convviz.render.channels import CLICK_BLOCKS, CLICK_CELLS, heatmap_grid
+from convviz.render.stories import channel_grids
+from convviz.sweeps import channel_contributions
 from convviz.ui import controls
+from convviz.ui.compute import compute_layer, value_key
 from convviz.ui.state import DEFAULTS, picked_slice
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -111,19 +113,31 @@ def _pick_with(state: dict, key: str, event, fields) -> None:
     return session
 
 
-@pytest.mark.parametrize("preset", ["channels-small", "recitation-s1"])
-def test_each_grid_on_the_page_selects_what_its_tiles_are_labelled(preset):
-    at = _page(preset=preset)
+def _fields(state: dict, projector: bool) -> dict:
+    """What the page passes to a click on each grid: the slice fields of its rows and columns
+    (on a projector, of the grid with its longer side across)."""
+    lay = compute_layer(value_key(state))
+    grids = channel_grids(lay, 0, state["c"], channel_contributions(lay.input_grad, 0, 0), 0)
+    return {g.key: (g.across() if projector else g).fields for g in grids}
+
+
+@pytest.mark.parametrize(
+    "preset, pres, shown",
+    [
+        ("channels-small", "0", ["x", "grad_w", "sum_k", "grad_x"]),
+        ("recitation-s1", "0", ["x", "grad_w", "sum_k", "grad_x"]),
+        ("channels-small", "1", ["grad_w"]),  # a projector: one view, 3 filters × 2 channels across
+        ("qa-channels", "1", ["grad_w"]),
+    ],
+)
+def test_each_grid_on_the_page_selects_what_its_tiles_are_labelled(preset, pres, shown):
+    at = _page(preset=preset, pres=pres)
     assert not at.exception
     charts = {c.proto.id.split("-")[-1]: c for c in at.get("plotly_chart")}
     state = at.session_state["cv_state"]
+    picks = _fields(state, pres == "1")
     grids = {key: c for key, c in charts.items() if key.startswith("tiles_")}
-    assert [k.rsplit("_", 3)[0] for k in grids] == [
-        "tiles_x",
-        "tiles_grad_w",
-        "tiles_sum_k",
-        "tiles_grad_x",
-    ]
+    assert [k.removeprefix("tiles_").rsplit("_", 3)[0] for k in grids] == shown
     for key, chart in grids.items():
         assert list(chart.proto.selection_mode), f"{key} does not take clicks"
         fig = json.loads(chart.proto.spec)
@@ -136,7 +150,7 @@ def test_each_grid_on_the_page_selects_what_its_tiles_are_labelled(preset):
         rows = len(heatmaps) // cols
         for t in targets:
             grid, r, c = t["customdata"][0]
-            fields = PICKS[grid]
+            fields = picks[grid]
             label = _label_slice(row_notes[r] if rows > 1 else "", col_notes[c])
             assert label, f"{grid} tile {r, c} is clickable but names no slice"
             event = {"selection": {"points": [{"customdata": [grid, r, c]}]}}
@@ -151,16 +165,6 @@ def test_each_grid_on_the_page_selects_what_its_tiles_are_labelled(preset):
             if _label_slice(row_notes[r] if rows > 1 else "", col_notes[c])
         }
         assert clickable == labelled, f"{key}: every labelled tile and only those take clicks"
-
-
-def _page_picks() -> dict:
-    """The page's PICKS table, read from its source (importing the page would run it)."""
-    source = (Path(APP).parent / CHANNELS).read_text()
-    line = next(s for s in source.splitlines() if s.startswith("PICKS = "))
-    return ast.literal_eval(line.removeprefix("PICKS = "))
-
-
-PICKS = _page_picks()
 
 
 def test_a_click_that_clears_the_selection_changes_nothing():

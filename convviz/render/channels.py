@@ -38,19 +38,26 @@ class _Tiles:
         return self.h * max(self.cell, 1)
 
     def origin(self, r: int, c: int) -> tuple[float, float]:
-        """Paper (x, y) of the top-left corner of tile (r, c)."""
+        """Paper (x, y) of the top-left corner of tile (r, c); column titles above row 0."""
         x0 = c * (self.pw + GAP_PX) / self.width
-        y0 = 1 - (r * (self.ph + GAP_PX + LABEL_PX) + LABEL_PX) / self.height
+        y0 = 1 - (LABEL_PX + r * (self.ph + GAP_PX)) / self.height
         return x0, y0
 
 
-def _tiles(arrays: np.ndarray, theme: th.Theme) -> _Tiles:
+def _tiles(arrays: np.ndarray, theme: th.Theme, title: str) -> _Tiles:
+    """Cells as wide as the column allows, up to ¾ of a numbered cell; on a projector (a theme
+    that never scrolls) as big as the screen's box allows, numbers growing with them."""
     R, C, h, w = arrays.shape
     widest = theme.figure_w - RIGHT_PX
-    cell = max(1.0, min(0.75 * theme.cell_px_for_font, (widest - GAP_PX * (C - 1)) / (C * w)))
+    fits = (widest - GAP_PX * (C - 1)) / (C * w)
+    if theme.min_cell_px > 1:  # a laptop: the page scrolls past several grids
+        cell = max(1.0, min(0.75 * theme.cell_px_for_font, fits))
+    else:
+        tall = (theme.figure_h - _top(title) - 20 - LABEL_PX - GAP_PX * (R - 1)) / (R * h)
+        cell = max(1.0, min(theme.cell_px, fits, tall))
     ph = h * max(cell, 1)
     width = C * w * cell + GAP_PX * (C - 1)
-    return _Tiles(R, C, h, w, cell, width, R * (ph + GAP_PX + LABEL_PX) - GAP_PX)
+    return _Tiles(R, C, h, w, cell, width, LABEL_PX + R * ph + GAP_PX * (R - 1))
 
 
 def _axes(g: _Tiles, r: int, c: int) -> dict:
@@ -206,7 +213,7 @@ def heatmap_grid(
         click_cols columns are clickable (default all; e.g. not a column that holds a sum).
     Axes are laid out by hand (pixel domains): make_subplots costs ~40 ms a figure.
     """
-    g = _tiles(arrays, theme)
+    g = _tiles(arrays, theme, title)
     names = [[f"{row} {col}".strip() for col in col_labels] for row in row_labels]
     data = _heatmaps(arrays, g, names, theme)
     if click is not None:
@@ -222,7 +229,8 @@ def _heatmaps(arrays: np.ndarray, g: _Tiles, names: list[list[str]], theme: th.T
     longest = max((len(t) for t in labels.ravel()), default=1)
     show_text = g.cell >= max(22, 7 * longest + 6) and max(g.h, g.w) <= theme.max_text_cells
     lim = float(np.abs(arrays).max()) or 1.0
-    font = max(9, min(theme.cell_font_size, int(g.cell * 0.45)))
+    grown = max(theme.cell_font_size, theme.cell_font(int(g.cell)))  # with a projector's cells
+    font = max(9, min(grown, int(g.cell * 0.45)))
     data = [
         _tile(arrays[r, c], r, c, g, lim, names[r][c], labels[r, c] if show_text else None, font)
         for r, c in np.ndindex(g.rows, g.cols)
@@ -259,6 +267,11 @@ def _labels(g: _Tiles, row_labels: list[str], col_labels: list[str], theme: th.T
     return notes
 
 
+def _top(title: str) -> int:
+    """px above the tiles: the title's room."""
+    return 60 if title else 10
+
+
 def _layout(
     g: _Tiles, theme: th.Theme, title: str, notes: list[dict], selected: tuple[int, int] | None
 ) -> dict:
@@ -266,7 +279,7 @@ def _layout(
     layout = {}
     for r, c in np.ndindex(g.rows, g.cols):
         layout.update(_axes(g, r, c))
-    top = 60 if title else 10
+    top = _top(title)
     fig_width = max(g.width + RIGHT_PX, len(title) * theme.title_font_size * 0.55)
     layout.update(
         title={"text": title, "font": {"size": theme.title_font_size}, "x": 0, "xanchor": "left"},

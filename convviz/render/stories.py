@@ -7,7 +7,7 @@ readers, zoomed crops) in `convviz.render.selection`. No arithmetic on values ha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -238,6 +238,22 @@ class Grid:
     col_labels: list[str]
     caption: str = ""
     selected: tuple[int, int] | None = None  # the tile of the slice the other views show
+    fields: tuple[str | None, str | None] = (None, None)  # the slice (n, k, c) a row, a column is
+    click_cols: int | None = None  # only the first click_cols columns are slices (not a sum)
+
+    def across(self) -> Grid:
+        """The grid with its longer side across (a wide screen): rows and columns swapped when
+        there are more rows."""
+        if len(self.row_labels) <= len(self.col_labels):
+            return self
+        return replace(
+            self,
+            arrays=self.arrays.transpose(1, 0, 2, 3),
+            row_labels=self.col_labels,
+            col_labels=self.row_labels,
+            selected=None if self.selected is None else self.selected[::-1],
+            fields=self.fields[::-1],
+        )
 
 
 def channel_grids(
@@ -259,6 +275,7 @@ def channel_grids(
             [""],
             chans,
             selected=None if k is None else (0, c),
+            fields=(None, "c"),
         ),
         Grid(
             "grad_w",
@@ -273,6 +290,7 @@ def channel_grids(
                 else "."
             ),
             None if k is None else (k, c),
+            ("k", "c"),
         ),
         Grid(
             "sum_k",
@@ -283,6 +301,8 @@ def channel_grids(
             [*(f"from k={i}" for i in range(K)), "Σ = ∂L/∂x"],
             "Each filter sends back its own full correlation; the channel's gradient is their sum.",
             None if k is None else (0, k),
+            (None, "k"),
+            click_cols=K,  # the last column is their sum, no filter
         ),
         Grid(
             "grad_x",
@@ -291,6 +311,7 @@ def channel_grids(
             [""],
             chans,
             selected=None if k is None else (0, c),
+            fields=(None, "c"),
         ),
     ]
 
