@@ -13,6 +13,7 @@ from convviz.ui.views import (
     page_body,
     page_end,
     page_header,
+    selected_formula,
     value_editors,
 )
 
@@ -34,9 +35,10 @@ def overview(ctx):
     if preset and ctx.theme.show_secondary:
         st.info(f"**{preset.title}.** {preset.note}")
 
-    forward, backward = overview_panels(ctx.layer, ctx.n, ctx.k, ctx.c)
+    forward, backward = overview_panels(ctx.layer, ctx.n, ctx.k, ctx.c, ctx.selection)
     chart(panels_figure(forward, ctx.theme, title="Forward: y = x ⋆ w"), "overview_forward")
     chart(panels_figure(backward, ctx.theme, title="Backward: the gradients"), "overview_backward")
+    selected_formula(ctx)
     export_buttons(forward + backward, ctx, "overview", "convviz: the layer at a glance")
 
     left, middle, right = st.columns([2, 2, 1])

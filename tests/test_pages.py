@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from convviz.presets import PRESETS, PRESETS_BY_KEY
 from convviz.render.theme import theme_for
+from convviz.ui.compute import formula_at, value_key
 from convviz.ui.controls import PAGES as APP_PAGES
 from convviz.ui.state import DEFAULTS, KERNEL_CHOICES
 
@@ -719,3 +720,29 @@ def test_a_late_viewport_report_after_a_page_switch_is_ignored(monkeypatch):
     session["w_viewport"] = {"viewport": [1280, 720]}
     viewport._store()
     assert session[viewport.VIEWPORT] == (1280, 720)
+
+
+@pytest.mark.parametrize("key", [p.key for p in PRESETS if p.key not in SLOW])
+def test_overview_shows_the_formula_of_a_clicked_cell(key):
+    """The Overview says 'click any cell to see its formula': a cell of y, ∂L/∂x or ∂L/∂w shows
+    the engine's formula and is outlined in its panel; an operand's cell says what to click."""
+    for name in ("y", "grad_x", "grad_w"):
+        at = open_page(preset=key, sel=f"{name}:0:0")
+        assert_clean(at)
+        s = state(at)
+        lay_key = value_key(s)
+        formula = formula_at(lay_key, (name, 0, 0), s["n"], s["k"], s["c"])
+        assert f"Selected: {formula.target.text()}" in headers(at), key
+        assert formula.target.latex() in at.latex[0].value
+        assert any(c.value.startswith("✓ the") for c in at.caption), f"{key}: {name} adds up"
+        outlined = [
+            fig["layout"][shape["xref"].replace("x", "xaxis")]
+            for fig in figures(at)
+            for shape in fig["layout"].get("shapes", [])
+            if shape["name"] == "selected"
+        ]
+        assert len(outlined) == 1, f"{key}: the clicked {name} cell is outlined once"
+    at = open_page(preset=key, sel="x:0:0")
+    assert_clean(at)
+    assert not any(h.startswith("Selected") for h in headers(at))
+    assert any("Click a cell of y" in c.value for c in at.caption)

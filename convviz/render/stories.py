@@ -19,6 +19,7 @@ from convviz.render.panel import Panel
 from convviz.render.selection import (
     adds_cells,
     cell_mask,
+    in_panel,
     step_of,
     tap_grid,
     users_of,
@@ -138,8 +139,11 @@ def weight_grad_panels(
     ]
 
 
-def overview_panels(lay: Layer, n: int, k: int, c: int) -> tuple[list[Panel], list[Panel]]:
-    """The layer at a glance: (x padded, w, y) and (grad_out, grad_x, grad_w) for one slice."""
+def overview_panels(
+    lay: Layer, n: int, k: int, c: int, selected: tuple[str, int, int] | None = None
+) -> tuple[list[Panel], list[Panel]]:
+    """The layer at a glance: (x padded, w, y) and (grad_out, grad_x, grad_w) for one slice;
+    `selected` (panel key, row, col) is outlined in its panel."""
     fw, ig, wg = lay.forward, lay.input_grad, lay.weight_grad
     (pt, _), (pl, _) = fw.spec.padding
     forward = [
@@ -176,7 +180,13 @@ def overview_panels(lay: Layer, n: int, k: int, c: int) -> tuple[list[Panel], li
             subtitle=shape_text(wg.grad_w[k, c].shape),
         ),
     ]
-    return forward, backward
+    return [_outlined(p, selected) for p in forward], [_outlined(p, selected) for p in backward]
+
+
+def _outlined(panel: Panel, selected: tuple[str, int, int] | None) -> Panel:
+    cell = in_panel(panel.key, selected)
+    inside = cell is not None and all(0 <= i < s for i, s in zip(cell, panel.shape))
+    return replace(panel, selected=tuple(cell)) if inside else panel
 
 
 def shape_rows(lay: Layer) -> list[dict]:

@@ -377,6 +377,19 @@ def weight_grad_formula_of(key: tuple, k: int, c: int, a: int, b: int) -> Formul
     return weight_grad_formula(_weight_grad(key), k, c, a, b)
 
 
+def formula_at(key: tuple, cell: tuple[str, int, int], n: int, k: int, c: int) -> Formula | None:
+    """The formula of a cell of y, ∂L/∂x or ∂L/∂w in slice (n, k, c); None for an operand's
+    cell (x, w, ∂L/∂y hold values, not sums). `cell` is inside its grid (the pages check)."""
+    name, r, q = cell
+    if name == "y":
+        return forward_formula_of(key, n, k, r, q)
+    if name == "grad_x":
+        return input_grad_formula_of(key, n, c, r, q)
+    if name == "grad_w":
+        return weight_grad_formula_of(key, k, c, r, q)
+    return None
+
+
 def shared_view(key: Hashable, _build: Callable[[], T]) -> T:
     """What `_build` makes for the view `key`, built once and shared by every session.
 

@@ -17,7 +17,7 @@ from convviz.render.panel import Panel
 from convviz.render.selection import zoom_panels
 from convviz.render.sweep_animations import sweep_figure
 from convviz.sweeps import Sweep
-from convviz.ui.compute import shared_view
+from convviz.ui.compute import formula_at, shared_view
 from convviz.ui.controls import PAGES, STATE, Context, share_link, sidebar, with_selection
 from convviz.ui.player import player
 from convviz.ui.state import MAX_VALUE, encode_array
@@ -178,6 +178,22 @@ def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
     if ctx.theme.show_secondary:
         grey = " Grey terms vanish (a padded or an inserted zero)." if formula.any_vanishing else ""
         st.caption(f"{formula.check(most)}.{grey} {note}")
+
+
+def selected_formula(ctx: Context) -> None:
+    """The selected cell's formula (a cell of y, ∂L/∂x or ∂L/∂w); an operand's cell is a value."""
+    shapes = {"y": ctx.spec.out_size, "grad_x": ctx.spec.in_size, "grad_w": ctx.spec.kernel_size}
+    name = ctx.selection[0] if ctx.selection else ""
+    cell = selected_in(ctx, (name,), shapes[name]) if name in shapes else None
+    if cell is None:
+        st.caption(
+            "Click a cell of y, ∂L/∂x or ∂L/∂w to see the sum that makes it "
+            "(x, w and ∂L/∂y hold the layer's values)."
+        )
+        return
+    formula = formula_at(ctx.key, (name, *cell), ctx.n, ctx.k, ctx.c)
+    st.subheader(f"Selected: {formula.target.text()}")
+    formula_box(formula, ctx)
 
 
 def cell_picker(ctx: Context, panels: dict[str, tuple[int, int]], default: str) -> None:
