@@ -69,7 +69,8 @@ PLAYER_PRINT = """() => { const host = [...document.querySelectorAll('.st-key-pl
 
 # Arm a watcher: remember the fingerprint now and the timestamp of the next keydown/mousedown;
 # window.__latency resolves with the ms from that event to the first animation frame in which
-# the fingerprint differs. Rejects after CHANGE_MS so that a broken selector cannot hang us.
+# the fingerprint differs (timed when that frame's callback runs). Rejects after CHANGE_MS so
+# that a broken selector cannot hang us.
 ARM = """([src, timeout, name = '__latency']) => {
   const fp = eval(src), before = fp();
   let t0 = null;
@@ -78,7 +79,10 @@ ARM = """([src, timeout, name = '__latency']) => {
   window.addEventListener('mousedown', mark, {capture: true, once: true});
   window[name] = new Promise((resolve, reject) => {
     const start = performance.now();
-    const tick = now => {
+    const tick = () => {
+      // performance.now(), not the frame's timestamp: after a long task that timestamp is the
+      // frame's scheduled start, hundreds of ms before the change could be seen
+      const now = performance.now();
       if (t0 !== null) { const f = fp(); if (f !== null && f !== before) return resolve(now - t0); }
       if (now - start > timeout) return reject(new Error('nothing changed'));
       requestAnimationFrame(tick);
