@@ -7,6 +7,7 @@ from convviz.render.grids import panels_figure
 from convviz.render.stories import overview_panels, shape_rows
 from convviz.ui.compute import reference_check
 from convviz.ui.controls import PAGES, controls, page_config
+from convviz.ui.editors import value_editors
 from convviz.ui.views import (
     chart,
     export_buttons,
@@ -14,7 +15,6 @@ from convviz.ui.views import (
     page_end,
     page_header,
     selected_formula,
-    value_editors,
 )
 
 PAGE = "app.py"

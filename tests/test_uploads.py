@@ -123,26 +123,26 @@ def test_an_unreadable_file_gets_a_message(data):
 
 
 def test_the_app_loads_an_upload_through_the_bounded_reader(monkeypatch):
-    """views._load_image (the uploader's callback) takes x from load_image: a 16-bit ramp keeps
+    """editors._load_image (the uploader's callback) takes x from load_image: a 16-bit ramp keeps
     its steps, an animation's note reaches the page, a broken file gets a message."""
-    from convviz.ui import views
+    from convviz.ui import editors
     from convviz.ui.controls import STATE
     from convviz.ui.state import DEFAULTS, decode_array
 
     state = dict(DEFAULTS, H=4, W=10, batch=1, cin=1)
     session = {STATE: state}
-    monkeypatch.setattr(views.st, "session_state", session)
+    monkeypatch.setattr(editors.st, "session_state", session)
 
     def upload(buf: io.BytesIO) -> None:
         buf.size = len(buf.getvalue())
         session["upload_x"] = buf
-        views._load_image("upload_x")
+        editors._load_image("upload_x")
 
     upload(saved(Image.fromarray(ramp(np.uint16, 65535))))
     x = decode_array(state["x"], (1, 1, 4, 10), "input")
     np.testing.assert_array_equal(x[0, 0, 0], np.arange(10))
     frames = [Image.new("L", (10, 4), v) for v in (0, 255)]
     upload(saved(frames[0], "GIF", save_all=True, append_images=frames[1:]))
-    assert "first frame" in session.pop(views.UPLOAD_NOTE)
+    assert "first frame" in session.pop(editors.UPLOAD_NOTE)
     upload(io.BytesIO(b"not an image"))
-    assert session.pop(views.UPLOAD_PROBLEM)
+    assert session.pop(editors.UPLOAD_PROBLEM)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -20,8 +19,6 @@ from convviz.sweeps import Sweep
 from convviz.ui.compute import formula_at, shared_view
 from convviz.ui.controls import PAGES, STATE, Context, share_link, sidebar, with_selection
 from convviz.ui.player import player
-from convviz.ui.state import MAX_VALUE, encode_array
-from convviz.values import load_image
 
 
 def page_header(ctx: Context, title: str, intro: str) -> None:
@@ -279,51 +276,6 @@ def export_buttons(
 GIF_FPS, GIF_SPEEDS = 4, (0.5, 1.0, 2.0)
 
 
-def _editor(label: str, name: str, full, index: tuple[int, int], ctx: Context) -> None:
-    """An editable grid for one 2D slice of x, w or grad_out; edits go to the state (and URL)."""
-    current = full[index]
-    edited = st.data_editor(
-        current, key=f"edit_{name}_{index}_{ctx.key.__hash__()}", width="content"
-    )
-    edited = np.asarray(edited, dtype=float)
-    if edited.shape != current.shape or np.array_equal(edited, current):
-        return
-    if not np.isfinite(edited).all():
-        st.warning(f"{label}: empty or non-numeric cells are ignored; type a number.")
-        return
-    if np.abs(edited).max(initial=0) > MAX_VALUE:
-        st.warning(f"{label}: values beyond ±{MAX_VALUE:g} are not taken; type smaller numbers.")
-        return
-    updated = np.array(full, dtype=float)
-    updated[index] = edited
-    st.session_state[STATE].update({name: encode_array(updated), "preset": "custom"})
-    st.rerun()
-
-
-def value_editors(ctx: Context) -> None:
-    """Edit the current slices of x, w and grad_out by hand (small sizes only)."""
-    fw, g = ctx.layer.forward, ctx.layer.input_grad.grad_out
-    st.subheader("Values")
-    if max(fw.x.shape[-2:]) > 16:
-        st.caption("Editing cell by cell is offered up to 16×16 inputs.")
-        return
-    if ctx.theme.show_secondary:
-        st.caption(
-            "Type over any number; the whole app follows. Re-roll or pick a preset to start again."
-        )
-    image_loader(ctx)
-    a, b, c = st.columns(3)
-    with a:
-        st.markdown(f"input x[{ctx.n}, {ctx.c}]")
-        _editor("input x", "x", fw.x, (ctx.n, ctx.c), ctx)
-    with b:
-        st.markdown(f"kernel w[{ctx.k}, {ctx.c}]")
-        _editor("kernel w", "w", fw.w, (ctx.k, ctx.c), ctx)
-    with c:
-        st.markdown(f"∂L/∂y[{ctx.n}, {ctx.k}]")
-        _editor("grad_out", "g", g, (ctx.n, ctx.k), ctx)
-
-
 NEXT_KEY, BACK_KEY = "PageDown", "PageUp"  # what a clicker sends; n / p work too (player.js)
 
 
@@ -438,47 +390,3 @@ def step_picker(page: str, ctx: Context, titles: list[str], *, leave: str | None
         elif st.button(f"{on[1]} ▶", key="nav_next_page", shortcut=NEXT_KEY, type="primary"):
             st.switch_page(on[0])
     return current, row
-
-
-MAX_UPLOAD_BYTES = 5_000_000
-
-
-def _load_image(key: str) -> None:
-    """Decode an uploaded image into x (every sample and channel), or say why not."""
-    upload = st.session_state.get(key)
-    if upload is None:
-        return
-    state = st.session_state[STATE]
-    if upload.size > MAX_UPLOAD_BYTES:
-        st.session_state[UPLOAD_PROBLEM] = "That image is over 5 MB: choose a smaller one."
-        return
-    try:  # the size is checked from the header before a pixel is decoded
-        x, note = load_image(upload, (state["H"], state["W"]))
-    except ValueError as exc:
-        st.session_state[UPLOAD_PROBLEM] = str(exc)
-        return
-    full = np.broadcast_to(x, (state["batch"], state["cin"], state["H"], state["W"]))
-    state.update(x=encode_array(full), preset="custom", sel="")
-    if note:
-        st.session_state[UPLOAD_NOTE] = note
-
-
-UPLOAD_PROBLEM = "cv_upload_problem"
-UPLOAD_NOTE = "cv_upload_note"
-
-
-def image_loader(ctx: Context) -> None:
-    """Load x from an image: sampled to H×W and quantised to 0…9 (values checkable by hand)."""
-    st.file_uploader(
-        "Load the input x from an image (PNG/JPEG, ≤ 5 MB)",
-        type=["png", "jpg", "jpeg", "gif", "bmp"],
-        key="upload_x",
-        on_change=_load_image,
-        args=("upload_x",),
-    )
-    problem = st.session_state.pop(UPLOAD_PROBLEM, None)
-    if problem:
-        st.warning(problem)
-    note = st.session_state.pop(UPLOAD_NOTE, None)
-    if note:
-        st.info(note)

@@ -1,0 +1,100 @@
+"""The layer's values by hand: typed into grids, or the input loaded from an image."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from convviz.text import slice_name
+from convviz.ui.controls import STATE, Context
+from convviz.ui.state import MAX_VALUE, encode_array
+from convviz.values import load_image
+
+
+def _editor(label: str, name: str, full, index: tuple[int, int], ctx: Context) -> None:
+    """An editable grid for one 2D slice of x, w or grad_out; edits go to the state (and URL)."""
+    current = full[index]
+    edited = st.data_editor(
+        current, key=f"edit_{name}_{index}_{ctx.key.__hash__()}", width="content"
+    )
+    edited = np.asarray(edited, dtype=float)
+    if edited.shape != current.shape or np.array_equal(edited, current):
+        return
+    if not np.isfinite(edited).all():
+        st.warning(f"{label}: empty or non-numeric cells are ignored; type a number.")
+        return
+    if np.abs(edited).max(initial=0) > MAX_VALUE:
+        st.warning(f"{label}: values beyond ±{MAX_VALUE:g} are not taken; type smaller numbers.")
+        return
+    updated = np.array(full, dtype=float)
+    updated[index] = edited
+    st.session_state[STATE].update({name: encode_array(updated), "preset": "custom"})
+    st.rerun()
+
+
+def value_editors(ctx: Context) -> None:
+    """Edit the current slices of x, w and grad_out by hand (small sizes only)."""
+    fw, g = ctx.layer.forward, ctx.layer.input_grad.grad_out
+    st.subheader("Values")
+    if max(fw.x.shape[-2:]) > 16:
+        st.caption("Editing cell by cell is offered up to 16×16 inputs.")
+        return
+    if ctx.theme.show_secondary:
+        st.caption(
+            "Type over any number; the whole app follows. Re-roll or pick a preset to start again."
+        )
+    image_loader(ctx)
+    a, b, c = st.columns(3)
+    with a:
+        st.markdown(f"input {slice_name('x', n=ctx.n, c=ctx.c)}")
+        _editor("input x", "x", fw.x, (ctx.n, ctx.c), ctx)
+    with b:
+        st.markdown(f"kernel {slice_name('w', k=ctx.k, c=ctx.c)}")
+        _editor("kernel w", "w", fw.w, (ctx.k, ctx.c), ctx)
+    with c:
+        st.markdown(slice_name("∂L/∂y", n=ctx.n, k=ctx.k))
+        _editor("grad_out", "g", g, (ctx.n, ctx.k), ctx)
+
+
+MAX_UPLOAD_BYTES = 5_000_000
+
+
+def _load_image(key: str) -> None:
+    """Decode an uploaded image into x (every sample and channel), or say why not."""
+    upload = st.session_state.get(key)
+    if upload is None:
+        return
+    state = st.session_state[STATE]
+    if upload.size > MAX_UPLOAD_BYTES:
+        st.session_state[UPLOAD_PROBLEM] = "That image is over 5 MB: choose a smaller one."
+        return
+    try:  # the size is checked from the header before a pixel is decoded
+        x, note = load_image(upload, (state["H"], state["W"]))
+    except ValueError as exc:
+        st.session_state[UPLOAD_PROBLEM] = str(exc)
+        return
+    full = np.broadcast_to(x, (state["batch"], state["cin"], state["H"], state["W"]))
+    state.update(x=encode_array(full), preset="custom", sel="")
+    if note:
+        st.session_state[UPLOAD_NOTE] = note
+
+
+UPLOAD_PROBLEM = "cv_upload_problem"
+UPLOAD_NOTE = "cv_upload_note"
+
+
+def image_loader(ctx: Context) -> None:
+    """Load x from an image: sampled to H×W and quantised to 0…9 (values checkable by hand)."""
+    st.file_uploader(
+        "Load the input x from an image (PNG/JPEG, ≤ 5 MB)",
+        type=["png", "jpg", "jpeg", "gif", "bmp"],
+        key="upload_x",
+        on_change=_load_image,
+        args=("upload_x",),
+    )
+    problem = st.session_state.pop(UPLOAD_PROBLEM, None)
+    if problem:
+        st.warning(problem)
+    note = st.session_state.pop(UPLOAD_NOTE, None)
+    if note:
+        st.info(note)
