@@ -22,6 +22,7 @@ from convviz.render.matrix_view import (
     transpose_panel,
 )
 from convviz.render.selection import centre
+from convviz.text import slice_name
 from convviz.ui.controls import clicked_cell, controls, page_config
 from convviz.ui.views import page_end, page_header
 
@@ -147,7 +148,7 @@ worst, cells, part = transpose_difference(
     spec, lay.forward.w, lay.input_grad.grad_out, lay.input_grad.grad_x, ctx.n, ctx.c
 )
 where = (
-    f"the {cells} cells of ∂L/∂x[{ctx.n}, {ctx.c}] (one slice: at this size"
+    f"the {cells} cells of {slice_name('∂L/∂x', n=ctx.n, c=ctx.c)} (one slice: at this size"
     " the whole check would take too long)"
     if part
     else f"all {cells} cells"
