@@ -28,6 +28,13 @@ DRAWN = """(name) => {
   const t = gd._fullData.find(d => d.name === name);  // decoded: data keeps typed-array specs
   return [Array.from(t.x), Array.from(t.y), Array.from(t.text || [])];
 }"""
+# what the SVG shows of a trace: its text nodes' contents (a node plotly dropped is not drawn)
+PAINTED = """(name) => {
+  const gd = document.querySelector('.st-key-chart_whole_pass .js-plotly-plot');
+  const g = [...gd.querySelectorAll('.scatterlayer .trace')]
+    .find(el => el.__data__ && el.__data__[0] && el.__data__[0].trace.name === name);
+  return g ? [...g.querySelectorAll('.textpoint text')].map(t => t.textContent) : null;
+}"""
 # the stage bar's buttons the player lit up: [text, state] of each ('now', 'done' or '')
 LIT = """() => [...document.querySelectorAll('.st-key-w_step button')]
   .map(b => [b.innerText.trim(), b.dataset.cvStage || ''])"""
@@ -118,7 +125,7 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     assert np.array_equal(drawn, format_values(grad_x))
     assert drawn[2, 2] == "36"  # the recitation's hand-worked ∂L/∂x₂₂
     _, _, ring_text = tab.evaluate(DRAWN, "motion:grad_x_padded")
-    assert not any(ring_text), "∂L/∂x̃ has faded out: only ∂L/∂x is written"
+    assert not any(s.strip() for s in ring_text), "∂L/∂x̃ has faded out: only ∂L/∂x is written"
     assert tab.locator(FORMULA).inner_text().splitlines()[1].endswith("= 36")
 
     # stepping crosses stage boundaries: back from the first frame of 'pad' lands in 'dilate'
@@ -139,6 +146,16 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
         tab.wait_for_timeout(1500)  # plotly draws the frame
         chart = tab.locator(".st-key-chart_whole_pass")
         chart.screenshot(path=artifacts / f"backward_pass_mid_{name}.png")
+    # the sums computed so far are drawn, also after that jump back from the end and a step on
+    for _ in range(2):
+        _, _, meant = tab.evaluate(DRAWN, "motion:grad_x_padded")
+        painted = tab.evaluate(PAINTED, "motion:grad_x_padded")
+        numbers = [s for s in meant if s.strip()]
+        assert numbers and [s for s in painted if s.strip()] == numbers
+        frame = tab.evaluate(STATE)[0]
+        tab.keyboard.press("ArrowRight")
+        at_frame(tab, frame + 1)
+        tab.wait_for_timeout(1000)
     tab.evaluate(f"() => {PLAYER}.show({first_pad})")
     at_frame(tab, first_pad)
     tab.keyboard.press("ArrowLeft")
@@ -243,7 +260,7 @@ def test_each_stage_motion_plays_to_the_engines_stage(tab: Page, app_url):
         drawn = np.full(want.shape, "", dtype=object)
         for xs, ys, texts in tab.evaluate(SHOWN, axis):
             for x, y, s in zip(xs, ys, texts):
-                if s:
+                if s.strip():
                     assert drawn[round(y) - oy, round(x) - ox] == "", "two numbers on one cell"
                     drawn[round(y) - oy, round(x) - ox] = s
         assert np.array_equal(drawn, format_values(want)), step

@@ -108,7 +108,8 @@ def shown_grid(fig, index: int, motion: mv.Motion, panel: int) -> np.ndarray:
             continue
         x, y, text = decoded(t["x"]), decoded(t["y"]), decoded(t["text"])
         for r, q, s in zip(y, x, text):
-            if s:
+            assert s, "a faded cell's text is blank, never empty (plotly would drop its node)"
+            if s.strip():
                 assert out[round(r) - oy, round(q) - ox] == "", "two numbers on one cell"
                 out[round(r) - oy, round(q) - ox] = s
     return out

@@ -31,11 +31,17 @@ def _faint_grid(i: int, panel: Panel, geo: GridLayout) -> dict:
     return grid_lines_trace(i, panel.shape, panel.origin, geo, FAINT_GRID, 1, "extent")
 
 
+# A faded cell's text: blank but not empty. Plotly removes the SVG text of an empty one, and a
+# transition without redraw never adds it back: a number that appears later (a sum as it is
+# computed, a cell after a jump back) would stay undrawn until the next full redraw.
+BLANK = " "
+
+
 def _text(c: Cells, show: bool) -> np.ndarray | None:
-    """Numbers of the visible cells ('' where a cell is faded out)."""
+    """Numbers of the visible cells (BLANK where a cell is faded out)."""
     if not show or c.role in HOLLOW:
         return None
-    return np.where(c.opacity > 0.5, format_values(c.value), "").astype(object)
+    return np.where(c.opacity > 0.5, format_values(c.value), BLANK).astype(object)
 
 
 def _trace_state(c: Cells, show: bool) -> dict:
