@@ -94,3 +94,29 @@ def test_the_package_ships_every_subpackage():
     assert on_disk <= shipped, f"not shipped: {sorted(on_disk - shipped)}"
     assert {"*.js", "*.css"} <= set(config["package-data"]["convviz.ui"])
     assert list((ROOT / "convviz" / "ui").glob("*.js")), "the player's JS lives in convviz/ui"
+
+
+def test_the_package_declares_what_it_imports():
+    """`pip install .` installs every third-party package convviz imports (lazy imports too);
+    torch stays optional (the checks that use it say so when it is missing)."""
+    import ast
+    import importlib.metadata
+    import re
+    import sys
+    import tomllib
+
+    declared = {
+        re.split(r"[<>=!~ ;\[]", d, maxsplit=1)[0].lower().replace("_", "-")
+        for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    }
+    distributions = importlib.metadata.packages_distributions()
+    imported = set()
+    for path in (ROOT / "convviz").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+    third_party = imported - set(sys.stdlib_module_names) - {"convviz", "torch"}
+    needed = {distributions[m][0].lower().replace("_", "-") for m in third_party}
+    assert needed <= declared, f"imported, not in pyproject's dependencies: {needed - declared}"
