@@ -50,6 +50,7 @@ def forward(ctx):
         start=start,
         formula=formula,
         formula_of=lambda r, c: forward_formula(fw, ctx.n, ctx.k, r, c),
+        cell=cell,
     )
 
     if x_cell is not None:

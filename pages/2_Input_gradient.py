@@ -136,6 +136,8 @@ def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> No
         export_buttons(step.panels, ctx, name, step.heading)
     else:  # the full correlation, animated
         pad_cell = tuple(selected[1:]) if selected[0] == "grad_x_padded" else None
+        (pt, _), (pl, _) = ctx.spec.padding
+        shown = pad_cell or (selected[1] + pt, selected[2] + pl)  # the formula's cell, in x̃
         animation(
             ctx,
             sweep,
@@ -145,6 +147,7 @@ def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> No
             channel=ctx.k,
             start=step_of(sweep, pad_cell) if pad_cell else sweep.steps - 1,
             formula_of=lambda r, c: input_grad_formula(ig, ctx.n, ctx.c, r, c, padded=True),
+            cell=shown,
         )
 
 

@@ -54,6 +54,7 @@ def weight_gradient(ctx):
         start=start,
         formula=formula,
         formula_of=lambda r, c: weight_grad_formula(wg, ctx.k, ctx.c, r, c),
+        cell=cell,
     )
     if spec.batch > 1 and ctx.theme.show_secondary:
         st.caption(

@@ -3,6 +3,7 @@ every grid drawn without numbers carries a colour scale whose ticks are the engi
 and a zoomed crop shows the window and its neighbourhood with numbers."""
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -195,3 +196,36 @@ def test_exports_size_panels_on_their_own_and_scale_the_colours_they_do_not_numb
             ticks = [t.get_text() for t in bars[0].get_xticklabels()]
             v = np.asarray(p.values, float)[~p.mask("pad_mask")]
             assert ticks[0] == number(v.min()) and ticks[-1] == number(v.max())
+
+
+@pytest.mark.parametrize(
+    "page, sel, want",
+    [
+        ("pages/1_Forward.py", "", ("y", 0, 0)),  # nothing selected: the formula box's y[0, 0]
+        ("pages/1_Forward.py", "y:20:17", ("y", 20, 17)),
+        ("pages/3_Weight_gradient.py", "grad_w:2:1", ("grad_w", 2, 1)),
+        ("pages/2_Input_gradient.py", "grad_x:30:5", ("grad_x", 31, 6)),  # in x̃: padding 1
+    ],
+)
+def test_a_big_layers_close_up_centres_on_the_cell_whose_sum_is_written(page, sel, want):
+    """The close-up under a big animation shows the window of the cell the formula box writes
+    out (the selected one, else the page's default), not some other cell."""
+    import json
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=60)
+    query = {"preset": "custom", "H": "40", "W": "40", "kH": "3", "kW": "3", "pad": "same"}
+    query |= {"sh": "1", "sw": "1", "dh": "1", "dw": "1", "same_axes": "1"}
+    for name, value in (query | {"sel": sel, "step": "5"}).items():
+        at.query_params[name] = value
+    at.switch_page(page).run()
+    assert not at.exception
+    zooms = [c for c in at.get("plotly_chart") if c.proto.id.endswith("_zoom")]
+    assert len(zooms) == 1
+    layout = json.loads(zooms[0].proto.spec)["layout"]
+    notes = [re.sub(r"<[^>]+>|\s+", " ", a["text"]) for a in layout["annotations"]]
+    crop = re.compile(r"rows (-?\d+)…(-?\d+), columns (-?\d+)…(-?\d+): +the cell")
+    (r0, r1, c0, c1) = map(int, next(m for m in map(crop.search, notes) if m).groups())
+    _, r, c = want
+    assert r0 <= r <= r1 and c0 <= c <= c1, (notes, want)

@@ -74,11 +74,13 @@ def animation(
     start: int,
     formula: Formula | None = None,
     formula_of: Callable[[int, int], Formula] | None = None,
+    cell: tuple[int, int] | None = None,
 ) -> None:
     """A sweep's animation (opened at step `start`), its player and its PNG/SVG/GIF exports.
 
     formula_of(row, col) : the formula of an output cell; the player shows the one of the cell
         each frame computes, symbolic and numeric.
+    cell : the output cell whose sum the page writes out; a big layer's close-up centres on it.
     """
 
     def build():
@@ -95,7 +97,8 @@ def animation(
     animated_chart(fig, name, ctx, captions)
     if max(max(p.shape) for p in panels[:3]) > ctx.theme.max_text_cells:  # numbers hidden
         st.caption("At this size the grids show colours (scales above them); close up, numbers:")
-        chart(panels_figure(zoom_panels(sweep, *panels[:3]), ctx.theme), f"{name}_zoom")
+        zoom = zoom_panels(sweep, *panels[:3], cell=cell)
+        chart(panels_figure(zoom, ctx.theme), f"{name}_zoom")
     export_buttons(panels, ctx, name, title, formula, sweep, channel)
 
 
