@@ -5,9 +5,9 @@ import streamlit as st
 from convviz.render.channels import heatmap_grid
 from convviz.render.grids import panels_figure
 from convviz.render.stories import channel_grids, layer_summary, weight_grad_panels
-from convviz.ui.compute import contributions_for
+from convviz.ui.compute import contributions_for, sweeps_for
 from convviz.ui.controls import Context, controls, page_config, slice_chart
-from convviz.ui.views import page_end, page_header
+from convviz.ui.views import chart, page_end, page_header, selected_formula, selected_in
 
 PAGE = "pages/4_Channels.py"
 page_config(PAGE)
@@ -68,8 +68,11 @@ def channels(ctx: Context) -> None:
             if not projector and grid.caption:
                 st.caption(grid.caption)
         if grid.key == "grad_w" and "tile" in shown:  # the outlined tile with what makes it
-            tile = weight_grad_panels(ctx.layer.weight_grad, None, ctx.n, ctx.k, ctx.c)
-            st.plotly_chart(panels_figure(tile, ctx.theme), key="tile", width="content", theme=None)
+            sweep = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)["weight_grad"]
+            w_cell = selected_in(ctx, ("grad_w",), spec.kernel_size)  # its window is lit
+            tile = weight_grad_panels(ctx.layer.weight_grad, sweep, ctx.n, ctx.k, ctx.c, w_cell)
+            chart(panels_figure(tile, ctx.theme), "tile")
+            selected_formula(ctx, ("grad_w",))
 
 
 channels(ctx)

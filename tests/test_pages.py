@@ -746,3 +746,23 @@ def test_overview_shows_the_formula_of_a_clicked_cell(key):
     assert_clean(at)
     assert not any(h.startswith("Selected") for h in headers(at))
     assert any("Click a cell of y" in c.value for c in at.caption)
+
+
+def test_channels_tile_shows_the_formula_of_a_clicked_weight_cell():
+    """Under the (k, c) tile with its operands, a clicked ∂L/∂w cell is outlined, its window lit
+    on x̃, and its sum (over the batch) written out; until then the page says what to click."""
+    at = open_page(CHANNELS, preset="channels-small")
+    assert_clean(at)
+    assert any(c.value.startswith("Click a cell of ∂L/∂w to") for c in at.caption)
+    at = open_page(CHANNELS, preset="channels-small", sel="grad_w:1:2")
+    assert_clean(at)
+    s = state(at)
+    formula = formula_at(value_key(s), ("grad_w", 1, 2), s["n"], s["k"], s["c"])
+    assert f"Selected: {formula.target.text()}" in headers(at)
+    assert any(c.value.startswith("✓ the") for c in at.caption)
+    tile = next(
+        f
+        for f in figures(at)
+        if any(s["name"] == "selected" for s in f["layout"].get("shapes", []))
+    )
+    assert any(s["name"] == "highlight" for s in tile["layout"]["shapes"]), "the window is lit"

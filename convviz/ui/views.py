@@ -167,7 +167,8 @@ def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
     most = 27 if ctx.theme.show_secondary else 12
     fractions = formula.target.name.startswith("d")  # ∂L/∂· terms are wide
     tagged = any(t.left.tags or t.right.tags for t in formula.terms[:1])  # so are (k=0,c=0) tags
-    per_line = (4 if fractions or tagged else 6) if ctx.theme.show_secondary else 3
+    wide = fractions + tagged  # ∂L/∂(·) fractions and slice tags (k=0,c=0) each widen a term
+    per_line = (6, 4, 3)[wide] if ctx.theme.show_secondary else 3
     st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
     st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=_grey))
     for copy in formula.groups:
@@ -180,16 +181,18 @@ def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
         st.caption(f"{formula.check(most)}.{grey} {note}")
 
 
-def selected_formula(ctx: Context) -> None:
-    """The selected cell's formula (a cell of y, ∂L/∂x or ∂L/∂w); an operand's cell is a value."""
+_SUMS = {"y": "y", "grad_x": "∂L/∂x", "grad_w": "∂L/∂w"}  # the grids whose cells are sums
+
+
+def selected_formula(ctx: Context, grids: tuple[str, ...] = tuple(_SUMS)) -> None:
+    """The selected cell's formula (a cell of one of `grids`); an operand's cell is a value."""
     shapes = {"y": ctx.spec.out_size, "grad_x": ctx.spec.in_size, "grad_w": ctx.spec.kernel_size}
     name = ctx.selection[0] if ctx.selection else ""
-    cell = selected_in(ctx, (name,), shapes[name]) if name in shapes else None
+    cell = selected_in(ctx, (name,), shapes[name]) if name in grids else None
     if cell is None:
-        st.caption(
-            "Click a cell of y, ∂L/∂x or ∂L/∂w to see the sum that makes it "
-            "(x, w and ∂L/∂y hold the layer's values)."
-        )
+        names = [_SUMS[g] for g in grids]
+        which = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+        st.caption(f"Click a cell of {which} to see the sum that makes it.")
         return
     formula = formula_at(ctx.key, (name, *cell), ctx.n, ctx.k, ctx.c)
     st.subheader(f"Selected: {formula.target.text()}")
