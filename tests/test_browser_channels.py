@@ -72,7 +72,7 @@ def test_clicking_a_weight_gradient_tile_selects_its_filter_and_channel(tab: Pag
     assert "c=1" in tab.url
     settle(tab)
     assert tab.evaluate(OUTLINE, ["grad_w", 2 * 2 + 1 + 1])  # 3 filters × 2 channels
-    tile = tab.locator(".st-key-tile")
+    tile = tab.locator(".st-key-chart_tile")
     expect(tile).to_contain_text("∂L/∂y[n=0, k=2]", timeout=RERUN_MS)  # the tile's operands
     expect(tile).to_contain_text("x[n=0, c=1]")
     expect(tile).to_contain_text("∂L/∂w[k=2, c=1]")
