@@ -130,10 +130,10 @@ def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> No
         fig = shared_view(("stage", *shown, *view), lambda: motion_figure(motion, ctx.theme))
         captions = motion_captions(fig, ctx, grad_x_sums(ctx, formula))
         animated_chart(fig, f"story_{current}", ctx, captions)
-        export_buttons(step.panels, ctx, name, step.heading)
+        export_buttons(step.panels, ctx, name, step.heading, formula)
     elif step.panels:
         chart(panels_figure(step.panels, ctx.theme), f"story_{current}")
-        export_buttons(step.panels, ctx, name, step.heading)
+        export_buttons(step.panels, ctx, name, step.heading, formula)
     else:  # the full correlation, animated
         pad_cell = tuple(selected[1:]) if selected[0] == "grad_x_padded" else None
         (pt, _), (pl, _) = ctx.spec.padding

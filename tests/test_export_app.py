@@ -104,3 +104,14 @@ def test_snippet_and_mp4_download_from_the_popover(tab, app_url, tmp_path):
     meta = next(reader)
     frames = [np.frombuffer(f, np.uint8) for f in reader]
     assert meta["size"][0] >= 1280 and len(frames) > 4
+
+
+@pytest.mark.parametrize("step", ["1", "2", "4", "6"])
+def test_storyboard_exports_carry_the_followed_cells_formula(step):
+    """A storyboard stage's export row carries the formula the page writes out (the followed
+    ∂L/∂x cell's sum): under the PNG/SVG and as LaTeX to copy (issue 8.9: stills carry their
+    formula)."""
+    at = _page("pages/2_Input_gradient.py", step=step)
+    areas = [t for t in at.text_area if t.label.startswith("The cell's formula in LaTeX")]
+    assert len(areas) == 1, f"step {step}: the export row has the formula"
+    assert r"\frac{\partial L}{\partial x" in areas[0].value
