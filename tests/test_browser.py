@@ -90,6 +90,15 @@ def assert_no_traceback(page: Page) -> None:
     assert "Traceback" not in page.inner_text("body")
 
 
+def redrawn(page: Page) -> None:
+    """After a rerun has begun to draw: wait until it has redrawn every element (Streamlit marks
+    the last run's elements stale until the new run replaces them; the sidebar comes last)."""
+    page.wait_for_function(
+        "() => !document.querySelector(\"[data-stale='true']\")", timeout=CHART_MS
+    )
+    settle(page)
+
+
 def stride_input(page: Page):
     return page.locator("[data-testid='stSidebar'] input[type='range'][aria-label='Stride']")
 
@@ -375,6 +384,7 @@ def test_stride_change_redraws_and_survives_a_page_switch(tab: Page, app_url):
     assert animation(tab, steps=49) == (48, 49)  # opens on the full result
     assert "sh=1" in tab.url
     expect(tab.get_by_text(re.compile(r"7×7, stride 1×1"))).to_have_count(1)
+    redrawn(tab)  # the page link is in the sidebar, which the run draws last
     tab.locator("[data-testid='stSidebar']").get_by_text("Input gradient").click()
     tab.wait_for_url(re.compile(r"/Input_gradient"))
     expect(tab.locator(".js-plotly-plot")).to_have_count(2, timeout=CHART_MS)
@@ -393,6 +403,7 @@ def test_a_copied_link_reproduces_the_view(tab: Page, app_url):
     # the sidebar is drawn last: its stride says the run ended (a click into a run still going,
     # under CI load, once left stride 2 and no selection: see the closing note of 2026-11-23)
     expect(stride_input(tab)).to_have_value("3", timeout=CHART_MS)
+    redrawn(tab)
     settle(tab)
     click_cell(tab, "xaxis3", "yaxis3", 1, 2)
     expect(tab.get_by_text("Output cell y[1, 2]")).to_be_visible(timeout=RERUN_MS)
@@ -481,12 +492,15 @@ def test_timings(tab: Page, app_url, artifacts):
     stride.focus()
     latencies = []
     for i in range(10):  # stride 2 ⇄ 1 at the default size: 16 ⇄ 49 animation steps
-        key, steps = ("ArrowLeft", 49) if i % 2 == 0 else ("ArrowRight", 16)
+        key, steps, value = ("ArrowLeft", 49, "1") if i % 2 == 0 else ("ArrowRight", 16, "2")
         t0 = time.perf_counter()
         stride.press(key)
         animation(tab, steps=steps, timeout=CHART_MS)  # slow under load is a figure, not a fault
         latencies.append(time.perf_counter() - t0)
-        settle(tab)
+        # the chart comes first and the sidebar last: a key pressed while the run still redraws
+        # the slider once went to the page instead (the player's ← →): the stride never changed
+        expect(stride).to_have_value(value, timeout=CHART_MS)
+        redrawn(tab)
     median = statistics.median(latencies)
     lines = [
         f"first goto of the module → first chart (cold browser context): {LOADS[0]:.2f} s",
