@@ -79,10 +79,13 @@ def story_latex(story: Story) -> str:
 
 @pytest.mark.browser
 def test_snippet_and_mp4_download_from_the_popover(tab, app_url, tmp_path):
-    from tests.test_browser import CHART_MS
+    from tests.test_browser import CHART_MS, redrawn
 
     tab.goto(f"{app_url}/Forward?preset=recitation-s1")  # a cold server on busy cores: be patient
     tab.locator(".js-plotly-plot").first.wait_for(timeout=4 * CHART_MS)
+    # the page reruns once to fit the screen: a click into that run can land on a replaced button
+    tab.wait_for_function("() => document.body.dataset.cvViewport === 'fitted'", timeout=CHART_MS)
+    redrawn(tab)
     tab.get_by_role("button", name="More exports").click()
     with tab.expect_download(timeout=CHART_MS) as py:
         tab.get_by_role("button", name="NumPy snippet (.py)").click()
