@@ -68,8 +68,8 @@ def channels(ctx: Context) -> None:
             if not projector and grid.caption:
                 st.caption(grid.caption)
         if grid.key == "grad_w" and "tile" in shown:  # the outlined tile with what makes it
-            sweep = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)["weight_grad"]
             w_cell = selected_in(ctx, ("grad_w",), spec.kernel_size)  # its window is lit
+            sweep = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)["weight_grad"] if w_cell else None
             tile = weight_grad_panels(ctx.layer.weight_grad, sweep, ctx.n, ctx.k, ctx.c, w_cell)
             chart(panels_figure(tile, ctx.theme), "tile")
             selected_formula(ctx, ("grad_w",))
