@@ -132,7 +132,10 @@ def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> No
         animated_chart(fig, f"story_{current}", ctx, captions)
         export_buttons(step.panels, ctx, name, step.heading, formula)
     elif step.panels:
-        chart(panels_figure(step.panels, ctx.theme), f"story_{current}")
+        fig = shared_view(
+            ("still", current, *selected, *view), lambda: panels_figure(step.panels, ctx.theme)
+        )
+        chart(fig, f"story_{current}")
         export_buttons(step.panels, ctx, name, step.heading, formula)
     else:  # the full correlation, animated
         pad_cell = tuple(selected[1:]) if selected[0] == "grad_x_padded" else None
@@ -161,12 +164,12 @@ def scatter_route(ctx, scatter) -> None:
             "every size."
         )
         return
-    fig = scatter_figure(
-        scatter,
-        *scatter_panels(ctx.layer, ctx.n, ctx.k, ctx.c),
-        ctx.theme,
-        title="stamps add up to the same ∂L/∂x̃",
-    )
+
+    def build():
+        panels = scatter_panels(ctx.layer, ctx.n, ctx.k, ctx.c)
+        return scatter_figure(scatter, *panels, ctx.theme, title="stamps add up to the same ∂L/∂x̃")
+
+    fig = shared_view(("scatter", ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme), build)
     animated_chart(fig, "scatter", ctx, None, primary=False)
 
 
