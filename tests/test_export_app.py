@@ -18,11 +18,15 @@ COMMON = ["The whole lecture (HTML)", "LaTeX of the stages (.tex)", "NumPy snipp
           "PyTorch snippet (.py)", "Handout (PDF)"]  # fmt: skip
 
 
-def _page(path: str, **query) -> AppTest:
+def _page(path: str, stage: str, **query) -> AppTest:
+    """The page with the export row of `stage` (its export name) opened on "More exports"."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update({"preset": "recitation-s1", **query})
     at.run()
     at.switch_page(path).run()
+    assert not _more(at), "the popover's buttons are made only once it is opened"
+    at.session_state[f"more_{stage}"] = True  # what opening the popover sends
+    at.run()
     assert not at.exception
     return at
 
@@ -37,11 +41,12 @@ def _more(at: AppTest) -> dict[str, object]:
 
 
 @pytest.mark.parametrize(
-    "path, query, animated",
+    "path, stage, query, animated",
     [
-        ("pages/1_Forward.py", {}, ["MP4 of this animation", "HTML of this animation"]),
+        ("pages/1_Forward.py", "forward", {}, ["MP4 of this animation", "HTML of this animation"]),
         (
             "pages/2_Input_gradient.py",
+            "input-grad-step3",
             {"step": "3"},  # the padding motion
             [
                 "MP4 of this animation",
@@ -52,11 +57,16 @@ def _more(at: AppTest) -> dict[str, object]:
                 "HTML of the whole backward pass",
             ],
         ),
-        ("pages/3_Weight_gradient.py", {}, ["MP4 of this animation", "HTML of this animation"]),
+        (
+            "pages/3_Weight_gradient.py",
+            "weight-grad",
+            {},
+            ["MP4 of this animation", "HTML of this animation"],
+        ),
     ],
 )
-def test_more_exports_are_offered_and_deferred(path, query, animated):
-    at = _page(path, **query)
+def test_more_exports_are_offered_and_deferred(path, stage, query, animated):
+    at = _page(path, stage, **query)
     more = _more(at)
     assert list(more) == animated + COMMON
     for proto in more.values():
@@ -64,7 +74,7 @@ def test_more_exports_are_offered_and_deferred(path, query, animated):
 
 
 def test_the_cells_formula_is_there_to_copy():
-    at = _page("pages/1_Forward.py", sel="y:1:0")
+    at = _page("pages/1_Forward.py", "forward", sel="y:1:0")
     (box,) = [t for t in at.text_area if "LaTeX" in t.label]
     story = Story.of(link="?preset=recitation-s1&sel=y:1:0")
     assert box.value.strip() == story_latex(story).strip()
@@ -114,7 +124,7 @@ def test_storyboard_exports_carry_the_followed_cells_formula(step):
     """A storyboard stage's export row carries the formula the page writes out (the followed
     ∂L/∂x cell's sum): under the PNG/SVG and as LaTeX to copy (issue 8.9: stills carry their
     formula)."""
-    at = _page("pages/2_Input_gradient.py", step=step)
+    at = _page("pages/2_Input_gradient.py", f"input-grad-step{step}", step=step)
     areas = [t for t in at.text_area if t.label.startswith("The cell's formula in LaTeX")]
     assert len(areas) == 1, f"step {step}: the export row has the formula"
     assert r"\frac{\partial L}{\partial x" in areas[0].value

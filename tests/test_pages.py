@@ -19,8 +19,10 @@ from streamlit.testing.v1 import AppTest
 from convviz.presets import PRESETS, PRESETS_BY_KEY
 from convviz.render.theme import theme_for
 from convviz.ui.compute import formula_at, value_key
+from convviz.ui.controls import CHANNELS_OPEN
 from convviz.ui.controls import PAGES as APP_PAGES
 from convviz.ui.state import DEFAULTS, KERNEL_CHOICES
+from convviz.ui.views import PICKER
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 OVERVIEW = "app.py"
@@ -42,6 +44,12 @@ def open_page(page: str = OVERVIEW, timeout: float = 30, **query: str) -> AppTes
         at.query_params[name] = value
     if page != OVERVIEW:
         at.switch_page(page)
+    return at.run()
+
+
+def open_picker(at: AppTest) -> AppTest:
+    """Open the keyboard cell picker (what expanding it sends: its controls come on that rerun)."""
+    at.session_state[PICKER] = True
     return at.run()
 
 
@@ -245,7 +253,7 @@ def test_separate_axes_show_a_second_stride():
     keys = [s.key for s in at.sidebar.slider]
     assert keys == ["w_sh", "w_dh"]
     at.sidebar.checkbox(key="w_same_axes").set_value(False).run()
-    assert [s.key for s in at.sidebar.slider] == ["w_sh", "w_dh", "w_sw", "w_dw"]
+    assert [s.key for s in at.sidebar.slider] == ["w_sh", "w_sw", "w_dh", "w_dw"]  # row by row
     at.sidebar.slider(key="w_sw").set_value(1).run()
     assert_clean(at)
     assert heat(at, "y:values").shape == (4, 7)
@@ -290,6 +298,10 @@ def test_padding_mode_fills_the_ring():
 
 def test_channels_and_batch_change_the_shapes():
     at = open_page()
+    assert at.sidebar.expander[0].label == "Channels and batch"
+    assert not [n for n in at.sidebar.number_input if n.key == "w_cin"], "folded: not made"
+    at.session_state[CHANNELS_OPEN] = True  # the reader opens it
+    at.run()
     side_number(at, "cin").set_value(2).run()
     side_number(at, "cout").set_value(3).run()
     side_number(at, "batch").set_value(2).run()
@@ -410,6 +422,7 @@ def test_a_full_url_reproduces_the_view():
     side_select(at, "pad").set_value("same").run()
     side_select(at, "kernel").set_value("laplacian").run()
     side_number(at, "seed").set_value(3).run()
+    open_picker(at)
     at.number_input(key="pick_row").set_value(2)
     at.number_input(key="pick_col").set_value(5)
     at.button(key="pick_go").click().run()
@@ -550,6 +563,8 @@ def test_edited_values_follow_and_wrong_counts_are_refused():
 def test_keyboard_cell_picker_selects_a_cell():
     at = open_page(FORWARD)
     assert at.expander[0].label == "Select a cell with the keyboard"
+    assert not [n for n in at.number_input if n.key == "pick_row"], "made only once opened"
+    open_picker(at)
     at.number_input(key="pick_row").set_value(1)
     at.number_input(key="pick_col").set_value(2)
     at.button(key="pick_go").click().run()
@@ -566,12 +581,14 @@ def test_keyboard_cell_picker_selects_a_cell():
 
 def test_keyboard_picker_on_the_gradient_pages():
     at = open_page(INPUT_GRAD)
+    open_picker(at)
     at.number_input(key="pick_row").set_value(0)
     at.number_input(key="pick_col").set_value(6)
     at.button(key="pick_go").click().run()
     assert_clean(at)
     assert "Gradient of input x cell [0, 6]" in headers(at)
     at.switch_page(WEIGHT_GRAD).run()
+    open_picker(at)
     at.number_input(key="pick_row").set_value(2)
     at.number_input(key="pick_col").set_value(1)
     at.button(key="pick_go").click().run()

@@ -83,7 +83,12 @@ def more_exports(ctx: Context, name: str, formula: Formula | None = None) -> Non
 
     name : the stage's export name (e.g. "forward", "input-grad-step3"), as in export_buttons.
     """
-    with st.popover("More exports", icon=":material/ios_share:"):
+    popover = st.popover(
+        "More exports", icon=":material/ios_share:", key=f"more_{name}", on_change="rerun"
+    )
+    if not popover.open:  # its buttons are made only when someone opens it (a rerun each way)
+        return
+    with popover:
         animated = [n for n in (name, BACKWARD) if n in ANIMATIONS]
         if not name.startswith(("input-grad", "full-correlation")):
             animated = animated[:1]

@@ -199,9 +199,16 @@ def selected_formula(ctx: Context, grids: tuple[str, ...] = tuple(_SUMS)) -> Non
     formula_box(formula, ctx)
 
 
+PICKER = "pick_open"  # the keyboard picker's expander (open or not)
+
+
 def cell_picker(ctx: Context, panels: dict[str, tuple[int, int]], default: str) -> None:
-    """Keyboard fallback for clicking: choose a panel, a row and a column."""
-    with st.expander("Select a cell with the keyboard"):
+    """Keyboard fallback for clicking: choose a panel, a row and a column (its controls are
+    made only while it is open: a rerun each way, none on every other rerun)."""
+    picker = st.expander("Select a cell with the keyboard", key=PICKER, on_change="rerun")
+    if not picker.open:
+        return
+    with picker:
         names = list(panels)
         sel = ctx.selection
         cur = sel[0] if sel and sel[0] in panels else default
