@@ -125,6 +125,14 @@ def _widget(fn, name: str, label: str, **kwargs):
     return fn(label, key=key, on_change=on_change, args=args, **kwargs)
 
 
+def _row(bottom: bool = False):
+    """Controls side by side, sharing the sidebar's width (one block: cheaper than st.columns,
+    whose every column is a block of its own, and the sidebar is drawn on every rerun)."""
+    return st.container(
+        horizontal=True, wrap=False, vertical_alignment="bottom" if bottom else "top"
+    )
+
+
 def _slider(name: str, label: str):
     f = FIELDS[name]
     return _widget(st.slider, name, label, min_value=f.lo, max_value=f.hi)
@@ -185,57 +193,66 @@ def _preset_controls() -> None:
 
 def _shape_controls() -> None:
     st.markdown("**Shapes**")
-    a, b = st.columns(2)
-    with a:
+    with _row():
         _number("H", "Input height")
-        _number("kH", "Kernel height")
-    with b:
         _number("W", "Input width")
+    with _row():
+        _number("kH", "Kernel height")
         _number("kW", "Kernel width")
 
 
 def _stride_dilation_controls(state: dict) -> None:
     """One stride and one dilation, or one of each per axis."""
     _widget(st.checkbox, "same_axes", "Same stride and dilation for both axes")
-    a, b = st.columns(2)
-    with a:
-        _slider("sh", "Stride" if state["same_axes"] else "Stride (rows)")
-        _slider("dh", "Dilation" if state["same_axes"] else "Dilation (rows)")
-    if not state["same_axes"]:
-        with b:
-            _slider("sw", "Stride (cols)")
-            _slider("dw", "Dilation (cols)")
+    if state["same_axes"]:
+        with _row():
+            _slider("sh", "Stride")
+            _slider("dh", "Dilation")
+        return
+    with _row():
+        _slider("sh", "Stride (rows)")
+        _slider("sw", "Stride (cols)")
+    with _row():
+        _slider("dh", "Dilation (rows)")
+        _slider("dw", "Dilation (cols)")
 
 
 def _padding_controls(state: dict) -> None:
     """The padding kind and mode; per-side amounts when explicit, else what the kind pads."""
-    a, b = st.columns(2)
-    with a:
+    with _row():
         _widget(st.selectbox, "pad", "Padding", options=PAD_KINDS)
-    with b:
         _widget(st.selectbox, "mode", "Padding mode", options=FIELDS["mode"].choices)
     if state["pad"] == "explicit":
-        cols = st.columns(4)
-        for col, name, label in zip(
-            cols, ("pt", "pb", "pl", "pr"), ("top", "bottom", "left", "right")
-        ):
-            with col:
+        with _row():
+            for name, label in zip(("pt", "pb", "pl", "pr"), ("top", "bottom", "left", "right")):
                 _number(name, label)
     else:
         _padding_caption(state)
 
 
+CHANNELS_OPEN, _SEVERAL = "cv_channels_open", "cv_several_channels"
+
+
+def _keep_channels_open() -> None:
+    st.session_state[CHANNELS_OPEN] = st.session_state["w_channels"]
+
+
 def _channel_controls(state: dict) -> None:
-    """Channel, filter and batch counts, and the slice the pages draw (open when any is > 1)."""
-    with st.expander(
-        "Channels and batch", expanded=state["cin"] > 1 or state["cout"] > 1 or state["batch"] > 1
-    ):
-        a, b, c = st.columns(3)
-        with a:
+    """Channel, filter and batch counts, and the slice the pages draw. Open when any count is
+    over 1 (it opens or folds as they cross 1, else stays as the reader left it); its controls
+    are made only while it is open."""
+    several = state["cin"] > 1 or state["cout"] > 1 or state["batch"] > 1
+    if st.session_state.get(_SEVERAL) != several:
+        st.session_state[_SEVERAL] = st.session_state[CHANNELS_OPEN] = several
+    # kept in the session, not in the widget: each page's widgets are its own (cf. `_widget`)
+    st.session_state["w_channels"] = st.session_state[CHANNELS_OPEN]
+    box = st.expander("Channels and batch", key="w_channels", on_change=_keep_channels_open)
+    if not box.open:
+        return
+    with box:
+        with _row():
             _number("cin", "C in")
-        with b:
             _number("cout", "C out")
-        with c:
             _number("batch", "Batch")
         # which slice the pages draw: asked only where there is a choice
         pick = [
@@ -247,9 +264,10 @@ def _channel_controls(state: dict) -> None:
             )
             if count > 1
         ]
-        for column, (name, label, most) in zip(st.columns(3) if pick else (), pick):
-            with column:
-                _number(name, label, max_value=most)
+        if pick:
+            with _row():
+                for name, label, most in pick:
+                    _number(name, label, max_value=most)
 
 
 def _value_controls(state: dict) -> None:
@@ -266,11 +284,9 @@ def _value_controls(state: dict) -> None:
         options=FIELDS["gout"].choices,
         format_func=GRAD_OUT_LABELS.get,
     )
-    a, b = st.columns([3, 2])
-    with a:
+    with _row(bottom=True):
         _number("seed", "Seed")
-    with b:
-        st.button("Re-roll", on_click=_reroll, width="stretch", help="New random small integers")
+        st.button("Re-roll", on_click=_reroll, help="New random small integers")
 
 
 def clicked_cell(event) -> tuple[str, int, int] | None:
