@@ -38,7 +38,7 @@ def meta(at: AppTest) -> dict:
 def player_data(at: AppTest, key: str) -> dict:
     """What the page sent to the player of chart `key` (the component's data)."""
     for el in at.get("bidi_component"):
-        data = json.loads(el.proto.json) if el.proto.json else {}
+        data = json.loads(el.proto.bytes) if el.proto.bytes else {}  # the player's JSON bytes
         if data.get("chart") == f"chart_{key}":
             return data
     raise AssertionError(f"no player for {key}")

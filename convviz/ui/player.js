@@ -180,7 +180,7 @@ function stageIndicator(d, reg) {
 export default function (component) {
   const { parentElement, data } = component;
   const reg = registry();
-  const d = data;
+  const d = JSON.parse(new TextDecoder().decode(data)); // sent as JSON bytes (see player.py)
   const count = d.names.length;
   let cur = d.active, timer = null, speed = 1, gdBound = null;
 

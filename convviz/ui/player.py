@@ -7,6 +7,7 @@ linking never wait for the server. The formula lines of each frame come from the
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import plotly.graph_objects as go
@@ -41,18 +42,30 @@ def player(
         stage bar (the segmented control `w_step`): the player lights up the button of the
         frame's stage. Without it a motion's player shows its own strip of stages.
     """
+    mount = {
+        "chart": f"chart_{chart_key}",
+        "primary": primary,
+        "pres": presentation,
+        "hint": hint,
+        "follow": {"key": "w_step", "buttons": follow} if follow else None,
+    }
+    _COMPONENT(key=f"player_{chart_key}", data=_encoded(fig, captions, mount))
+
+
+def _encoded(fig: go.Figure, captions: list[list[str]] | None, mount: dict) -> bytes:
+    """The player's data as JSON bytes, encoded once per shared figure and captions.
+
+    Bytes go to the browser as they are; a dict would be serialized on every rerun, twice
+    (once to send, once sorted to identify the element), measured ~5% of a rerun's server time
+    with 50 sessions, for captions that a shared view keeps built.
+    """
+    kept = fig.__dict__.get("_convviz_player")
+    if kept is not None and kept[0] is captions and kept[1] == mount:
+        return kept[2]
     meta = dict(player_meta(fig))
     if captions is not None:
         meta["captions"] = captions
     meta.setdefault("captions", [[NO_CAPTION]] * len(meta["names"]))
-    _COMPONENT(
-        key=f"player_{chart_key}",
-        data={
-            **meta,
-            "chart": f"chart_{chart_key}",
-            "primary": primary,
-            "pres": presentation,
-            "hint": hint,
-            "follow": {"key": "w_step", "buttons": follow} if follow else None,
-        },
-    )
+    encoded = json.dumps({**meta, **mount}).encode()
+    fig._convviz_player = (captions, mount, encoded)
+    return encoded
