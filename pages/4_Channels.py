@@ -1,11 +1,13 @@
 """Channels: C_in channels, C_out filters, a batch; grad_w per (filter, channel) pair."""
 
+from functools import partial
+
 import streamlit as st
 
 from convviz.render.channels import heatmap_grid
 from convviz.render.grids import panels_figure
 from convviz.render.stories import channel_grids, layer_summary, weight_grad_panels
-from convviz.ui.compute import contributions_for, sweeps_for
+from convviz.ui.compute import contributions_for, shared_view, sweeps_for
 from convviz.ui.controls import Context, controls, page_config, slice_chart
 from convviz.ui.views import chart, page_end, page_header, selected_formula, selected_in
 
@@ -31,12 +33,33 @@ VIEWS = {
 }
 
 
+def tiles(grid, theme):
+    """A grid's figure of tiles; on a projector untitled (the view's name stands for it)."""
+    return heatmap_grid(
+        grid.arrays,
+        grid.row_labels,
+        grid.col_labels,
+        theme,
+        title=grid.title if theme.show_secondary else "",
+        selected=grid.selected,
+        click=grid.key,
+        click_cols=grid.click_cols,
+    )
+
+
+def tile(ctx: Context, w_cell):
+    """The (k, c) tile of ∂L/∂w with its operands; a selected cell's window lit."""
+    sweep = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)["weight_grad"] if w_cell else None
+    panels = weight_grad_panels(ctx.layer.weight_grad, sweep, ctx.n, ctx.k, ctx.c, w_cell)
+    return panels_figure(panels, ctx.theme)
+
+
 def channels(ctx: Context) -> None:
     """Every channel, filter and sample of the layer; a click on a tile selects its k or c.
 
     Not a page-body fragment: a click changes the slice, which the sidebar shows too.
     """
-    spec = ctx.spec
+    spec, shows = ctx.spec, (ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme)  # what the figures show
     contributions = contributions_for(ctx.key, ctx.n, ctx.c)
     grids = channel_grids(ctx.layer, ctx.n, ctx.c, contributions, ctx.k)
     st.markdown(layer_summary(spec, ctx.n))
@@ -54,24 +77,15 @@ def channels(ctx: Context) -> None:
     for grid in grids:
         if grid.key in shown:
             grid = grid.across() if projector else grid
-            fig = heatmap_grid(
-                grid.arrays,
-                grid.row_labels,
-                grid.col_labels,
-                ctx.theme,
-                title="" if projector else grid.title,  # the view's name stands for it
-                selected=grid.selected,
-                click=grid.key,
-                click_cols=grid.click_cols,
-            )
+            fig = shared_view(("channels", grid.key, *shows), lambda g=grid: tiles(g, ctx.theme))
             slice_chart(fig, grid.key, grid.fields, ctx)
             if not projector and grid.caption:
                 st.caption(grid.caption)
         if grid.key == "grad_w" and "tile" in shown:  # the outlined tile with what makes it
             w_cell = selected_in(ctx, ("grad_w",), spec.kernel_size)  # its window is lit
-            sweep = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)["weight_grad"] if w_cell else None
-            tile = weight_grad_panels(ctx.layer.weight_grad, sweep, ctx.n, ctx.k, ctx.c, w_cell)
-            chart(panels_figure(tile, ctx.theme), "tile")
+            chart(
+                shared_view(("channels-tile", w_cell, *shows), partial(tile, ctx, w_cell)), "tile"
+            )
             selected_formula(ctx, ("grad_w",))
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from convviz.formulas import Formula
@@ -17,7 +16,15 @@ from convviz.render.selection import zoom_panels
 from convviz.render.sweep_animations import sweep_figure
 from convviz.sweeps import Sweep
 from convviz.ui.compute import formula_at, shared_view
-from convviz.ui.controls import PAGES, STATE, Context, share_link, sidebar, with_selection
+from convviz.ui.controls import (
+    PAGES,
+    STATE,
+    Context,
+    converted,
+    share_link,
+    sidebar,
+    with_selection,
+)
 from convviz.ui.player import player
 
 
@@ -30,30 +37,10 @@ def page_header(ctx: Context, title: str, intro: str) -> None:
         st.markdown(f"**{title}**")
 
 
-class _Converted(go.Figure):
-    """A figure as Streamlit sends it, converted once. st.plotly_chart calls `to_dict()` on every
-    rerun, which copies the figure and base64-encodes each array: measured ~a quarter of a Forward
-    rerun's server time, for a figure that `shared_view` already keeps built."""
-
-    def __init__(self, fig: go.Figure):
-        super().__init__()
-        self._convviz_dict = fig.to_dict()
-
-    def to_dict(self) -> dict:
-        return self._convviz_dict
-
-
-def _converted(fig: go.Figure) -> go.Figure:
-    """`fig` converted once, kept on the figure (a shared view's figure is converted once)."""
-    if "_convviz_sent" not in fig.__dict__:
-        fig._convviz_sent = _Converted(fig)
-    return fig._convviz_sent
-
-
 def chart(fig, key: str) -> None:
     """A plotly figure whose cell clicks select (handled by `controls` on the next rerun)."""
     st.plotly_chart(
-        _converted(fig),
+        converted(fig),
         key=f"chart_{key}",
         on_select="rerun",
         selection_mode=("points",),
