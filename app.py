@@ -1,11 +1,13 @@
 """Overview: the whole layer at a glance, the output-size arithmetic, values and an oracle check."""
 
+from functools import partial
+
 import streamlit as st
 
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grids import panels_figure
 from convviz.render.stories import overview_panels, shape_rows
-from convviz.ui.compute import reference_check
+from convviz.ui.compute import reference_check, shared_view
 from convviz.ui.controls import PAGES, controls, page_config
 from convviz.ui.editors import value_editors
 from convviz.ui.views import (
@@ -36,8 +38,13 @@ def overview(ctx):
         st.info(f"**{preset.title}.** {preset.note}")
 
     forward, backward = overview_panels(ctx.layer, ctx.n, ctx.k, ctx.c, ctx.selection)
-    chart(panels_figure(forward, ctx.theme, title="Forward: y = x ⋆ w"), "overview_forward")
-    chart(panels_figure(backward, ctx.theme, title="Backward: the gradients"), "overview_backward")
+    shows = (ctx.key, ctx.n, ctx.k, ctx.c, ctx.selection, ctx.theme)
+    for panels, part, title in ((forward, "forward", "Forward: y = x ⋆ w"),
+                                (backward, "backward", "Backward: the gradients")):  # fmt: skip
+        fig = shared_view(
+            ("overview", part, *shows), partial(panels_figure, panels, ctx.theme, title=title)
+        )
+        chart(fig, f"overview_{part}")
     selected_formula(ctx)
     export_buttons(forward + backward, ctx, "overview", "convviz: the layer at a glance")
 

@@ -23,7 +23,8 @@ from convviz.render.matrix_view import (
 )
 from convviz.render.selection import centre
 from convviz.text import slice_name
-from convviz.ui.controls import clicked_cell, controls, page_config
+from convviz.ui.compute import shared_view
+from convviz.ui.controls import clicked_cell, controls, converted, page_config
 from convviz.ui.views import page_end, page_header
 
 PAGE = "pages/5_Matrix.py"
@@ -55,12 +56,17 @@ def take_clicks() -> None:
 THEME = replace(ctx.theme, max_text_cells=MAX_MATRIX_CELLS + 2)
 
 
-def matrix_chart(panels, name: str) -> None:
+def matrix_figure(panels):
     """Panels whose clicks select on this page; tall matrices may scroll (cells up to 30 px)."""
     rows = max(p.shape[0] for p in panels)
-    theme = replace(THEME, figure_h=max(THEME.figure_h, 30 * rows + 160))
+    return panels_figure(panels, replace(THEME, figure_h=max(THEME.figure_h, 30 * rows + 160)))
+
+
+def matrix_chart(panels_of, name: str) -> None:
+    """The figure of `panels_of()`, built once per view and shared by every session."""
+    shows = (name, ctx.key, ctx.n, ctx.k, ctx.c, picked, THEME)
     st.plotly_chart(
-        panels_figure(panels, theme),
+        converted(shared_view(shows, lambda: matrix_figure(panels_of()))),
         key=f"mx_chart_{name}",
         on_select="rerun",
         selection_mode=("points",),
@@ -84,7 +90,8 @@ else:
         spec, lay.forward.x, lay.forward.w, lay.input_grad.grad_out, ctx.n, ctx.k, ctx.c
     )
     chosen = st.session_state.get(SELECTED)
-    link = link_of(ms, *chosen[1:]) if chosen and chosen[0] == ctx.key else None
+    picked = chosen[1:] if chosen and chosen[0] == ctx.key else None  # this layer's entry
+    link = link_of(ms, *picked) if picked else None
     link = link or link_of(ms, "y", *centre(spec.out_size))  # the middle output until a click
     st.subheader("1. The forward pass: y = M · vec(x)")
     say(
@@ -96,9 +103,9 @@ else:
             else ""
         )
     )
-    matrix_chart([matrix_panel(ms, link)], "M")
+    matrix_chart(lambda: [matrix_panel(ms, link)], "M")
     st.markdown(f"**Selected:** {link.words(ms)}. The same cells on the grids:")
-    matrix_chart(grid_panels(ms, link), "grids")
+    matrix_chart(lambda: grid_panels(ms, link), "grids")
 
     st.subheader("2. The backward pass: ∂L/∂x = Mᵀ · vec(∂L/∂y)")
     say(
@@ -108,7 +115,7 @@ else:
         "over the border (so it is padded by d·(k−1)), and the window to the right of a cell "
         "used a tap further left (so the kernel is rotated 180°)."
     )
-    matrix_chart([transpose_panel(ms, link)], "Mt")
+    matrix_chart(lambda: [transpose_panel(ms, link)], "Mt")
     W = spec.in_size[1]
     x_cell = divmod(link.inp, W) if link.inp is not None else centre(spec.in_size)
     st.markdown(f"**Row of Mᵀ for x[{x_cell[0]}, {x_cell[1]}], drawn the textbook way:**")
@@ -122,7 +129,7 @@ else:
             else ""
         )
     )
-    matrix_chart([spread_panel(lay.input_grad, ctx.n, ctx.k, ctx.c, x_cell)], "spread")
+    matrix_chart(lambda: [spread_panel(lay.input_grad, ctx.n, ctx.k, ctx.c, x_cell)], "spread")
 
     st.subheader("3. im2col: patches as rows")
     say(
@@ -130,8 +137,8 @@ else:
         "y = patches · vec(w), one GEMM, which is how libraries compute a convolution, and the "
         "weight gradient is the other product: ∂L/∂w = patchesᵀ · vec(∂L/∂y)."
     )
-    matrix_chart([im2col_panel(ms, link)], "P")
-    matrix_chart([im2col_grad_panel(ms, link)], "Pt")
+    matrix_chart(lambda: [im2col_panel(ms, link)], "P")
+    matrix_chart(lambda: [im2col_grad_panel(ms, link)], "Pt")
 
 st.subheader("4. The name in code: a transposed convolution")
 plan = transpose_plan(spec)
