@@ -21,6 +21,7 @@ from convviz.render.theme import theme_for
 from convviz.ui.compute import formula_at, value_key
 from convviz.ui.controls import CHANNELS_OPEN
 from convviz.ui.controls import PAGES as APP_PAGES
+from convviz.ui.editors import EDITORS
 from convviz.ui.state import DEFAULTS, KERNEL_CHOICES
 from convviz.ui.views import PICKER
 
@@ -783,3 +784,14 @@ def test_channels_tile_shows_the_formula_of_a_clicked_weight_cell():
         if any(s["name"] == "selected" for s in f["layout"].get("shapes", []))
     )
     assert any(s["name"] == "highlight" for s in tile["layout"]["shapes"]), "the window is lit"
+
+
+def test_value_editors_are_made_once_opened():
+    """The three value grids (and the image loader) come when their expander is opened."""
+    at = open_page()
+    assert not at.get("dataframe") and not at.get("file_uploader")
+    at.session_state[EDITORS] = True  # what opening the expander sends
+    at.run()
+    assert_clean(at)
+    grids = at.get("dataframe")
+    assert len(grids) == 3 and at.get("file_uploader")

@@ -34,11 +34,24 @@ def _editor(label: str, name: str, full, index: tuple[int, int], ctx: Context) -
 
 def value_editors(ctx: Context) -> None:
     """Edit the current slices of x, w and grad_out by hand (small sizes only)."""
-    fw, g = ctx.layer.forward, ctx.layer.input_grad.grad_out
     st.subheader("Values")
-    if max(fw.x.shape[-2:]) > 16:
+    if max(ctx.layer.forward.x.shape[-2:]) > 16:
         st.caption("Editing cell by cell is offered up to 16×16 inputs.")
         return
+    box = st.expander(
+        "Type in x, w and ∂L/∂y, or load x from an image", key=EDITORS, on_change="rerun"
+    )
+    if not box.open:  # three data editors cost more than the rest of the page's rerun
+        return
+    with box:
+        _editors(ctx)
+
+
+EDITORS = "edit_open"  # the value editors' expander (its grids are made only while it is open)
+
+
+def _editors(ctx: Context) -> None:
+    fw, g = ctx.layer.forward, ctx.layer.input_grad.grad_out
     if ctx.theme.show_secondary:
         st.caption(
             "Type over any number; the whole app follows. Re-roll or pick a preset to start again."
