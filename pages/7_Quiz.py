@@ -7,8 +7,8 @@ import streamlit as st
 from convviz import quiz
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.quiz_view import given_panels
-from convviz.ui.compute import compute_layer
-from convviz.ui.controls import LAST_VALID, controls, page_config
+from convviz.ui.compute import compute_layer, shared_view
+from convviz.ui.controls import LAST_VALID, controls, converted, page_config
 from convviz.ui.state import DEFAULTS
 from convviz.ui.views import formula_box, page_end, page_header
 
@@ -63,8 +63,12 @@ st.markdown(
     f"score this session: **{right} / {len(score)}**"
 )
 st.markdown(q.prompt)
+given = shared_view(  # what the question gives: built once per setting for every session
+    ("quiz", ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme),
+    lambda: panels_figure(given_panels(ctx.layer, ctx.n, ctx.k, ctx.c), ctx.theme.reserve(120)),
+)
 st.plotly_chart(
-    panels_figure(given_panels(ctx.layer, ctx.n, ctx.k, ctx.c), ctx.theme.reserve(120)),
+    converted(given),
     key="quiz_given",
     config=PLOTLY_CONFIG,
     width="content",
