@@ -86,8 +86,11 @@ if reason:
     st.info(f"{reason[0].upper()}{reason[1:]}. The transposed convolution below works at any size.")
 else:
     take_clicks()
-    ms = matrix_slice(
-        spec, lay.forward.x, lay.forward.w, lay.input_grad.grad_out, ctx.n, ctx.k, ctx.c
+    ms = shared_view(  # M for this slice, built once per setting for every session
+        ("matrix-slice", ctx.key, ctx.n, ctx.k, ctx.c),
+        lambda: matrix_slice(
+            spec, lay.forward.x, lay.forward.w, lay.input_grad.grad_out, ctx.n, ctx.k, ctx.c
+        ),
     )
     chosen = st.session_state.get(SELECTED)
     picked = chosen[1:] if chosen and chosen[0] == ctx.key else None  # this layer's entry
