@@ -70,9 +70,10 @@ def nbytes(obj, seen: set | None = None) -> int:
         return sys.getsizeof(obj) + sum(
             nbytes(getattr(obj, f.name, None), seen) for f in dataclasses.fields(obj)
         )
-    if hasattr(obj, "_frame_objs"):  # a plotly figure: its traces, layout and frames
+    if hasattr(obj, "_frame_objs"):  # a plotly figure: its traces, layout and frames, twice
         parts = (obj._data, obj._layout, [fr._props for fr in obj._frame_objs])
-        return sys.getsizeof(obj) + sum(nbytes(p, seen) for p in parts)
+        # a shared figure also keeps the copy Streamlit is sent (controls.converted), made later
+        return sys.getsizeof(obj) + 2 * sum(nbytes(p, seen) for p in parts)
     if hasattr(obj, "__dict__"):
         return sys.getsizeof(obj) + nbytes(vars(obj), seen)
     return sys.getsizeof(obj)
