@@ -16,7 +16,14 @@ from PIL import Image
 
 from convviz.formulas import forward_formula
 from convviz.presets import PRESETS_BY_KEY
-from convviz.render import mask_geometry, static, static_gif, static_legend, static_panel
+from convviz.render import (
+    mask_geometry,
+    static,
+    static_gif,
+    static_legend,
+    static_panel,
+    sweep_animations,
+)
 from convviz.render.grids import format_value
 from convviz.render.input_story import input_grad_animation
 from convviz.render.panel import Panel
@@ -362,7 +369,11 @@ def test_gif_samples_long_sweeps(classroom, panels):
     _, sweep = classroom
     data = static_gif.sweep_gif(sweep, *panels, max_frames=5)
     assert Image.open(io.BytesIO(data)).n_frames == 5
-    assert static_gif.sampled_steps(16, 5).tolist() == [0, 4, 8, 11, 15]
+    # the frames the browser's animation shows (opened on the result): one rule for both
+    scene = static_gif._gif_scene(sweep, *panels, THEME, channel=0, max_frames=5)
+    assert scene.steps.tolist() == [0, 4, 8, 12, 15]
+    browser = sweep_animations.sweep_figure(sweep, *panels[:3], THEME, max_frames=5)
+    assert [f.name for f in browser.frames] == [str(t) for t in scene.steps]
 
 
 def test_sweep_caption_adds_up(classroom):

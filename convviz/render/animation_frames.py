@@ -14,7 +14,6 @@ figures built on this are in `sweep_animations` (the sliding window, the scatter
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -50,13 +49,6 @@ def writes_captions(sweep: Sweep, frames: int) -> bool:
 
 
 # --- steps and text ------------------------------------------------------------------------------
-
-
-def sampled_steps(steps: int, max_frames: int, start: int) -> tuple[np.ndarray, int]:
-    """(step indices to draw, k): every k-th step, plus the last one and `start`."""
-    k = max(1, math.ceil(steps / max(max_frames, 1)))
-    picked = np.unique(np.concatenate([np.arange(0, steps, k), [steps - 1, start]]))
-    return picked, k
 
 
 def ordinal(k: int) -> str:

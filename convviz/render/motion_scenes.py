@@ -13,7 +13,6 @@ from dataclasses import replace
 import numpy as np
 
 from convviz.ops import source_index
-from convviz.render.animation_frames import sampled_steps
 from convviz.render.motion import (
     ARC_DEG,
     MAX_WINDOW_STOPS,
@@ -23,6 +22,7 @@ from convviz.render.motion import (
     scale_of,
     shape_text,
 )
+from convviz.render.selection import sampled_steps
 from convviz.render.theme import HIGHLIGHT_COLOR, tap_colors
 from convviz.stages import InputGradStages
 from convviz.sweeps import Sweep

@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from convviz.render.animation_frames import sampled_steps
 from convviz.render.motion import (
     MAX_WINDOW_STOPS,
     Motion,
@@ -42,6 +41,7 @@ from convviz.render.motion_scenes import (
     with_outlines,
 )
 from convviz.render.panel import Panel
+from convviz.render.selection import sampled_steps
 from convviz.render.theme import tap_colors
 from convviz.stages import InputGradStages, WeightGradStages
 from convviz.sweeps import Sweep

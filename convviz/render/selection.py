@@ -5,6 +5,7 @@ arithmetic only, from the engine's sweeps; no values are computed here.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -14,6 +15,17 @@ from convviz.ops import copies_mask
 from convviz.render.panel import Panel
 from convviz.stages import InputGradStages
 from convviz.sweeps import Sweep
+
+
+def sampled_steps(steps: int, max_frames: int, start: int) -> tuple[np.ndarray, int]:
+    """(step indices to draw, k): every k-th step, plus the last one and `start`.
+
+    The one rule for which steps an animation shows: the browser's frames, the GIF's, the
+    motions' window stops.
+    """
+    k = max(1, math.ceil(steps / max(max_frames, 1)))
+    picked = np.unique(np.concatenate([np.arange(0, steps, k), [steps - 1, start]]))
+    return picked, k
 
 
 def tap_grid(kH: int, kW: int, rotated: bool = False) -> np.ndarray:

@@ -18,6 +18,7 @@ from matplotlib.patches import Rectangle
 from PIL import Image  # Pillow is a dependency of matplotlib
 
 from convviz.render.panel import Panel
+from convviz.render.selection import sampled_steps
 from convviz.render.static import new_figure, row_layout
 from convviz.render.static_legend import legend_band, legend_marks, place_legend
 from convviz.render.static_panel import (
@@ -56,12 +57,6 @@ _EXACT_COLORS, _NEAR_LEVELS = 128, 8
 
 
 # --- the sliding-window GIF -------------------------------------------------------------------
-
-
-def sampled_steps(steps: int, max_frames: int) -> np.ndarray:
-    """At most max_frames step indices, evenly spread, always the first and the last."""
-    n = max(1, min(steps, max_frames))
-    return np.unique(np.linspace(0, steps - 1, n).round().astype(int))
 
 
 def _term(a: float, b: float) -> str:
@@ -240,7 +235,7 @@ def _gif_scene(
     taps = _kernel_taps(kernel)
     if kernel.taps is None:
         kernel = replace(kernel, taps=taps)
-    steps = sampled_steps(sweep.steps, max_frames)
+    steps, _ = sampled_steps(sweep.steps, max_frames, sweep.steps - 1)  # as the browser shows
     products, norm = _products_panel(sweep, steps, channel, taps)
     bare = dict(taps=None, highlight=None, selected=None)
     panels = [replace(operand, **bare), kernel, products, replace(output, **bare)]

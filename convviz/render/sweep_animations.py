@@ -21,7 +21,6 @@ from convviz.render.animation_frames import (
     outline_trace,
     pending_trace,
     pending_xy,
-    sampled_steps,
     tap_ids,
     window_grids,
     window_trace,
@@ -37,6 +36,7 @@ from convviz.render.grids import (
     role_overlay,
 )
 from convviz.render.panel import Panel
+from convviz.render.selection import sampled_steps
 from convviz.render.theme import HIGHLIGHT_COLOR, HOVER_COLOR, PAD_COLOR, PAD_TEXT, THEME, Theme
 from convviz.sweeps import Scatter, Sweep
 
