@@ -62,6 +62,8 @@ def grade(q: Question, answer: float) -> Verdict:
 
 
 def _num(v: float) -> str:
+    """An answer as a student types it back: four significant digits, not the two decimals a
+    cell shows (text.number), so that typing what the page says is right is right."""
     return str(round(v)) if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from convviz.export.story import Story
 from convviz.formulas import Formula
+from convviz.text import number
 
 MAX_SIDE = 16  # larger grids are named with their shape instead of typeset
 MARKS = ("cvpad", "cvins", "cvrem", "cvdrop", "cvfold")
@@ -39,9 +40,7 @@ _PREAMBLE = r"""\documentclass[11pt]{article}
 
 
 def _num(v: float) -> str:
-    v = float(v)
-    s = str(round(v)) if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
-    return "0" if s in ("-0", "-0.0") else s
+    return number(v, minus="-")  # as the app and its formulas write it (LaTeX sets the minus)
 
 
 def bmatrix(values: np.ndarray, marks: dict[str, np.ndarray] | None = None) -> str:
