@@ -180,7 +180,8 @@ function stageIndicator(d, reg) {
 export default function (component) {
   const { parentElement, data } = component;
   const reg = registry();
-  const d = JSON.parse(new TextDecoder().decode(data)); // sent as JSON bytes (see player.py)
+  // the app sends JSON bytes (see player.py); the exported HTML passes the object itself
+  const d = ArrayBuffer.isView(data) ? JSON.parse(new TextDecoder().decode(data)) : data;
   const count = d.names.length;
   let cur = d.active, timer = null, speed = 1, gdBound = null;
 
