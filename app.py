@@ -10,6 +10,7 @@ from convviz.render.stories import overview_panels, shape_rows
 from convviz.ui.compute import reference_check, shared_view
 from convviz.ui.controls import PAGES, controls, page_config
 from convviz.ui.editors import value_editors
+from convviz.ui.state import to_query
 from convviz.ui.views import (
     chart,
     export_buttons,
@@ -60,7 +61,7 @@ def overview(ctx):
     with right:
         st.subheader("Where next")
         for path, label, icon in PAGES[1:]:
-            st.page_link(path, label=label, icon=icon)
+            st.page_link(path, label=label, icon=icon, query_params=to_query(ctx.state))
 
     st.subheader("Every array and its shape")
     st.table(shape_rows(ctx.layer))

@@ -795,3 +795,13 @@ def test_value_editors_are_made_once_opened():
     assert_clean(at)
     grids = at.get("dataframe")
     assert len(grids) == 3 and at.get("file_uploader")
+
+
+def test_page_links_carry_the_view():
+    """A page link opened in a new tab (a plain navigation, no session) shows the same layer."""
+    at = open_page(FORWARD)
+    at.sidebar.slider(key="w_sh").set_value(1).run()
+    links = [el.proto for el in at.get("page_link")]
+    assert len(links) >= len(APP_PAGES)
+    for link in links:
+        assert "sh=1" in link.query_string and "preset=custom" in link.query_string, link.page

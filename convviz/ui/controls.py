@@ -165,7 +165,7 @@ PAGES = (
 
 def _sidebar(state: dict) -> None:
     """Every control, top to bottom."""
-    _page_links()
+    _page_links(state)
     _preset_controls()
     _shape_controls()
     _stride_dilation_controls(state)
@@ -174,10 +174,13 @@ def _sidebar(state: dict) -> None:
     _value_controls(state)
 
 
-def _page_links() -> None:
+def _page_links(state: dict) -> None:
+    """The pages, each linked with this view's query: a link opened in a new tab (or a click the
+    browser takes as a plain navigation, as happened mid-run under load) shows the same layer."""
     st.markdown("### convviz")
+    query = to_query(state)
     for path, label, icon in PAGES:
-        st.page_link(path, label=label, icon=icon)
+        st.page_link(path, label=label, icon=icon, query_params=query)
     st.divider()
 
 
