@@ -275,7 +275,7 @@ def animation_layout(
     """
     line = theme.font_size + 8
     top = (theme.title_font_size + 18 if title else 6) + (line if subtitle else 0)
-    legend_px = theme.font_size + 12 if legend_note(panels, theme) else 0
+    legend_px = theme.font_size + 12 if legend_note(panels) else 0
     bottom = ticks_px(theme) + legend_px + 6
     geo = grid_layout(panels, theme, top=top, bottom=bottom)
     if not theme.show_secondary and geo.cell < theme.cell_px_for_font:

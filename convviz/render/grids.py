@@ -376,7 +376,7 @@ def add_panels(layout: dict, panels: Sequence[Panel], theme: Theme, geo: GridLay
 
 
 def add_legend(layout: dict, panels: Sequence[Panel], theme: Theme, geo: GridLayout, y_px: float):
-    note = legend_note(panels, theme)
+    note = legend_note(panels)
     if note:
         layout["annotations"].append(
             {
@@ -401,7 +401,7 @@ def panels_figure(
     A click returns customdata [panel.key, row, col] (array indices): ui.controls.clicked_cell.
     """
     title_px = theme.title_font_size + 18 if title else 6
-    legend_px = theme.font_size + 12 if legend_note(panels, theme) else 0
+    legend_px = theme.font_size + 12 if legend_note(panels) else 0
     geo = grid_layout(panels, theme, top=title_px, bottom=ticks_px(theme) + legend_px + 6)
     layout = base_layout(geo, theme, title)
     add_panels(layout, panels, theme, geo)

@@ -138,7 +138,7 @@ def panel_shapes(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> list[di
     return shapes
 
 
-def legend_note(panels: Sequence[Panel], theme: Theme) -> str:
+def legend_note(panels: Sequence[Panel]) -> str:
     """One line naming the cell roles present, each in its colour."""
 
     def swatch(color: str, glyph: str = "■") -> str:
