@@ -134,6 +134,14 @@ def _row(bottom: bool = False):
     )
 
 
+def _rows(make, *rows: list[tuple[str, str]]) -> None:
+    """Rows of controls side by side: `make(name, label)` for each (name, label) of a row."""
+    for controls_in_row in rows:
+        with _row():
+            for name, label in controls_in_row:
+                make(name, label)
+
+
 def _slider(name: str, label: str):
     f = FIELDS[name]
     return _widget(st.slider, name, label, min_value=f.lo, max_value=f.hi)
@@ -197,28 +205,18 @@ def _preset_controls() -> None:
 
 def _shape_controls() -> None:
     st.markdown("**Shapes**")
-    with _row():
-        _number("H", "Input height")
-        _number("W", "Input width")
-    with _row():
-        _number("kH", "Kernel height")
-        _number("kW", "Kernel width")
+    _rows(_number, [("H", "Input height"), ("W", "Input width")],
+          [("kH", "Kernel height"), ("kW", "Kernel width")])  # fmt: skip
 
 
 def _stride_dilation_controls(state: dict) -> None:
     """One stride and one dilation, or one of each per axis."""
     _widget(st.checkbox, "same_axes", "Same stride and dilation for both axes")
     if state["same_axes"]:
-        with _row():
-            _slider("sh", "Stride")
-            _slider("dh", "Dilation")
-        return
-    with _row():
-        _slider("sh", "Stride (rows)")
-        _slider("sw", "Stride (cols)")
-    with _row():
-        _slider("dh", "Dilation (rows)")
-        _slider("dw", "Dilation (cols)")
+        _rows(_slider, [("sh", "Stride"), ("dh", "Dilation")])
+    else:
+        _rows(_slider, [("sh", "Stride (rows)"), ("sw", "Stride (cols)")],
+              [("dh", "Dilation (rows)"), ("dw", "Dilation (cols)")])  # fmt: skip
 
 
 def _padding_controls(state: dict) -> None:
@@ -227,9 +225,7 @@ def _padding_controls(state: dict) -> None:
         _widget(st.selectbox, "pad", "Padding", options=PAD_KINDS)
         _widget(st.selectbox, "mode", "Padding mode", options=FIELDS["mode"].choices)
     if state["pad"] == "explicit":
-        with _row():
-            for name, label in zip(("pt", "pb", "pl", "pr"), ("top", "bottom", "left", "right")):
-                _number(name, label)
+        _rows(_number, list(zip(("pt", "pb", "pl", "pr"), ("top", "bottom", "left", "right"))))
     else:
         _padding_caption(state)
 
