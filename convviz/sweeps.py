@@ -8,6 +8,7 @@ input gradient and the weight-gradient correlation are all sweeps over different
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +46,27 @@ class Sweep:
         return self.sums.reshape(self.out_size)
 
 
+def window_index(
+    out_size: tuple[int, int],
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    kernel_size: tuple[int, int],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where each of the T = oh·ow steps (row-major) puts its window.
+
+    Returns targets, shape (T, 2), the output cell of each step; rows, shape (T, kh), and
+    cols, shape (T, kw), the operand rows and columns its taps cover.
+    """
+    (oh, ow), (sh, sw), (dh, dw), (kh, kw) = out_size, stride, dilation, kernel_size
+    oy, ox = np.divmod(np.arange(oh * ow), ow)
+    rows = oy[:, None] * sh + np.arange(kh) * dh  # (T, kh)
+    cols = ox[:, None] * sw + np.arange(kw) * dw  # (T, kw)
+    return np.stack([oy, ox], axis=1), rows, cols
+
+
+SweepBuilder = Callable[..., Sweep]  # (operand, kernel, stride, dilation, offset=) like sweep
+
+
 def sweep(
     operand: np.ndarray, kernel: np.ndarray, stride=(1, 1), dilation=(1, 1), offset: float = 0.0
 ) -> Sweep:
@@ -65,16 +87,16 @@ def sweep(
     else:  # a big 'kernel' (the weight gradient's grad_out) over few steps: one broadcast
         products = (win * kernel[:, None, None]).reshape(C, oh * ow, kh, kw).transpose(1, 0, 2, 3)
         partial = products.sum(axis=(2, 3))  # (T, C)
-    oy, ox = np.divmod(np.arange(oh * ow), ow)
+    targets, rows, cols = window_index((oh, ow), (sh, sw), (dh, dw), (kh, kw))
     return Sweep(
         operand,
         kernel,
         (sh, sw),
         (dh, dw),
         (oh, ow),
-        targets=np.stack([oy, ox], axis=1),
-        rows=oy[:, None] * sh + np.arange(kh) * dh,  # (T, kh)
-        cols=ox[:, None] * sw + np.arange(kw) * dw,  # (T, kw)
+        targets=targets,
+        rows=rows,
+        cols=cols,
         products=products,
         partial=partial,
         sums=partial.sum(axis=1) + offset,
@@ -82,9 +104,14 @@ def sweep(
     )
 
 
-def forward_sweep(stages: ForwardStages, n: int = 0, k: int = 0) -> Sweep:
-    """The forward window over x_padded[n] with filter k; its result is y[n, k]."""
-    return sweep(
+def forward_sweep(
+    stages: ForwardStages, n: int = 0, k: int = 0, build: SweepBuilder = sweep
+) -> Sweep:
+    """The forward window over x_padded[n] with filter k; its result is y[n, k].
+
+    `build` makes the sweep from its operands (`sweep`, or a builder with its signature).
+    """
+    return build(
         stages.x_padded[n],
         stages.w[k],
         stages.spec.stride,
@@ -93,23 +120,27 @@ def forward_sweep(stages: ForwardStages, n: int = 0, k: int = 0) -> Sweep:
     )
 
 
-def input_grad_sweep(stages: InputGradStages, n: int = 0, c: int = 0) -> Sweep:
+def input_grad_sweep(
+    stages: InputGradStages, n: int = 0, c: int = 0, build: SweepBuilder = sweep
+) -> Sweep:
     """The full correlation: rotated filters of channel c over the padded, dilated grad_out[n].
 
-    Its result is grad_x_padded[n, c], ring included.
+    Its result is grad_x_padded[n, c], ring included; `build` as in `forward_sweep`.
     """
-    return sweep(stages.padded[n], stages.w_rot[c], (1, 1), stages.spec.dilation)
+    return build(stages.padded[n], stages.w_rot[c], (1, 1), stages.spec.dilation)
 
 
-def weight_grad_sweep(stages: WeightGradStages, k: int = 0, c: int = 0) -> Sweep:
+def weight_grad_sweep(
+    stages: WeightGradStages, k: int = 0, c: int = 0, build: SweepBuilder = sweep
+) -> Sweep:
     """grad_out[:, k] (dilated by the stride) over x_padded[:, c], stepping by the dilation.
 
     The batch is the channel axis of this sweep, so `partial` holds each sample's contribution.
-    Its result is grad_w[k, c].
+    Its result is grad_w[k, c]; `build` as in `forward_sweep`.
     """
     spec = stages.spec
     rH, rW = spec.reach
-    return sweep(stages.x_padded[:, c, :rH, :rW], stages.grad_out[:, k], spec.dilation, spec.stride)
+    return build(stages.x_padded[:, c, :rH, :rW], stages.grad_out[:, k], spec.dilation, spec.stride)
 
 
 @dataclass(frozen=True)
@@ -133,15 +164,13 @@ class Scatter:
 def scatter(stages: ForwardStages, grad_out: np.ndarray, n: int = 0, c: int = 0) -> Scatter:
     """Every stamp of the scatter route and the running sum; running[-1] = grad_x_padded[n, c]."""
     spec = stages.spec
-    (sh, sw), (dh, dw), (oH, oW) = spec.stride, spec.dilation, spec.out_size
-    kH, kW = spec.kernel_size
+    (oH, oW), (kH, kW) = spec.out_size, spec.kernel_size
     g, w = grad_out[n], stages.w[:, c]  # (K, oH, oW), (K, kH, kW)
     K, T = g.shape[0], oH * oW
     filters, cells = np.divmod(np.arange(K * T), T)
     stamps = g.reshape(K * T)[:, None, None] * w[filters]  # (S, kH, kW)
-    oy, ox = np.divmod(cells, oW)
-    rows = oy[:, None] * sh + np.arange(kH) * dh  # (S, kH)
-    cols = ox[:, None] * sw + np.arange(kW) * dw  # (S, kW)
+    _, rows, cols = window_index((oH, oW), spec.stride, spec.dilation, (kH, kW))
+    rows, cols = rows[cells], cols[cells]  # (S, kH), (S, kW): cell t's window, for every filter
     placed = np.zeros((K * T, *spec.padded_size), dtype=stamps.dtype)
     s = np.arange(K * T)
     for i in range(kH):  # a loop over kernel taps, each placing all stamps at once

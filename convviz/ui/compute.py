@@ -32,7 +32,16 @@ from convviz.stages import (
     input_grad_stages,
     weight_grad_stages,
 )
-from convviz.sweeps import Scatter, Sweep, filter_shares, scatter, sweep
+from convviz.sweeps import (
+    Scatter,
+    Sweep,
+    filter_shares,
+    forward_sweep,
+    input_grad_sweep,
+    scatter,
+    sweep,
+    weight_grad_sweep,
+)
 from convviz.ui.state import VALUE_FIELDS, values_of
 
 T = TypeVar("T")
@@ -271,28 +280,20 @@ def lean_sweep(
 
 @_cached("forward_sweep")
 def forward_sweep_of(key: tuple, n: int, k: int) -> Sweep:
-    """The forward window over x_padded[n] with filter k; its result is y[n, k]."""
-    fw = _forward(key)
-    return lean_sweep(
-        fw.x_padded[n], fw.w[k], fw.spec.stride, fw.spec.dilation, offset=float(fw.bias[k])
-    )
+    """`sweeps.forward_sweep` with lean products; its result is y[n, k]."""
+    return forward_sweep(_forward(key), n, k, build=lean_sweep)
 
 
 @_cached("input_grad_sweep")
 def input_grad_sweep_of(key: tuple, n: int, c: int) -> Sweep:
-    """The full correlation over the padded, dilated grad_out[n]; its result is
-    grad_x_padded[n, c]."""
-    ig = _input_grad(key)
-    return lean_sweep(ig.padded[n], ig.w_rot[c], (1, 1), ig.spec.dilation)
+    """`sweeps.input_grad_sweep` with lean products; its result is grad_x_padded[n, c]."""
+    return input_grad_sweep(_input_grad(key), n, c, build=lean_sweep)
 
 
 @_cached("weight_grad_sweep")
 def weight_grad_sweep_of(key: tuple, k: int, c: int) -> Sweep:
-    """grad_out[:, k] over x_padded[:, c], stepping by the dilation; its result is grad_w[k, c]."""
-    wg = _weight_grad(key)
-    spec = wg.spec
-    rH, rW = spec.reach
-    return lean_sweep(wg.x_padded[:, c, :rH, :rW], wg.grad_out[:, k], spec.dilation, spec.stride)
+    """`sweeps.weight_grad_sweep` with lean products; its result is grad_w[k, c]."""
+    return weight_grad_sweep(_weight_grad(key), k, c, build=lean_sweep)
 
 
 @_cached("scatter")
