@@ -805,3 +805,11 @@ def test_page_links_carry_the_view():
     assert len(links) >= len(APP_PAGES)
     for link in links:
         assert "sh=1" in link.query_string and "preset=custom" in link.query_string, link.page
+
+
+def test_bias_gradient_is_written_as_every_other_number():
+    """The bias metric follows text.number (two decimals, a typographic minus), as cells do."""
+    at = open_page(WEIGHT_GRAD, w=",".join(["0.123"] * 9), gout="mse")  # y − target not whole
+    assert_clean(at)
+    value = at.metric[0].value
+    assert re.fullmatch(r"−?\d+\.\d{1,2}", value), value

@@ -39,6 +39,7 @@ from convviz.render.panel import Panel
 from convviz.render.selection import sampled_steps
 from convviz.render.theme import HIGHLIGHT_COLOR, HOVER_COLOR, PAD_COLOR, PAD_TEXT, THEME, Theme
 from convviz.sweeps import Scatter, Sweep
+from convviz.text import MINUS
 
 CELL_NAMES = {"y": "y", "grad_x_padded": "∂L/∂x̃", "grad_w": "∂L/∂w", "grad_out": "∂L/∂y"}
 SCATTER_CELL_BUDGET = 120_000  # result cells sent over all frames of a scatter animation
@@ -373,6 +374,6 @@ def _spacing(scatter: Scatter) -> tuple[int, int]:
 def _plus(text: np.ndarray) -> np.ndarray:
     """'+3' / '+−2' reads as 'this is added'; empty cells stay empty."""
     out = text.copy()
-    positive = (out != "") & ~np.char.startswith(out.astype(str), "\u2212") & (out != "0")
+    positive = (out != "") & ~np.char.startswith(out.astype(str), MINUS) & (out != "0")
     out[positive] = np.char.add("+", out[positive].astype(str)).astype(object)
     return out

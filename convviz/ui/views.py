@@ -15,6 +15,7 @@ from convviz.render.panel import Panel
 from convviz.render.selection import zoom_panels
 from convviz.render.sweep_animations import sweep_figure
 from convviz.sweeps import Sweep
+from convviz.text import number
 from convviz.ui.compute import formula_at, shared_view
 from convviz.ui.controls import (
     PAGES,
@@ -159,7 +160,8 @@ def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
     st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
     st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=_grey))
     for copy in formula.groups:
-        with st.expander(f"{copy.target.text()} = {copy.value:g}: its {len(copy.terms)} taps"):
+        taps = f"{copy.target.text()} = {number(copy.value)}: its {len(copy.terms)} taps"
+        with st.expander(taps):
             st.latex(copy.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
             st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=_grey))
             st.caption(copy.check(most))
