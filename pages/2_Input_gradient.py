@@ -21,7 +21,13 @@ from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import centre, feeding_cells, step_of
 from convviz.render.sweep_animations import scatter_figure
-from convviz.ui.compute import input_grad_formula_of, shared_view, sweeps_for
+from convviz.ui.compute import (
+    MAX_SCATTER_BYTES,
+    MAX_SCATTER_STEPS,
+    input_grad_formula_of,
+    shared_view,
+    sweeps_for,
+)
 from convviz.ui.controls import STATE, controls, page_config
 from convviz.ui.player import player
 from convviz.ui.views import (
@@ -159,9 +165,10 @@ def scatter_route(ctx, scatter) -> None:
     st.subheader("Scatter route: each ∂L/∂y cell stamps ∂L/∂y · w onto its window")
     if scatter is None:
         st.info(
-            "The scatter animation keeps one grid per stamp; it is offered up to 1,024 stamps "
-            "(output cells × filters). The textbook route above computes the same numbers at "
-            "every size."
+            "The scatter animation keeps one grid per stamp; it is offered up to "
+            f"{MAX_SCATTER_STEPS:,} stamps (output cells × filters) and "
+            f"{MAX_SCATTER_BYTES >> 20} MB of grids. The textbook route above computes the same "
+            "numbers at every size."
         )
         return
 

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from convviz.presets import PRESETS, PRESETS_BY_KEY
 from convviz.render.theme import theme_for
-from convviz.ui.compute import formula_at, value_key
+from convviz.ui.compute import MAX_SCATTER_STEPS, formula_at, value_key
 from convviz.ui.controls import CHANNELS_OPEN
 from convviz.ui.controls import PAGES as APP_PAGES
 from convviz.ui.editors import EDITORS
@@ -163,12 +163,12 @@ def check_input_grad(at, p):
     spec = p.spec()
     figs = figures(at)
     assert z_of(trace(figs[0], "grad_out:values")).shape == spec.out_size
-    if spec.out_size[0] * spec.out_size[1] <= 1024:
+    if spec.out_size[0] * spec.out_size[1] <= MAX_SCATTER_STEPS:
         assert len(figs) == 2  # the storyboard step and the scatter route
         assert z_of(trace(figs[1], "grad_x_padded:values")).shape == spec.padded_size
     else:
         assert len(figs) == 1
-        assert "1,024 stamps (output cells × filters)" in at.info[0].value
+        assert f"{MAX_SCATTER_STEPS:,} stamps (output cells × filters)" in at.info[0].value
     assert any(h.startswith("Gradient of input x cell") for h in headers(at))
 
 

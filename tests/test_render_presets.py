@@ -14,8 +14,9 @@ from convviz.render.sweep_animations import scatter_figure, sweep_figure
 from convviz.render.theme import PRESENTATION, THEME
 from convviz.stages import layer
 from convviz.sweeps import forward_sweep, input_grad_sweep, scatter, weight_grad_sweep
+from convviz.ui.compute import MAX_SCATTER_STEPS  # the pages offer the scatter up to this
 
-SMALL = [p for p in PRESETS if p.spec().out_size[0] * p.spec().out_size[1] <= 1024]
+SMALL = [p for p in PRESETS if p.spec().out_size[0] * p.spec().out_size[1] <= MAX_SCATTER_STEPS]
 
 
 # (theme, main column width, window height) at 1280×720 and 1920×1080; the sidebar is open in
