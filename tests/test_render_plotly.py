@@ -167,11 +167,20 @@ def rect_mask(path: str, shape, origin) -> np.ndarray:
 
 
 def path_segments(path: str) -> set:
-    """Unit segments of an outline path made of 'M x,y H x2' and 'M x,y V y2' pieces."""
+    """Unit segments of an outline path made of 'M x,y H x2' and 'M x,y V y2' pieces.
+
+    A piece spanning several cells counts as its unit segments, so any split of the boundary
+    into pieces compares equal; a segment drawn twice is an error.
+    """
     segs = set()
     for x, y, cmd, end in re.findall(r"M(-?[\d.]+),(-?[\d.]+)([HV])(-?[\d.]+)", path):
         x, y, end = float(x), float(y), float(end)
-        segs.add(((x, y), (end, y)) if cmd == "H" else ((x, y), (x, end)))
+        a, b = sorted((x, end) if cmd == "H" else (y, end))
+        assert b - a >= 1 and (b - a).is_integer(), f"piece {x},{y}{cmd}{end} is not whole cells"
+        for u in np.arange(a, b).tolist():
+            seg = ((u, y), (u + 1, y)) if cmd == "H" else ((x, u), (x, u + 1))
+            assert seg not in segs, f"segment {seg} drawn twice"
+            segs.add(seg)
     return segs
 
 

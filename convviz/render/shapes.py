@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from convviz.render.geometry import GridLayout, axis_ids, shows_text
+from convviz.render.mask_geometry import mask_outline, mask_rects
 from convviz.render.panel import Panel
 from convviz.render.theme import (
     DILATION_COLOR,
@@ -31,32 +32,21 @@ def _num(v: float) -> str:
 def outline_path(mask: np.ndarray, origin: tuple[int, int]) -> str:
     """SVG path of the boundary of the True region (edges between True and False cells)."""
     oy, ox = origin
-    m = np.pad(np.asarray(mask, dtype=bool), 1)
-    above = m[1:, 1:-1] != m[:-1, 1:-1]  # (h+1, w): the edge above row r differs
-    left = m[1:-1, 1:] != m[1:-1, :-1]  # (h, w+1): the edge left of column c differs
-    parts = [
-        f"M{_num(c + ox - 0.5)},{_num(r + oy - 0.5)}H{_num(c + ox + 0.5)}"
-        for r, c in zip(*np.nonzero(above))
-    ]
-    parts += [
-        f"M{_num(c + ox - 0.5)},{_num(r + oy - 0.5)}V{_num(r + oy + 0.5)}"
-        for r, c in zip(*np.nonzero(left))
-    ]
+    parts = []
+    for (x0, y0), (x1, y1) in mask_outline(mask):
+        move = f"M{_num(x0 + ox)},{_num(y0 + oy)}"
+        parts.append(f"{move}H{_num(x1 + ox)}" if y0 == y1 else f"{move}V{_num(y1 + oy)}")
     return "".join(parts)
 
 
 def fill_path(mask: np.ndarray, origin: tuple[int, int]) -> str:
-    """SVG path filling the True region, one rectangle per run of True cells in a row."""
+    """SVG path filling the True region, one rectangle per rectangle of `mask_rects`."""
     oy, ox = origin
-    m = np.asarray(mask, dtype=bool)
     parts = []
-    for r in np.nonzero(m.any(axis=1))[0]:
-        edges = np.diff(np.concatenate([[0], m[r].astype(np.int8), [0]]))
-        starts, stops = np.nonzero(edges == 1)[0], np.nonzero(edges == -1)[0]
-        y0, y1 = r + oy - 0.5, r + oy + 0.5
-        for a, b in zip(starts, stops):
-            x0, x1 = a + ox - 0.5, b + ox - 0.5
-            parts.append(f"M{_num(x0)},{_num(y0)}H{_num(x1)}V{_num(y1)}H{_num(x0)}Z")
+    for r, c, nr, nc in mask_rects(mask):
+        x0, y0 = c + ox - 0.5, r + oy - 0.5
+        x1, y1 = x0 + nc, y0 + nr
+        parts.append(f"M{_num(x0)},{_num(y0)}H{_num(x1)}V{_num(y1)}H{_num(x0)}Z")
     return "".join(parts)
 
 
