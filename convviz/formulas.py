@@ -141,6 +141,11 @@ def _values(terms: Sequence[Term]) -> np.ndarray:
     return np.array([t.value for t in terms], dtype=float)
 
 
+# How many terms a written sum shows before the rest becomes "[n more terms = s]"
+FULL_TERMS = 27  # the formula box and the exports: a 3×3 window over 3 channels, whole
+SHORT_TERMS = 12  # a one-line caption: under a still, on a slide, in the handout
+
+
 @dataclass(frozen=True)
 class Shown:
     """What a rendering cut at max_terms shows: the summands written out and the rest, summed.

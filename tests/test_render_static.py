@@ -17,6 +17,7 @@ from PIL import Image
 from convviz.formulas import forward_formula
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render import (
+    geometry,
     mask_geometry,
     static,
     static_gif,
@@ -196,6 +197,38 @@ def test_indices_are_offset_by_origin_and_cells_square(panels):
     box = ax.get_window_extent()
     assert box.width == pytest.approx(box.height, rel=1e-3)
     assert ax.get_title() == "input x, padded" and ax.get_xlabel() == "7×7 → 9×9"
+
+
+def ladder_oracle(n: int, origin: int, room_cells: float) -> list[int]:
+    """Indices origin … origin + n − 1 labelled when a label needs room_cells cells, by a loop."""
+    step = next(s for s in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**9) if s >= room_cells)
+    return [v for v in range(origin, origin + n) if v % step == 0]
+
+
+@pytest.mark.parametrize(("n", "origin"), [(9, -1), (40, 0), (130, -3)], ids=str)
+def test_both_renderers_space_index_ticks_on_one_ladder(n, origin):
+    """Plotly (a label needs 24 px) and matplotlib (2.2 × the tick font) label every step-th
+    index, 0 included, step the first of 1, 2, 5, 10, … that gives a label its room."""
+    size = static_panel.tick_size(THEME)
+    for cell in (0.5, 1, 2, 3, 5, 11, 24, 40):
+        static_ticks = [origin + i for i in static_panel._tick_cells(n, origin, cell, size)]
+        assert static_ticks == ladder_oracle(n, origin, 2.2 * size / cell), f"static, {cell} pt"
+        plotly_ticks = geometry.tick_values(n, origin, cell)
+        assert plotly_ticks == ladder_oracle(n, origin, 24 / max(cell, 1)), f"plotly, {cell} px"
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "ticks"),
+    [
+        (-3.0, 5.0, [-3.0, 0.0, 5.0]),
+        (1.0, 4.0, [1.0, 4.0]),
+        (-2.0, 0.0, [-2.0, 0.0]),
+        (2.0, 2.0, [2.0]),
+    ],
+    ids=["spans-0", "positive", "ends-at-0", "constant"],
+)
+def test_colour_scale_ticks_are_min_max_and_0_between(lo, hi, ticks):
+    assert geometry.scale_ticks(lo, hi) == ticks
 
 
 @pytest.mark.parametrize(("side", "texts"), [(24, 24 * 24), (25, 0)], ids=["at-limit", "over"])
@@ -385,8 +418,8 @@ def test_sweep_caption_adds_up(classroom):
 
 
 def test_long_sweep_caption_states_what_the_hidden_products_add_up_to():
-    """A 5×5 kernel (25 products) cut at 9: 8 written, then '[17 more = s]' with s the sum of the
-    other 17 products, so the numbers written add up to the total written."""
+    """A 5×5 kernel (25 products) cut at 9: 9 written, then '[16 more terms = s]' with s the sum of
+    the other 16 products (as a formula box cuts), so the numbers written add up to the total."""
     spec = ConvSpec.create((1, 1, 7, 7), (1, 1, 5, 5))
     rng = np.random.default_rng(4)
     x, w = rng.integers(-3, 4, spec.input_shape) * 1.0, rng.integers(-2, 3, spec.weight_shape) * 1.0
@@ -395,13 +428,13 @@ def test_long_sweep_caption_states_what_the_hidden_products_add_up_to():
         caption = static_gif.sweep_caption(sweep, t, max_terms=9)
         body, total = caption.split(":  ")[1].rsplit(" = ", 1)
         *written, rest = body.split(" + ")
-        assert len(written) == 8 and rest.startswith("[17 more = "), caption
+        assert len(written) == 9 and rest.startswith("[16 more terms = "), caption
         products = [
             float(a.strip("()").replace(static_gif.MINUS, "-"))
             * float(b.strip("()").replace(static_gif.MINUS, "-"))
             for a, b in (p.split("·") for p in written)
         ]
-        hidden = float(rest[len("[17 more = ") : -1].replace(static_gif.MINUS, "-"))
+        hidden = float(rest[len("[16 more terms = ") : -1].replace(static_gif.MINUS, "-"))
         assert np.isclose(sum(products) + hidden, float(total.replace(static_gif.MINUS, "-")))
         assert np.isclose(
             float(total.replace(static_gif.MINUS, "-")),

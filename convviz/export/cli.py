@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from convviz.export.story import Animation, ExportError, Story
+from convviz.formulas import SHORT_TERMS
 from convviz.presets import PRESETS_BY_KEY
 
 FORMATS = ("png", "svg", "gif", "mp4", "html", "tex", "pdf", "py")
@@ -117,8 +118,8 @@ def _still_jobs(story: Story, formats: list[str]) -> list[Job]:
         return static.panels_figure(
             still.panels,
             title=still.title,
-            formula=f"${f.latex(numeric=True, max_terms=12)}$" if f else None,
-            formula_text=f.text(numeric=True, max_terms=12) if f else None,
+            formula=f"${f.latex(numeric=True, max_terms=SHORT_TERMS)}$" if f else None,
+            formula_text=f.text(numeric=True, max_terms=SHORT_TERMS) if f else None,
         )
 
     stills = story.stills()

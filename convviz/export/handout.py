@@ -17,6 +17,7 @@ from PIL import Image
 
 from convviz.export.html import layer_line
 from convviz.export.story import Still, Story
+from convviz.formulas import SHORT_TERMS
 from convviz.render import static, static_panel
 from convviz.render.theme import MUTED_TEXT, TEXT_COLOR
 
@@ -28,8 +29,8 @@ _FONT = list(static_panel.font_families())
 def _stage_png(still: Still) -> np.ndarray:
     """The stage's grids (and the numeric formula) as the app's PNG export draws them."""
     f = still.formula
-    latex = f"${f.latex(numeric=True, max_terms=12)}$" if f else None
-    text = f.text(numeric=True, max_terms=12) if f else None
+    latex = f"${f.latex(numeric=True, max_terms=SHORT_TERMS)}$" if f else None
+    text = f.text(numeric=True, max_terms=SHORT_TERMS) if f else None
     fig = static.panels_figure(still.panels, formula=latex, formula_text=text)
     png = static.to_png(fig, dpi=IMAGE_DPI)
     with Image.open(io.BytesIO(png)) as im:
@@ -50,7 +51,7 @@ def _page(still: Still, number: int, total: int) -> Figure:
     ax.imshow(image, interpolation="lanczos")
     ax.set_axis_off()
     if still.formula is not None:
-        symbolic = still.formula.text(numeric=False, max_terms=12)
+        symbolic = still.formula.text(numeric=False, max_terms=SHORT_TERMS)
         _text(fig, 0.11, "\n".join(textwrap.wrap(symbolic, 130)), 10, color=TEXT_COLOR)
     fig.text(0.95, 0.03, f"{number} / {total}", fontsize=9, ha="right", color=MUTED_TEXT)
     return fig

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from convviz.export.story import Animation, Story
+from convviz.formulas import FULL_TERMS
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.animation_frames import KEYS_HINT, NO_CAPTION, player_meta, writes_captions
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
@@ -80,8 +81,8 @@ def animation_figure(anim: Animation, theme: Theme = THEME) -> tuple[go.Figure, 
         return fig, [[NO_CAPTION]] * len(steps)
     targets = sweep.targets[steps]
     captions = [
-        [anim.formula_of(int(r), int(c)).text(numeric=n, max_terms=27) for n in (False, True)]
-        for r, c in targets
+        [f.text(numeric=n, max_terms=FULL_TERMS) for n in (False, True)]
+        for f in (anim.formula_of(int(r), int(c)) for r, c in targets)
     ]
     return fig, captions
 
@@ -175,12 +176,12 @@ def _still(story: Story, index: int, theme: Theme) -> str:
 
 def _formula(f) -> str:
     """A cell's sum in symbols and in numbers, and whether it adds up (plain text, no MathJax)."""
-    lines = [f.text(numeric=False, max_terms=27), f.text(numeric=True, max_terms=27)]
+    lines = [f.text(numeric=n, max_terms=FULL_TERMS) for n in (False, True)]
     head = f"<h3>The cell {html.escape(f.target.text())}</h3>"
     return (
         head
         + "".join(f"<pre class='formula'>{html.escape(s)}</pre>" for s in lines)
-        + (f"<p class='note'>{html.escape(f.check(27))}</p>")
+        + (f"<p class='note'>{html.escape(f.check(FULL_TERMS))}</p>")
     )
 
 

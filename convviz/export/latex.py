@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from convviz.export.story import Story
-from convviz.formulas import Formula
+from convviz.formulas import FULL_TERMS, Formula
 from convviz.text import number
 
 MAX_SIDE = 16  # larger grids are named with their shape instead of typeset
@@ -71,7 +71,7 @@ def _grey(term: str) -> str:
     return rf"\textcolor{{gray}}{{{term}}}"
 
 
-def cell_latex(formula: Formula, per_line: int = 4, max_terms: int = 27) -> str:
+def cell_latex(formula: Formula, per_line: int = 4, max_terms: int = FULL_TERMS) -> str:
     """The formula of one cell in symbols and in numbers, one display each (for \\[ \\])."""
     symbolic = formula.latex(numeric=False, max_terms=max_terms, per_line=per_line, mark=_grey)
     numeric = formula.latex(numeric=True, max_terms=max_terms, per_line=per_line + 3, mark=_grey)

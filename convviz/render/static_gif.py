@@ -83,9 +83,9 @@ def sweep_caption(
     x = sweep.operand[channel][np.ix_(sweep.rows[t], sweep.cols[t])].ravel()
     k = sweep.kernel[channel].ravel()
     terms = [_term(a, b) for a, b in zip(x, k)]
-    if len(terms) > max_terms:
-        hidden = sweep.products[t, channel].ravel()[max_terms - 1 :]
-        terms = [*terms[: max_terms - 1], f"[{hidden.size} more = {number(hidden.sum())}]"]
+    if len(terms) > max_terms:  # cut as formulas.Formula cuts: max_terms written, then the rest
+        hidden = sweep.products[t, channel].ravel()[max_terms:]
+        terms = [*terms[:max_terms], f"[{hidden.size} more terms = {number(hidden.sum())}]"]
     text = f"step {t + 1}/{sweep.steps} · {cell_name(name, i, j)}:  {' + '.join(terms)} = "
     text += number(sweep.partial[t, channel])
     K, bias = sweep.kernel.shape[0], " + bias" if sweep.offset else ""

@@ -7,7 +7,7 @@ from functools import partial
 
 import streamlit as st
 
-from convviz.formulas import Formula
+from convviz.formulas import FULL_TERMS, SHORT_TERMS, Formula
 from convviz.render import static, static_gif
 from convviz.render.animation_frames import player_meta, writes_captions
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
@@ -96,7 +96,7 @@ def frame_caption(formula: Formula, theme) -> list[str]:
     On a projector each is one line: fewer terms written out, the rest stated as their sum.
     """
     if theme.show_secondary:
-        return [formula.text(numeric=n, max_terms=27) for n in (False, True)]
+        return [formula.text(numeric=n, max_terms=FULL_TERMS) for n in (False, True)]
     chars = int(theme.figure_w / (0.55 * 21))  # the player's formula font: 1.3 rem
     for most in range(9, 0, -1):
         lines = [formula.text(numeric=n, max_terms=most) for n in (False, True)]
@@ -152,7 +152,7 @@ def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
 
     A cell that padded copies fold onto is written as the sum of its copies, each expandable.
     """
-    most = 27 if ctx.theme.show_secondary else 12
+    most = FULL_TERMS if ctx.theme.show_secondary else SHORT_TERMS
     fractions = formula.target.name.startswith("d")  # ∂L/∂· terms are wide
     tagged = any(t.left.tags or t.right.tags for t in formula.terms[:1])  # so are (k=0,c=0) tags
     wide = fractions + tagged  # ∂L/∂(·) fractions and slice tags (k=0,c=0) each widen a term
@@ -243,8 +243,8 @@ def export_buttons(
     channel: int = 0,
 ) -> None:
     """PNG and SVG downloads of a stage (and a GIF of its sweep), drawn only when clicked."""
-    latex = f"${formula.latex(numeric=True, max_terms=12)}$" if formula else None
-    text = formula.text(numeric=True, max_terms=12) if formula else None
+    latex = f"${formula.latex(numeric=True, max_terms=SHORT_TERMS)}$" if formula else None
+    text = formula.text(numeric=True, max_terms=SHORT_TERMS) if formula else None
     args = (panels, ctx.theme, title, latex, text)
 
     def download(label: str, data, ext: str, mime: str) -> None:
