@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from convviz.render import theme as th
+from convviz.render.geometry import scale_ticks
 from convviz.render.grids import format_value, format_values
 
 GAP_PX = 18  # between heatmaps
@@ -148,7 +149,7 @@ def _click_targets(g: _Tiles, r: int, c: int, key: str, name: str, z: np.ndarray
 
 def _scale(lim: float, lo: float, hi: float, g: _Tiles) -> dict:
     """The grid's one colour scale, right of the row labels: ticks at its min, 0 and max."""
-    ticks = sorted({lo, hi} | ({0.0} if lo < 0 < hi else set()))
+    ticks = scale_ticks(lo, hi)
     return {
         "showscale": True,
         "colorbar": {

@@ -8,7 +8,6 @@ readable cells of their own.
 
 from __future__ import annotations
 
-import math
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -273,10 +272,24 @@ def axis_ids(i: int) -> tuple[str, str]:
     return f"x{s}", f"y{s}"
 
 
+TICK_STEPS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**9)  # 10**9: index 0 alone
+
+
+def tick_cells(n: int, origin: int, cells_per_label: float) -> list[int]:
+    """Cells i of an n-cell axis whose index origin + i gets a label: every step-th index,
+    0 included, step the first of TICK_STEPS ≥ cells_per_label (the room one label needs)."""
+    step = next(s for s in TICK_STEPS if s >= cells_per_label)
+    return list(range(-origin % step, n, step))
+
+
 def tick_values(n: int, origin: int, cell: int) -> list[int]:
-    step = max(1, math.ceil(24 / max(cell, 1)))
-    step = next(s for s in (1, 2, 5, 10, 20, 50, 100, 200, 500, 10**9) if s >= step)
-    return [origin + i for i in range(n) if (origin + i) % step == 0]
+    """The indices a plotly axis labels: a label needs 24 px, cells are `cell` px."""
+    return [origin + i for i in tick_cells(n, origin, 24 / max(cell, 1))]
+
+
+def scale_ticks(lo: float, hi: float) -> list[float]:
+    """A colour scale's ticks: its smallest and largest value, and 0 when it lies between."""
+    return sorted({lo, hi} | ({0.0} if lo < 0 < hi else set()))
 
 
 def ticks_px(theme: Theme) -> int:

@@ -19,6 +19,7 @@ from convviz.render.geometry import (
     GridLayout,
     axis_ids,
     grid_layout,
+    scale_ticks,
     shows_text,
     subtitle_lines,
     tick_values,
@@ -233,7 +234,7 @@ def scale_line(values: np.ndarray) -> str:
     """A grid's colour scale in one header line: a swatch and the number at its smallest value,
     at 0 (when it is between) and at its largest, e.g. '■ −36 · ■ 0 · ■ 50'."""
     lo, hi, reach = _range(values)
-    ticks = sorted({lo, hi} | ({0.0} if lo < 0 < hi else set()))
+    ticks = scale_ticks(lo, hi)
     return " · ".join(
         f"<span style='color:{scale_color(t, reach)}'>■</span> {format_value(t)}" for t in ticks
     )

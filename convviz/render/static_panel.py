@@ -19,6 +19,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.patheffects import withStroke
 from matplotlib.textpath import TextToPath
 
+from convviz.render.geometry import scale_ticks, tick_cells
 from convviz.render.mask_geometry import mask_outline, mask_rects
 from convviz.render.panel import Panel
 from convviz.render.theme import (
@@ -243,10 +244,8 @@ def sub_size(theme: Theme) -> float:
 
 
 def _tick_cells(n: int, origin: int, cell_pt: float, size: float) -> list[int]:
-    """Cells that get an index label: all when they fit, else every 2nd, 5th, 10th… (0 included)."""
-    need = 2.2 * size / max(cell_pt, 1e-9)  # cells per label so labels do not touch
-    step = next(s for s in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**9) if s >= need)
-    return [i for i in range(n) if (i + origin) % step == 0]
+    """Cells that get an index label: a label of font `size` needs 2.2·size pt, so none touch."""
+    return tick_cells(n, origin, 2.2 * size / max(cell_pt, 1e-9))
 
 
 def _draw_pad(ax: Axes, panel: Panel, cell_pt: float) -> None:
@@ -353,7 +352,7 @@ def _draw_scale(ax: Axes, panel: Panel, theme: Theme) -> Axes:
     bar = ax.inset_axes(((1 - span) / 2, -0.14 / h_in, span, 0.09 / h_in))
     ramp = np.linspace(norm.vmin, norm.vmax, 256)[None, :]
     bar.imshow(value_cmap()(norm(ramp)), aspect="auto", extent=(norm.vmin, norm.vmax, 0, 1))
-    ticks = sorted({lo, hi} | ({0.0} if lo < 0 < hi else set()))
+    ticks = scale_ticks(lo, hi)
     bar.set_xticks(ticks, [number(t) for t in ticks], fontsize=tick_size(theme) * 0.9)
     bar.tick_params(length=2, pad=1, colors=MUTED_TEXT)
     bar.set_yticks([])
