@@ -25,12 +25,12 @@ from convviz.stages import Layer
 from convviz.ui.compute import compute_layer, value_key
 from convviz.ui.state import (
     DEFAULTS,
-    EDITABLE,
     FIELDS,
     KERNEL_CHOICES,
+    LAYER_FIELDS,
     PAD_KINDS,
+    SHAPE_FIELDS,
     SLICE_COUNTS,
-    VALUE_FIELDS,
     drop_misfit_edits,
     from_query,
     picked_slice,
@@ -50,9 +50,6 @@ STATE = "cv_state"
 LAST_VALID = "cv_last_valid"
 PROBLEMS = "cv_url_problems"
 SEEN = "cv_seen_clicks"
-SHAPE_FIELDS = ("H", "W", "kH", "kW", "cin", "cout", "batch")
-# Changing these makes the view 'custom'.
-LAYER_FIELDS = tuple(f for f in VALUE_FIELDS if f not in EDITABLE)
 
 
 @dataclass(frozen=True)

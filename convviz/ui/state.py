@@ -24,123 +24,107 @@ MAX_VALUE = 1e9  # typed-in or linked values: every sum of products stays finite
 # control's maximum is fine alone, all of them together (5.6e9) would cost a 2-core server a
 # minute and ~1 GB per view. Measured: see tests/test_bounds.py.
 MAX_MACS = 500_000_000
-EDITABLE = ("x", "w", "g")  # input, kernel, grad_out
-# Fields that change the numbers (the cache key); the rest only change the view.
-VALUE_FIELDS = (
-    "H",
-    "W",
-    "kH",
-    "kW",
-    "sh",
-    "sw",
-    "dh",
-    "dw",
-    "same_axes",
-    "pad",
-    "pt",
-    "pb",
-    "pl",
-    "pr",
-    "mode",
-    "cin",
-    "cout",
-    "batch",
-    "seed",
-    "kernel",
-    "gout",
-    *EDITABLE,
-)
 
 
 @dataclass(frozen=True)
 class Field:
+    """One field of the state: how a link writes it, what it is for, and where it starts."""
+
     kind: str  # "int", "bool", "choice", "str"
     lo: int = 0
     hi: int = 0
     choices: tuple[str, ...] = ()
+    # What the field is for: "shape" (a size of the layer's arrays), "layer" (the rest of the
+    # geometry), "source" (where the numbers come from when none are typed in), "edit" (typed-in
+    # numbers) or "view" (what is shown of the layer; the numbers stay).
+    role: str = "view"
+    default: object = None  # None: each preset decides it (`preset_state`)
 
 
 FIELDS: dict[str, Field] = {
     "preset": Field("choice", choices=(*PRESETS_BY_KEY, "custom")),
-    "H": Field("int", 1, 128),
-    "W": Field("int", 1, 128),
-    "kH": Field("int", 1, 11),
-    "kW": Field("int", 1, 11),
-    "sh": Field("int", 1, 6),
-    "sw": Field("int", 1, 6),
-    "dh": Field("int", 1, 6),
-    "dw": Field("int", 1, 6),
-    "same_axes": Field("bool"),
-    "pad": Field("choice", choices=PAD_KINDS),
-    "pt": Field("int", 0, 16),
-    "pb": Field("int", 0, 16),
-    "pl": Field("int", 0, 16),
-    "pr": Field("int", 0, 16),
-    "mode": Field("choice", choices=PADDING_MODES),
-    "cin": Field("int", 1, 16),
-    "cout": Field("int", 1, 16),
-    "batch": Field("int", 1, 8),
-    "n": Field("int", 0, 7),
-    "k": Field("int", 0, 15),
-    "c": Field("int", 0, 15),
-    "seed": Field("int", 0, 999_999),
-    "kernel": Field("choice", choices=KERNEL_CHOICES),
-    "gout": Field("choice", choices=GRAD_OUT_KINDS),
-    "sel": Field("str"),
-    "step": Field("int", 1, 6),  # storyboard step of the input-gradient page
-    "whole": Field("bool"),  # the input-gradient page plays the whole backward pass
-    "pres": Field("bool"),
-    "x": Field("str"),
-    "w": Field("str"),
-    "g": Field("str"),
+    "H": Field("int", 1, 128, role="shape"),
+    "W": Field("int", 1, 128, role="shape"),
+    "kH": Field("int", 1, 11, role="shape"),
+    "kW": Field("int", 1, 11, role="shape"),
+    "sh": Field("int", 1, 6, role="layer"),
+    "sw": Field("int", 1, 6, role="layer"),
+    "dh": Field("int", 1, 6, role="layer"),
+    "dw": Field("int", 1, 6, role="layer"),
+    "same_axes": Field("bool", role="layer"),
+    "pad": Field("choice", choices=PAD_KINDS, role="layer"),
+    "pt": Field("int", 0, 16, role="layer"),
+    "pb": Field("int", 0, 16, role="layer"),
+    "pl": Field("int", 0, 16, role="layer"),
+    "pr": Field("int", 0, 16, role="layer"),
+    "mode": Field("choice", choices=PADDING_MODES, role="layer"),
+    "cin": Field("int", 1, 16, role="shape"),
+    "cout": Field("int", 1, 16, role="shape"),
+    "batch": Field("int", 1, 8, role="shape"),
+    "n": Field("int", 0, 7, default=0),
+    "k": Field("int", 0, 15, default=0),
+    "c": Field("int", 0, 15, default=0),
+    "seed": Field("int", 0, 999_999, role="source"),
+    "kernel": Field("choice", choices=KERNEL_CHOICES, role="source"),
+    "gout": Field("choice", choices=GRAD_OUT_KINDS, role="source"),
+    "sel": Field("str", default=""),
+    "step": Field("int", 1, 6, default=1),  # storyboard step of the input-gradient page
+    "whole": Field("bool", default=False),  # the input-gradient page plays the whole backward pass
+    "pres": Field("bool", default=False),
+    "x": Field("str", role="edit", default=""),  # input
+    "w": Field("str", role="edit", default=""),  # kernel
+    "g": Field("str", role="edit", default=""),  # grad_out
 }
 
 
+def _fields(*roles: str) -> tuple[str, ...]:
+    """The fields with one of these roles, in the table's order."""
+    return tuple(name for name, f in FIELDS.items() if f.role in roles)
+
+
+EDITABLE = _fields("edit")  # ("x", "w", "g")
+SHAPE_FIELDS = _fields("shape")  # a change makes typed-in values misfit
+LAYER_FIELDS = _fields("shape", "layer", "source")  # a change makes the view 'custom'
+SOURCE_FIELDS = _fields("source", "edit")  # where the numbers come from, beside the geometry
+# Fields that change the numbers (the cache key); the rest only change the view.
+VALUE_FIELDS = _fields("shape", "layer", "source", "edit")
+
+
 def preset_state(preset: Preset) -> dict:
-    """The full state a preset sets in one click."""
+    """The full state a preset sets in one click: what it decides over the fields' defaults."""
+    return {name: f.default for name, f in FIELDS.items()} | _decided_by(preset)
+
+
+def _decided_by(preset: Preset) -> dict:
+    """The fields a preset decides: its name, its layer and where its numbers come from."""
     (N, C, H, W), (K, _, kH, kW) = preset.input_shape, preset.weight_shape
+    (sh, sw), (dh, dw) = preset.stride, preset.dilation
     word = preset.padding if isinstance(preset.padding, str) else None
     if word is None:
         sides = parse_padding(preset.padding, (H, W), (kH, kW), preset.stride, preset.dilation)
     else:
         sides = ((0, 0), (0, 0))
-    x, w = preset.values()
-    g = preset.grad_out_for(None) if preset.g is not None else None
-    return {
-        "preset": preset.key,
-        "H": H,
-        "W": W,
-        "kH": kH,
-        "kW": kW,
-        "sh": preset.stride[0],
-        "sw": preset.stride[1],
-        "dh": preset.dilation[0],
-        "dw": preset.dilation[1],
-        "same_axes": preset.stride[0] == preset.stride[1]
-        and preset.dilation[0] == preset.dilation[1],
-        "pad": word or "explicit",
-        "pt": sides[0][0],
-        "pb": sides[0][1],
-        "pl": sides[1][0],
-        "pr": sides[1][1],
-        "mode": preset.padding_mode,
-        "cin": C,
-        "cout": K,
-        "batch": N,
-        "n": 0,
-        "k": 0,
-        "c": 0,
-        "seed": preset.seed,
-        "kernel": preset.kernel,
-        "gout": preset.grad_out,
-        "sel": "",
-        "step": 1,
-        "whole": False,
-        "pres": False,
-        "x": encode_array(x) if preset.x is not None else "",
-        "w": encode_array(w) if preset.w is not None else "",
-        "g": encode_array(g) if g is not None else "",
-    }
+    (pt, pb), (pl, pr) = sides
+    decided = dict(
+        preset=preset.key,
+        H=H, W=W, kH=kH, kW=kW, cin=C, cout=K, batch=N,
+        sh=sh, sw=sw, dh=dh, dw=dw, same_axes=sh == sw and dh == dw,
+        pad=word or "explicit", pt=pt, pb=pb, pl=pl, pr=pr, mode=preset.padding_mode,
+        seed=preset.seed, kernel=preset.kernel, gout=preset.grad_out,
+    )  # fmt: skip
+    return decided | _preset_edits(preset)
+
+
+def _preset_edits(preset: Preset) -> dict:
+    """The preset's own numbers (hand-worked examples), encoded as typed-in values."""
+    edits = {}
+    if preset.x is not None:
+        edits["x"] = encode_array(preset.values()[0])
+    if preset.w is not None:
+        edits["w"] = encode_array(preset.values()[1])
+    if preset.g is not None:
+        edits["g"] = encode_array(preset.grad_out_for(None))
+    return edits
 
 
 DEFAULTS: dict = preset_state(DEFAULT_PRESET)
@@ -250,7 +234,7 @@ def _layer_of(state: dict) -> tuple | None:
         spec = spec_of(state)
     except ConvSpecError:
         return None
-    return (spec, *(state[f] for f in ("seed", "kernel", "gout", *EDITABLE)))
+    return (spec, *(state[f] for f in SOURCE_FIELDS))
 
 
 def _customise(state: dict, start: dict, preset: Preset | None) -> list[str]:
