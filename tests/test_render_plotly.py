@@ -11,7 +11,7 @@ import plotly.io as pio
 import pytest
 from matplotlib.path import Path
 
-from convviz.render import animation_frames, geometry, grids, sweep_animations
+from convviz.render import animation_frames, geometry, grids, selection, sweep_animations
 from convviz.render.grids import format_value, panels_figure
 from convviz.render.panel import Panel
 from convviz.render.theme import (
@@ -612,6 +612,20 @@ def test_sampling_keeps_every_kth_step_the_last_and_start():
     meta = animation_frames.player_meta(fig)
     assert meta["active"] == names.index(23) and meta["sampled"] == 5
     assert len(meta["labels"]) == len(names)
+
+
+@pytest.mark.parametrize("H", [5, 10, 40])  # 25, 100, 1600 steps (padding 1, stride 1)
+def test_every_gif_frame_is_one_the_browser_shows(H):
+    """The GIF keeps fewer frames than the browser (its file size), but only frames the browser
+    shows as well: the same steps of the same sweep, the result last."""
+    sw, operand, kernel, output = forward_case(make_layer(H=H, stride=1, padding=1))
+    fig = sweep_animations.sweep_figure(sw, operand, kernel, output, start=sw.steps - 1)
+    shown = set(animation_frames.player_meta(fig)["steps"])
+    gif = selection.gif_steps(sw.steps)
+    assert set(gif) <= shown and gif[-1] == sw.steps - 1
+    assert len(gif) <= selection.GIF_FRAMES + 1 and len(gif) == min(sw.steps, len(gif))
+    if sw.steps <= selection.GIF_FRAMES:
+        assert list(gif) == list(range(sw.steps))  # short sweeps: every step in both
 
 
 def test_start_out_of_range_is_clamped(fwd):

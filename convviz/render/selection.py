@@ -16,16 +16,27 @@ from convviz.render.panel import Panel
 from convviz.stages import InputGradStages
 from convviz.sweeps import Sweep
 
+BROWSER_FRAMES = 400  # most frames of a sweep in the browser (a plotly figure's size)
+GIF_FRAMES = 60  # most frames of a sweep's GIF (its file size)
+
 
 def sampled_steps(steps: int, max_frames: int, start: int) -> tuple[np.ndarray, int]:
     """(step indices to draw, k): every k-th step, plus the last one and `start`.
 
-    The one rule for which steps an animation shows: the browser's frames, the GIF's, the
-    motions' window stops.
+    The one rule for which steps an animation shows: the browser's frames, the GIF's (see
+    `gif_steps`), the motions' window stops.
     """
     k = max(1, math.ceil(steps / max(max_frames, 1)))
     picked = np.unique(np.concatenate([np.arange(0, steps, k), [steps - 1, start]]))
     return picked, k
+
+
+def gif_steps(steps: int, max_frames: int = GIF_FRAMES) -> np.ndarray:
+    """The GIF's steps: every m-th of the browser's (opened on the result), and the last, so
+    each GIF frame is one the browser shows, whatever the two budgets."""
+    shown, _ = sampled_steps(steps, BROWSER_FRAMES, steps - 1)
+    m = max(1, math.ceil(len(shown) / max(max_frames, 1)))
+    return np.unique(np.concatenate([shown[::m], shown[-1:]]))
 
 
 def tap_grid(kH: int, kW: int, rotated: bool = False) -> np.ndarray:

@@ -18,7 +18,7 @@ from matplotlib.patches import Rectangle
 from PIL import Image  # Pillow is a dependency of matplotlib
 
 from convviz.render.panel import Panel
-from convviz.render.selection import sampled_steps
+from convviz.render.selection import GIF_FRAMES, gif_steps
 from convviz.render.static import new_figure, row_layout
 from convviz.render.static_legend import legend_band, legend_marks, place_legend
 from convviz.render.static_panel import (
@@ -235,7 +235,7 @@ def _gif_scene(
     taps = _kernel_taps(kernel)
     if kernel.taps is None:
         kernel = replace(kernel, taps=taps)
-    steps, _ = sampled_steps(sweep.steps, max_frames, sweep.steps - 1)  # as the browser shows
+    steps = gif_steps(sweep.steps, max_frames)  # frames the browser shows too
     products, norm = _products_panel(sweep, steps, channel, taps)
     bare = dict(taps=None, highlight=None, selected=None)
     panels = [replace(operand, **bare), kernel, products, replace(output, **bare)]
@@ -262,7 +262,7 @@ def sweep_gif(
     theme: Theme = THEME,
     *,
     channel: int = 0,
-    max_frames: int = 60,
+    max_frames: int = GIF_FRAMES,
     fps: float = 4,
 ) -> bytes:
     """An animated GIF of the sliding window: operand, kernel, products, the output filling.
@@ -273,8 +273,8 @@ def sweep_gif(
     them row-major. Each tap keeps the kernel panel's colour on the operand and in the products
     (so a rot180 kernel's taps wear the colours they had before the flip). A products panel
     (window × kernel, tap by tap, and their sum) sits before the output. More than max_frames
-    steps are sampled evenly (first and last kept); every frame shows all output cells up to its
-    step.
+    steps are sampled as `selection.gif_steps` says (frames the browser shows too, the last kept);
+    every frame shows all output cells up to its step.
 
     Frames are blitted: the still parts are drawn once and each frame repaints only what moves
     (FuncAnimation and PillowWriter would redraw the whole figure per frame, several times

@@ -36,7 +36,7 @@ from convviz.render.grids import (
     role_overlay,
 )
 from convviz.render.panel import Panel
-from convviz.render.selection import sampled_steps
+from convviz.render.selection import BROWSER_FRAMES, sampled_steps
 from convviz.render.theme import HIGHLIGHT_COLOR, HOVER_COLOR, PAD_COLOR, PAD_TEXT, THEME, Theme
 from convviz.sweeps import Scatter, Sweep
 from convviz.text import MINUS
@@ -57,7 +57,7 @@ def sweep_figure(
     *,
     channel: int = 0,
     start: int = 0,
-    max_frames: int = 400,
+    max_frames: int = BROWSER_FRAMES,
     title: str | None = None,
 ) -> go.Figure:
     """The sliding window, one frame per step: operand with the window, kernel, output so far.
@@ -232,7 +232,7 @@ def scatter_figure(
     theme: Theme = THEME,
     *,
     start: int = 0,
-    max_frames: int = 400,
+    max_frames: int = BROWSER_FRAMES,
     title: str | None = None,
 ) -> go.Figure:
     """The scatter route: each grad_out cell stamps grad_out·w onto its window; the sum grows.
