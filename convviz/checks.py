@@ -58,15 +58,6 @@ class Check:
         return self.worst is not None and self.worst <= self.tolerance
 
 
-def _kwargs(spec: ConvSpec) -> dict:
-    return dict(
-        stride=spec.stride,
-        padding=spec.padding,
-        dilation=spec.dilation,
-        padding_mode=spec.padding_mode,
-    )
-
-
 def _checked(name: str, claim: str, rows: list[Row], note: str = "", tol: float = 0.0) -> Check:
     """A check over rows; it passes within `tol` or TOLERANCE relative to its numbers."""
     worst = max((r.difference for r in rows), default=0.0)
@@ -173,7 +164,7 @@ def _full_reference(lay: Layer, name: str, claim: str) -> Check:
     """Every cell against the loop reference; a few of them shown as rows."""
     fw, ig, wg = lay.forward, lay.input_grad, lay.weight_grad
     spec, g = fw.spec, ig.grad_out
-    kw = _kwargs(spec)
+    kw = spec.kwargs()
     pairs = [
         ("y", fw.y - fw.bias[None, :, None, None], reference.conv2d_loop(fw.x, fw.w, **kw)),
         ("∂L/∂x", ig.grad_x, reference.conv2d_input_loop(fw.x.shape, fw.w, g, **kw)),
@@ -206,7 +197,7 @@ def fd_cells(spec: ConvSpec) -> tuple[list[tuple], list[tuple]]:
 
 def _loss(spec: ConvSpec, x, w, g) -> float:
     """L = Σ ∂L/∂y · y with ∂L/∂y held fixed (bias left out: it does not move with x or w)."""
-    return float(np.sum(g * conv2d(x, w, **_kwargs(spec))))
+    return float(np.sum(g * conv2d(x, w, **spec.kwargs())))
 
 
 def finite_difference_check(lay: Layer, step: float = FD_STEP) -> Check:

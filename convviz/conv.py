@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from convviz.fastpath import forward_padded, input_grad_padded, weight_grad_padded
 from convviz.ops import pad, unpad
-from convviz.spec import ConvSpec, ConvSpecError
+from convviz.spec import ConvSpecError, spec_of_call
 
 
 def as_array(a: ArrayLike, name: str, ndim: int) -> NDArray[np.floating]:
@@ -54,14 +54,7 @@ def conv2d(
     Returns y : shape (N, C_out, oH, oW).
     """
     x, w = as_array(x, "the input x", 4), as_array(w, "the kernel w", 4)
-    spec = ConvSpec.create(
-        x.shape,
-        w.shape,
-        stride=stride,
-        padding=padding,
-        dilation=dilation,
-        padding_mode=padding_mode,
-    )
+    spec = spec_of_call(x.shape, w.shape, stride, padding, dilation, padding_mode)
     y = forward_padded(pad(x, spec.padding, spec.padding_mode), w, spec)
     if bias is not None:
         b = as_array(bias, "the bias", 1)
@@ -86,14 +79,8 @@ def conv2d_input(
     grad_out : shape (N, C_out, oH, oW). Returns grad_x : shape (N, C_in, H, W).
     """
     w, g = as_array(w, "the kernel w", 4), as_array(grad_out, "grad_out", 4)
-    spec = ConvSpec.create(
-        input_shape,  # ConvSpec checks it is a 4-number shape
-        w.shape,
-        stride=stride,
-        padding=padding,
-        dilation=dilation,
-        padding_mode=padding_mode,
-    )
+    # ConvSpec checks that input_shape is a 4-number shape
+    spec = spec_of_call(input_shape, w.shape, stride, padding, dilation, padding_mode)
     _check_shape(g, spec.output_shape, "grad_out")
     return unpad(input_grad_padded(g, w, spec), spec.padding, spec.padding_mode)
 
@@ -114,14 +101,7 @@ def conv2d_weight(
     grad_out : shape (N, C_out, oH, oW). Returns grad_w : shape (C_out, C_in, kH, kW).
     """
     x, g = as_array(x, "the input x", 4), as_array(grad_out, "grad_out", 4)
-    spec = ConvSpec.create(
-        x.shape,
-        weight_shape,
-        stride=stride,
-        padding=padding,
-        dilation=dilation,
-        padding_mode=padding_mode,
-    )
+    spec = spec_of_call(x.shape, weight_shape, stride, padding, dilation, padding_mode)
     _check_shape(g, spec.output_shape, "grad_out")
     return weight_grad_padded(pad(x, spec.padding, spec.padding_mode), g, spec)
 

@@ -268,7 +268,7 @@ def transpose_difference(
     N, K, oH, oW = grad_out.shape
     work = N * K * spec.in_channels * oH * oW * spec.kernel_size[0] * spec.kernel_size[1]
     if work > MAX_TRANSPOSE_WORK:
-        sub = ConvSpec.create((1, 1, *spec.in_size), (K, 1, *spec.kernel_size), **_geometry(spec))
+        sub = ConvSpec.create((1, 1, *spec.in_size), (K, 1, *spec.kernel_size), **spec.kwargs())
         got = transpose_input_grad(sub, w[:, c : c + 1], grad_out[n : n + 1])
         return float(np.abs(got[0, 0] - grad_x[n, c]).max()), got.size, True
     got = transpose_input_grad(spec, w, grad_out)
@@ -315,7 +315,7 @@ class MatrixSlice:
 def matrix_slice(spec: ConvSpec, x: NDArray, w: NDArray, grad_out: NDArray, n: int, k: int, c: int):
     """Every matrix of the page for one slice; x, w, grad_out are the layer's full arrays."""
     M, taps = conv_matrix(spec, w[k, c])
-    one = ConvSpec.create((1, 1, *spec.in_size), (1, 1, *spec.kernel_size), **_geometry(spec))
+    one = ConvSpec.create((1, 1, *spec.in_size), (1, 1, *spec.kernel_size), **spec.kwargs())
     patches = im2col(one, x[n : n + 1, c : c + 1])[0]  # (oH·oW, kH·kW)
     xv, gv = x[n, c].ravel(), grad_out[n, k].ravel()
     return MatrixSlice(
@@ -333,13 +333,4 @@ def matrix_slice(spec: ConvSpec, x: NDArray, w: NDArray, grad_out: NDArray, n: i
         im2col_sources(one),
         w[k, c].ravel(),
         patches.T @ gv,
-    )
-
-
-def _geometry(spec: ConvSpec) -> dict:
-    return dict(
-        stride=spec.stride,
-        padding=spec.padding,
-        dilation=spec.dilation,
-        padding_mode=spec.padding_mode,
     )

@@ -10,18 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from convviz.ops import source_index
-from convviz.spec import ConvSpec
-
-
-def _spec(x_shape, w_shape, stride, padding, dilation, padding_mode) -> ConvSpec:
-    return ConvSpec.create(
-        x_shape,
-        w_shape,
-        stride=stride,
-        padding=padding,
-        dilation=dilation,
-        padding_mode=padding_mode,
-    )
+from convviz.spec import ConvSpec, spec_of_call
 
 
 def _windows(spec: ConvSpec):
@@ -49,7 +38,7 @@ def _windows(spec: ConvSpec):
 
 def conv2d_loop(x, w, bias=None, *, stride=1, padding=0, dilation=1, padding_mode="zeros"):
     """y[n,k,i,j] = bias[k] + Σ_c Σ_a Σ_b x_pad[n,c,i·s+a·d, j·s+b·d] · w[k,c,a,b]."""
-    spec = _spec(x.shape, w.shape, stride, padding, dilation, padding_mode)
+    spec = spec_of_call(x.shape, w.shape, stride, padding, dilation, padding_mode)
     y = np.zeros(spec.output_shape)
     for n, k, c, i, j, a, b, r, q in _windows(spec):
         if r >= 0 and q >= 0:
@@ -63,7 +52,7 @@ def conv2d_input_loop(
     input_shape, w, grad_out, *, stride=1, padding=0, dilation=1, padding_mode="zeros"
 ):
     """∂L/∂x[n,c,r,q] = Σ over every (output cell, tap) that read x[n,c,r,q] of ∂L/∂y · w."""
-    spec = _spec(input_shape, w.shape, stride, padding, dilation, padding_mode)
+    spec = spec_of_call(input_shape, w.shape, stride, padding, dilation, padding_mode)
     grad_x = np.zeros(spec.input_shape)
     for n, k, c, i, j, a, b, r, q in _windows(spec):
         if r >= 0 and q >= 0:
@@ -75,7 +64,7 @@ def conv2d_weight_loop(
     x, weight_shape, grad_out, *, stride=1, padding=0, dilation=1, padding_mode="zeros"
 ):
     """∂L/∂w[k,c,a,b] = Σ_n Σ_i Σ_j ∂L/∂y[n,k,i,j] · x_pad[n,c,i·s+a·d, j·s+b·d]."""
-    spec = _spec(x.shape, weight_shape, stride, padding, dilation, padding_mode)
+    spec = spec_of_call(x.shape, weight_shape, stride, padding, dilation, padding_mode)
     grad_w = np.zeros(spec.weight_shape)
     for n, k, c, i, j, a, b, r, q in _windows(spec):
         if r >= 0 and q >= 0:
@@ -96,12 +85,7 @@ def largest_difference(spec: ConvSpec, x, w, grad_out, y, grad_x, grad_w) -> flo
         MAX_LIVE_TERMS
     ):
         return None
-    kw = dict(
-        stride=spec.stride,
-        padding=spec.padding,
-        dilation=spec.dilation,
-        padding_mode=spec.padding_mode,
-    )
+    kw = spec.kwargs()
     return float(
         max(
             np.abs(conv2d_loop(x, w, **kw) - y).max(),

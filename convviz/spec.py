@@ -137,6 +137,19 @@ class ConvSpec:
         spec._check()
         return spec
 
+    def kwargs(self) -> dict:
+        """stride, padding, dilation and padding_mode as the keywords `create` and `conv2d` take.
+
+        `ConvSpec.create(spec.input_shape, spec.weight_shape, **spec.kwargs())` rebuilds the spec;
+        `conv2d(x, w, **spec.kwargs())` computes its layer.
+        """
+        return dict(
+            stride=self.stride,
+            padding=self.padding,
+            dilation=self.dilation,
+            padding_mode=self.padding_mode,
+        )
+
     def _check(self) -> None:
         for ax, unit in enumerate(("rows", "columns")):
             size, d = self.in_size[ax], self.dilation[ax]
@@ -238,3 +251,15 @@ class ConvSpec:
                 f"{self.stride[ax]}) + 1 = {self.out_size[ax]}"
             )
         return "\n".join(lines)
+
+
+def spec_of_call(input_shape, weight_shape, stride, padding, dilation, padding_mode) -> ConvSpec:
+    """The ConvSpec of a conv2d-style call: its two shapes and its four geometry arguments."""
+    return ConvSpec.create(
+        input_shape,
+        weight_shape,
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        padding_mode=padding_mode,
+    )

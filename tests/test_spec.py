@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from convviz.spec import ConvSpec, ConvSpecError, parse_padding, same_padding
+from convviz.spec import ConvSpec, ConvSpecError, parse_padding, same_padding, spec_of_call
 
 # --- 'same' padding: the TensorFlow/Keras rule -------------------------------------------------
 # out = ceil(H / s); total = max((out-1)*s + d*(k-1) + 1 - H, 0); top = total // 2, rest at bottom.
@@ -171,6 +171,23 @@ def test_equal_specs_from_different_forms_hash_equal():
     different = ConvSpec.create((1, 2, 5, 5), (3, 2, 3, 3), padding=1, padding_mode="reflect")
     assert different != forms[0]
     assert len({forms[0], different}) == 2
+
+
+KWARGS_ROWS = [
+    pytest.param({}, id="defaults"),
+    pytest.param(dict(stride=(2, 3), dilation=(1, 2)), id="stride and dilation per axis"),
+    pytest.param(dict(padding=((1, 2), (0, 3)), padding_mode="reflect"), id="per-side reflect"),
+    pytest.param(dict(padding="same", stride=2, padding_mode="circular"), id="same, circular"),
+]
+
+
+@pytest.mark.parametrize("kw", KWARGS_ROWS)
+def test_kwargs_rebuild_the_spec(kw):
+    spec = ConvSpec.create((2, 3, 7, 8), (4, 3, 3, 2), **kw)
+    assert set(spec.kwargs()) == {"stride", "padding", "dilation", "padding_mode"}
+    assert ConvSpec.create(spec.input_shape, spec.weight_shape, **spec.kwargs()) == spec
+    args = spec.kwargs().values()
+    assert spec_of_call(spec.input_shape, spec.weight_shape, *args) == spec
 
 
 def test_spec_is_frozen():
