@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from convviz._threads import run_split
+from convviz._threads import WORKERS, run_split
 from convviz.spec import ConvSpec
 
 # --- fast path -----------------------------------------------------------------------------------
@@ -21,10 +21,11 @@ from convviz.spec import ConvSpec
 # strided-slice copy per tap) and meets the whole kernel in one GEMM, so the contraction is long
 # (kH·kW·C_in) while the copy stays in cache. The input gradient runs it backwards (col2im): one
 # GEMM per block gives every tap's stamps, and strided-slice additions put them in place.
-# Large work is split over two threads (see `_threads`): NumPy's copies and additions use one core.
+# Large work is split over WORKERS threads (see `_threads`): NumPy's copies and additions use one
+# core each.
 
 _BLOCK_BYTES = 1 << 21  # im2col (or stamp) bytes per block: long GEMMs, cache-resident copies
-_THREAD_FLOPS = 2e7  # below this, a second thread costs about what it saves
+_THREAD_FLOPS = 2e7  # below this, more threads cost about what they save
 
 
 def _taps(spec: ConvSpec) -> tuple[int, list[tuple[int, slice]]]:
@@ -52,8 +53,8 @@ def _blocks(N: int, oH: int, row_bytes: int) -> list[tuple[int, int, int, int]]:
     row_bytes : the im2col bytes of one output row of one sample.
     """
     n_rows = -(-oH // max(1, _BLOCK_BYTES // row_bytes))
-    if N % 2 and 1 < n_rows < oH:  # an even count splits evenly over two threads
-        n_rows += n_rows % 2
+    if N % WORKERS and 1 < n_rows < oH:  # a multiple of WORKERS splits evenly over the threads
+        n_rows = min(oH, -(-n_rows // WORKERS) * WORKERS)
     rows = -(-oH // n_rows)
     per = max(1, _BLOCK_BYTES // (row_bytes * oH)) if n_rows == 1 else 1
     return [
@@ -80,12 +81,15 @@ def _im2col(x_pad: np.ndarray, taps, block: tuple, out: np.ndarray) -> np.ndarra
     return out
 
 
+def _shares(items: list, ways: int) -> list[list]:
+    """`items` in up to `ways` consecutive runs of near-equal length (none empty)."""
+    ways = max(1, min(ways, len(items)))
+    return [items[len(items) * i // ways : len(items) * (i + 1) // ways] for i in range(ways)]
+
+
 def _split(work, parts: list, flops: float) -> list:
-    """work over two halves of `parts` on two threads when the work is large, else one call."""
-    half = len(parts) // 2
-    return run_split(
-        work, [parts[:half], parts[half:]] if half else [parts], flops >= _THREAD_FLOPS
-    )
+    """work over WORKERS shares of `parts` on threads when the work is large, else one call."""
+    return run_split(work, _shares(parts, WORKERS), flops >= _THREAD_FLOPS)
 
 
 def forward_padded(x_pad: np.ndarray, w: np.ndarray, spec: ConvSpec) -> np.ndarray:
@@ -152,11 +156,12 @@ def input_grad_padded(grad_out: np.ndarray, w: np.ndarray, spec: ConvSpec) -> np
             for t, rows, cols in _windows(taps, r0, r1):
                 grad_pad[n0:n1, cs, rows, cols] += stamps[:, t]
 
-    # windows overlap, so the two threads must own disjoint samples (or channels, for one sample)
-    mid = next((i for i, b in enumerate(blocks) if b[0] >= N // 2 > 0), None)
-    if mid is not None:
-        tasks = [(blocks[:mid], slice(0, C)), (blocks[mid:], slice(0, C))]
+    # windows overlap, so each thread must own disjoint samples (or channels, for one sample)
+    if N > 1:
+        owners = _shares(range(N), WORKERS)
+        shares = ([b for b in blocks if b[0] in own] for own in owners)
+        tasks = [(share, slice(0, C)) for share in shares if share]  # a block may hold samples
     else:
-        tasks = [(blocks, slice(0, C // 2)), (blocks, slice(C // 2, C))][C < 2 :]
+        tasks = [(blocks, slice(own.start, own.stop)) for own in _shares(range(C), WORKERS)]
     run_split(work, tasks, 2.0 * g.size * kH * kW * C >= _THREAD_FLOPS)
     return grad_pad
