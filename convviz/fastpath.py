@@ -16,11 +16,6 @@ import numpy as np
 from convviz._threads import WORKERS, run_split
 from convviz.spec import ConvSpec
 
-# --- fast path -----------------------------------------------------------------------------------
-# im2col + GEMM in blocks of a few output rows: a block copies the windows of all kH·kW taps (one
-# strided-slice copy per tap) and meets the whole kernel in one GEMM, so the contraction is long
-# (kH·kW·C_in) while the copy stays in cache. The input gradient runs it backwards (col2im): one
-# GEMM per block gives every tap's stamps, and strided-slice additions put them in place.
 # Large work is split over WORKERS threads (see `_threads`): NumPy's copies and additions use one
 # core each.
 
