@@ -16,7 +16,7 @@ import numpy as np
 from convviz import reference
 from convviz.conv import conv2d
 from convviz.ops import source_index
-from convviz.spec import ConvSpec
+from convviz.spec import TORCH_PAD_MODES, ConvSpec
 from convviz.stages import Layer
 
 TOLERANCE = 1e-9  # relative: all four checks are exact up to floating-point rounding
@@ -277,8 +277,6 @@ def adjoint_check(lay: Layer) -> Check:
 
 # --- 4. PyTorch ----------------------------------------------------------------------------------
 
-_TORCH_PAD = {"zeros": "constant", "reflect": "reflect", "replicate": "replicate"}
-
 
 def torch_check(lay: Layer) -> Check:
     """y, ∂L/∂x and ∂L/∂w from PyTorch's autograd, or skipped when torch is not installed."""
@@ -293,7 +291,7 @@ def torch_check(lay: Layer) -> Check:
     x = torch.tensor(fw.x, dtype=torch.float64, requires_grad=True)
     w = torch.tensor(fw.w, dtype=torch.float64, requires_grad=True)
     (pt, pb), (pl, pr) = spec.padding
-    mode = _TORCH_PAD.get(spec.padding_mode, "circular")
+    mode = TORCH_PAD_MODES[spec.padding_mode]
     xp = F.pad(x, (pl, pr, pt, pb), mode=mode) if any((pt, pb, pl, pr)) else x
     y = F.conv2d(xp, w, stride=spec.stride, dilation=spec.dilation)
     (y * torch.tensor(ig.grad_out, dtype=torch.float64)).sum().backward()

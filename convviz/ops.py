@@ -8,23 +8,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from convviz.spec import Sides
-
-# PyTorch's padding_mode names → numpy.pad's names for the same rule.
-_NUMPY_MODE = {"zeros": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+from convviz.spec import NUMPY_PAD_MODES, Sides
 
 
 def pad(a: np.ndarray, padding: Sides, mode: str = "zeros") -> np.ndarray:
     """Pad the last two axes by ((top, bottom), (left, right)) with a PyTorch padding mode."""
     width = [(0, 0)] * (a.ndim - 2) + [tuple(p) for p in padding]
-    return np.pad(a, width, mode=_NUMPY_MODE[mode])
+    return np.pad(a, width, mode=NUMPY_PAD_MODES[mode])
 
 
 def source_index(size: int, sides: tuple[int, int], mode: str) -> np.ndarray:
     """For each padded position along one axis, the input index it copies (-1 for a zero)."""
     if mode == "zeros":
         return np.pad(np.arange(size), sides, mode="constant", constant_values=-1)
-    return np.pad(np.arange(size), sides, mode=_NUMPY_MODE[mode])
+    return np.pad(np.arange(size), sides, mode=NUMPY_PAD_MODES[mode])
 
 
 def fold_matrix(size: int, sides: tuple[int, int], mode: str, dtype=np.float64) -> np.ndarray:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from convviz.formulas import Formula, forward_formula, input_grad_formula, weight_grad_formula
+from convviz.spec import PADDING_WORDS
 from convviz.stages import Layer
 
 MAX_CANDIDATES = 48  # cells whose formulas are built when looking for a telling question
@@ -238,8 +239,12 @@ def _zeros_question(lay: Layer, n: int, k: int) -> Question:
     )
 
 
-def _rows_question(lay: Layer, word: str) -> Question:
-    """The output's height from the formula (floor, dilation and padding included)."""
+def _rows_question(lay: Layer, word: str | None) -> Question:
+    """The output's height from the formula (floor, dilation and padding included).
+
+    word : the word the padding was given as ('valid', 'same', 'full'), or None when it was
+        given as amounts (the question then states them).
+    """
     spec = lay.forward.spec
     H, (pt, pb), k, s, d = (
         spec.in_size[0],
@@ -265,7 +270,7 @@ def _rows_question(lay: Layer, word: str) -> Question:
         ),
         Trap((H - d * (k - 1) - 1) // s + 1, "You left out the padding."),
     ]
-    pad = f"'{word}' padding" if word != "explicit" else f"padding {pt} top and {pb} bottom"
+    pad = f"'{word}' padding" if word in PADDING_WORDS else f"padding {pt} top and {pb} bottom"
     return Question(
         "rows",
         f"The input has **{H} rows**, the kernel **{k}**, stride **{s}**, dilation **{d}**, "
@@ -394,8 +399,14 @@ def _grad_w_question(lay: Layer, k: int, c: int, rng) -> Question:
 # --- the set -------------------------------------------------------------------------------------
 
 
-def questions(lay: Layer, n: int, k: int, c: int, seed: int, padding_word: str) -> list[Question]:
-    """The questions for this layer and seed, the mistakes students make most first."""
+def questions(
+    lay: Layer, n: int, k: int, c: int, seed: int, padding_word: str | None
+) -> list[Question]:
+    """The questions for this layer and seed, the mistakes students make most first.
+
+    padding_word : the word the padding was given as ('valid', 'same', 'full'), or None when it
+        was given as amounts.
+    """
     rng = np.random.default_rng(seed)
     H, W = lay.forward.spec.in_size
     flat = rng.permutation(H * W)[:MAX_CANDIDATES]

@@ -14,6 +14,19 @@ import numpy as np
 
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 PADDING_WORDS = ("valid", "same", "full")
+# The same padding rules under the names numpy.pad and torch.nn.functional.pad give them.
+NUMPY_PAD_MODES = {
+    "zeros": "constant",
+    "reflect": "reflect",
+    "replicate": "edge",
+    "circular": "wrap",
+}
+TORCH_PAD_MODES = {
+    "zeros": "constant",
+    "reflect": "reflect",
+    "replicate": "replicate",
+    "circular": "circular",
+}
 
 Pair = tuple[int, int]
 Sides = tuple[Pair, Pair]

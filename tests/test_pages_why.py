@@ -155,3 +155,17 @@ def test_long_sums_are_asked_without_building_their_formula(monkeypatch):
     assert q.formula is None and "A sum of 16 terms" in q.prompt
     lay = preset_layer(p)
     assert q.answer in lay.weight_grad.grad_w[0, 0]
+
+
+@pytest.mark.parametrize(
+    ("key", "word", "says"),
+    [
+        pytest.param("classroom", None, "padding 1 top and 1 bottom", id="amounts: None"),
+        pytest.param("keras-same", "same", "'same' padding", id="a word"),
+    ],
+)
+def test_quiz_rows_question_states_the_padding_as_it_was_given(key, word, says):
+    """The engine knows only its padding words; amounts (the UI's 'explicit') come as None."""
+    p = next(p for p in PRESETS if p.key == key)
+    rows = next(q for q in quiz.questions(preset_layer(p), 0, 0, 0, 0, word) if q.kind == "rows")
+    assert says in rows.prompt

@@ -9,7 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from convviz.spec import ConvSpec, ConvSpecError, parse_padding, same_padding, spec_of_call
+from convviz.spec import (
+    NUMPY_PAD_MODES,
+    PADDING_MODES,
+    TORCH_PAD_MODES,
+    ConvSpec,
+    ConvSpecError,
+    parse_padding,
+    same_padding,
+    spec_of_call,
+)
 
 # --- 'same' padding: the TensorFlow/Keras rule -------------------------------------------------
 # out = ceil(H / s); total = max((out-1)*s + d*(k-1) + 1 - H, 0); top = total // 2, rest at bottom.
@@ -188,6 +197,11 @@ def test_kwargs_rebuild_the_spec(kw):
     assert ConvSpec.create(spec.input_shape, spec.weight_shape, **spec.kwargs()) == spec
     args = spec.kwargs().values()
     assert spec_of_call(spec.input_shape, spec.weight_shape, *args) == spec
+
+
+@pytest.mark.parametrize("table", [NUMPY_PAD_MODES, TORCH_PAD_MODES], ids=["numpy", "torch"])
+def test_every_padding_mode_has_a_name_in_each_backend(table):
+    assert tuple(table) == PADDING_MODES
 
 
 def test_spec_is_frozen():

@@ -11,6 +11,7 @@ from convviz.ui.state import (
     EDITABLE,
     FIELDS,
     LAYER_FIELDS,
+    PAD_KINDS,
     SHAPE_FIELDS,
     SOURCE_FIELDS,
     VALUE_FIELDS,
@@ -50,6 +51,10 @@ VIEW_START = {"n": 0, "k": 0, "c": 0, "sel": "", "step": 1, "whole": False, "pre
 @pytest.mark.parametrize("name", ORACLE)
 def test_derived_set_is_what_it_was(name):
     assert DERIVED[name] == ORACLE[name]
+
+
+def test_pad_kinds_are_explicit_then_the_engines_words():
+    assert PAD_KINDS == ("explicit", "valid", "same", "full")
 
 
 def test_controls_use_the_state_sets():

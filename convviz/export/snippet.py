@@ -8,9 +8,12 @@ nothing but NumPy (no convviz): a student pastes it and gets the app's numbers. 
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from convviz.export.story import Story
+from convviz.spec import NUMPY_PAD_MODES, TORCH_PAD_MODES
 
 
 def _literal(a: np.ndarray) -> str:
@@ -50,9 +53,9 @@ def _values(story: Story) -> str:
     )
 
 
-_NUMPY_BODY = '''
-NP_MODE = {"zeros": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
-N, C, H, W = x.shape
+_NUMPY_BODY = (
+    f"\nNP_MODE = {json.dumps(NUMPY_PAD_MODES)}\n"
+    + '''N, C, H, W = x.shape
 K, _, kH, kW = w.shape
 (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = stride, dilation, padding
 x_pad = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)), mode=NP_MODE[padding_mode])
@@ -101,6 +104,7 @@ print("y =", y, sep="\\n")
 print("dL/dx =", grad_x, sep="\\n")
 print("dL/dw =", grad_w, sep="\\n")
 '''
+)
 
 
 def numpy_snippet(story: Story) -> str:
@@ -108,17 +112,14 @@ def numpy_snippet(story: Story) -> str:
     return _header(story, "NumPy") + "import numpy as np\n\n" + _values(story) + _NUMPY_BODY
 
 
-_TORCH_BODY = """
-TORCH_MODE = {"reflect": "reflect", "replicate": "replicate", "circular": "circular"}
-(pt, pb), (pl, pr) = padding
+_TORCH_BODY = (
+    f"\nTORCH_MODE = {json.dumps(TORCH_PAD_MODES)}\n"
+    + """(pt, pb), (pl, pr) = padding
 xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
 wt = torch.tensor(w, dtype=torch.float64, requires_grad=True)
 # F.pad takes (left, right, top, bottom); the padding's own gradient (drop or fold back) is
 # autograd's, as in nn.Conv2d(padding_mode=...)
-if padding_mode == "zeros":
-    x_pad = F.pad(xt, (pl, pr, pt, pb))
-else:
-    x_pad = F.pad(xt, (pl, pr, pt, pb), mode=TORCH_MODE[padding_mode])
+x_pad = F.pad(xt, (pl, pr, pt, pb), mode=TORCH_MODE[padding_mode])
 y = F.conv2d(x_pad, wt, stride=stride, dilation=dilation)
 y.backward(torch.tensor(grad_out, dtype=torch.float64))
 grad_x, grad_w = xt.grad.numpy(), wt.grad.numpy()
@@ -129,6 +130,7 @@ print("y =", y, sep="\\n")
 print("dL/dx =", grad_x, sep="\\n")
 print("dL/dw =", grad_w, sep="\\n")
 """
+)
 
 
 def torch_snippet(story: Story) -> str:

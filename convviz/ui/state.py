@@ -13,10 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from convviz.presets import DEFAULT_PRESET, PRESETS_BY_KEY, Preset
-from convviz.spec import PADDING_MODES, ConvSpec, ConvSpecError, parse_padding
+from convviz.spec import PADDING_MODES, PADDING_WORDS, ConvSpec, ConvSpecError, parse_padding
 from convviz.values import GRAD_OUT_KINDS, NAMED_KERNELS, layer_values
 
-PAD_KINDS = ("explicit", "valid", "same", "full")
+EXPLICIT = "explicit"  # the padding kind of per-side amounts: the UI's word, not the engine's
+PAD_KINDS = (EXPLICIT, *PADDING_WORDS)
 KERNEL_CHOICES = ("random", *NAMED_KERNELS)
 MAX_EDIT_VALUES = 1024  # edited arrays larger than this are not put in the URL
 MAX_VALUE = 1e9  # typed-in or linked values: every sum of products stays finite
@@ -109,7 +110,7 @@ def _decided_by(preset: Preset) -> dict:
         preset=preset.key,
         H=H, W=W, kH=kH, kW=kW, cin=C, cout=K, batch=N,
         sh=sh, sw=sw, dh=dh, dw=dw, same_axes=sh == sw and dh == dw,
-        pad=word or "explicit", pt=pt, pb=pb, pl=pl, pr=pr, mode=preset.padding_mode,
+        pad=word or EXPLICIT, pt=pt, pb=pb, pl=pl, pr=pr, mode=preset.padding_mode,
         seed=preset.seed, kernel=preset.kernel, gout=preset.grad_out,
     )  # fmt: skip
     return decided | _preset_edits(preset)
@@ -331,7 +332,7 @@ def to_query(state: dict) -> dict[str, str]:
 
 def padding_of(state: dict):
     """The padding argument ConvSpec parses: a word or ((top, bottom), (left, right))."""
-    if state["pad"] != "explicit":
+    if state["pad"] != EXPLICIT:
         return state["pad"]
     return ((state["pt"], state["pb"]), (state["pl"], state["pr"]))
 
