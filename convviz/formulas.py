@@ -7,7 +7,7 @@ the cell a padded copy came from. The numeric sum of the terms equals the engine
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,23 +26,28 @@ class Symbol:
 
     name: str  # "x", "xp", "f", "y", the same with a leading "d" for ∂L/∂(·), or "0"
     index: tuple[int, ...] = ()
-    tags: tuple[tuple[str, int], ...] = ()  # e.g. (("c", 1),), shown only where they vary
+    tags: tuple[tuple[str, int], ...] = ()  # its slice, e.g. (("n", 0), ("c", 1))
 
-    def latex(self) -> str:
+    def latex(self, axes: Collection[str] = ()) -> str:
+        """LaTeX of the cell, with the tags of `axes` (say, those that vary in the layer)."""
         if self.name == "0":
             return "0"
-        plain = self.name.removeprefix("d")
-        tag = f"^{{({','.join(f'{k}={v}' for k, v in self.tags)})}}" if self.tags else ""
+        plain, tags = self.name.removeprefix("d"), self._shown(axes)
+        tag = f"^{{({','.join(f'{k}={v}' for k, v in tags)})}}" if tags else ""
         cell = _LATEX_BASE[plain] + tag + f"_{{{_join(self.index)}}}"
         return rf"\frac{{\partial L}}{{\partial {cell}}}" if self.name.startswith("d") else cell
 
-    def text(self) -> str:
+    def text(self, axes: Collection[str] = ()) -> str:
+        """Plain text of the cell, with the tags of `axes`."""
         if self.name == "0":
             return "0"
-        plain = self.name.removeprefix("d")
-        tag = f"[{', '.join(f'{k}={v}' for k, v in self.tags)}]" if self.tags else ""  # a slice
+        plain, tags = self.name.removeprefix("d"), self._shown(axes)
+        tag = f"[{', '.join(f'{k}={v}' for k, v in tags)}]" if tags else ""  # a slice
         cell = _TEXT_BASE[plain] + tag + _join(self.index).translate(_SUB)
         return f"∂L/∂{cell}" if self.name.startswith("d") else cell
+
+    def _shown(self, axes: Collection[str]) -> tuple[tuple[str, int], ...]:
+        return tuple((a, v) for a, v in self.tags if a in axes)
 
 
 # "xp" is the padded input x̃; a leading "d" makes a symbol the loss gradient ∂L/∂(·).
@@ -179,6 +184,11 @@ class Formula:
     constant: float = 0.0  # the bias, for a forward cell
     dropped: bool = False  # the cell itself is on the zero-padded ring: its gradient is dropped
     groups: tuple[Formula, ...] = ()  # the padded copies of a folded ∂L/∂x cell
+    varying: frozenset[str] = frozenset()  # the layer's axes (n, c, k) with more than one entry
+
+    def name(self, latex: bool = False) -> str:
+        """The cell this sums to, with the tags of the axes that vary (e.g. y[n=1]₀₀)."""
+        return self.target.latex(self.varying) if latex else self.target.text(self.varying)
 
     @property
     def total(self) -> float:
@@ -246,12 +256,11 @@ class Formula:
     ) -> list[str]:
         """The written summands: terms (or a folded cell's copies), the rest's sum, the bias."""
         if self.groups:
-            name = (lambda g: g.target.latex()) if latex else (lambda g: g.target.text())
-            parts = [_num(g.value) if numeric else name(g) for g in self.groups[:max_terms]]
+            parts = [_num(g.value) if numeric else g.name(latex) for g in self.groups[:max_terms]]
         elif latex:
-            parts = [_latex_term(t, numeric, mark) for t in self.terms[:max_terms]]
+            parts = [_latex_term(t, numeric, self.varying, mark) for t in self.terms[:max_terms]]
         else:
-            parts = [_text_term(t, numeric) for t in self.terms[:max_terms]]
+            parts = [_text_term(t, numeric, self.varying) for t in self.terms[:max_terms]]
         shown = self.shown(max_terms)
         if shown.hidden_count:
             more = f"{shown.hidden_count} more {'copies' if self.groups else 'terms'}"
@@ -277,7 +286,7 @@ class Formula:
         parts = self._written(numeric, max_terms, latex=True, mark=mark)
         if not parts:
             parts = ["0"]
-        target, value = self.target.latex(), _num(self.value, wrap=False)
+        target, value = self.name(latex=True), _num(self.value, wrap=False)
         if per_line <= 0 or len(parts) <= per_line:
             return f"{target} = {' + '.join(parts)} = {value}"
         lines = [" + ".join(parts[i : i + per_line]) for i in range(0, len(parts), per_line)]
@@ -288,7 +297,7 @@ class Formula:
         """Plain text of the sum; past max_terms, '[n more terms = s]' says what the rest is."""
         parts = self._written(numeric, max_terms, latex=False)
         body = " + ".join(parts) if parts else "0"
-        return f"{self.target.text()} = {body} = {_num(self.value, wrap=False)}"
+        return f"{self.name()} = {body} = {_num(self.value, wrap=False)}"
 
 
 def _num(v: float, wrap: bool = True) -> str:
@@ -297,25 +306,31 @@ def _num(v: float, wrap: bool = True) -> str:
     return f"({s})" if wrap and s.startswith("-") else s
 
 
-def _latex_term(t: Term, numeric: bool, mark: Callable[[str], str] | None) -> str:
+def _latex_term(
+    t: Term, numeric: bool, axes: Collection[str], mark: Callable[[str], str] | None
+) -> str:
     body = (
         f"{_num(t.left_value)} \\cdot {_num(t.right_value)}"
         if numeric
-        else f"{t.left.latex()}\\,{t.right.latex()}"
+        else f"{t.left.latex(axes)}\\,{t.right.latex(axes)}"
     )
     return mark(body) if mark is not None and t.vanishes else body
 
 
-def _text_term(t: Term, numeric: bool) -> str:
+def _text_term(t: Term, numeric: bool, axes: Collection[str]) -> str:
     if numeric:
         return f"{_num(t.left_value)}·{_num(t.right_value)}"
-    return f"{t.left.text()}·{t.right.text()}"
+    return f"{t.left.text(axes)}·{t.right.text(axes)}"
 
 
-def _tags(spec: ConvSpec, **axes: int) -> tuple[tuple[str, int], ...]:
-    """Keep only the tags of axes with more than one entry (batch n, in c, out k)."""
+def _varying(spec: ConvSpec) -> frozenset[str]:
+    """The axes with more than one entry (batch n, in c, out k): their tags are worth writing."""
     sizes = {"n": spec.batch, "c": spec.in_channels, "k": spec.out_channels}
-    return tuple((a, v) for a, v in axes.items() if sizes[a] > 1)
+    return frozenset(a for a, size in sizes.items() if size > 1)
+
+
+def _tags(**axes: int) -> tuple[tuple[str, int], ...]:
+    return tuple(axes.items())
 
 
 def _x_symbols(spec: ConvSpec, n: int, c: int, pr: np.ndarray, pc: np.ndarray) -> tuple:
@@ -327,7 +342,7 @@ def _x_symbols(spec: ConvSpec, n: int, c: int, pr: np.ndarray, pc: np.ndarray) -
     q = source_index(W, spec.padding[1], spec.padding_mode)[pc].ravel()
     inside = (pt <= pr) & (pr < pt + H) & (pl <= pc) & (pc < pl + W)
     is_pad = (~inside.ravel() | (r < 0) | (q < 0)).tolist()
-    zero, tags = Symbol("0"), _tags(spec, n=n, c=c)
+    zero, tags = Symbol("0"), _tags(n=n, c=c)
     sources = zip(r.tolist(), q.tolist())
     symbols = [zero if a < 0 or b < 0 else Symbol("x", (a, b), tags) for a, b in sources]
     return symbols, is_pad
@@ -342,16 +357,17 @@ def forward_formula(stages: ForwardStages, n: int, k: int, i: int, j: int) -> Fo
     terms = []
     for c in range(spec.in_channels):
         xs, pads = _x_symbols(spec, n, c, pr, pc)
-        tags = _tags(spec, k=k, c=c)
+        tags = _tags(k=k, c=c)
         fs = [Symbol("f", (ai, bi), tags) for ai, bi in zip(a.tolist(), b.tolist())]
         x_values = stages.x_padded[n, c, pr, pc].tolist()
         w_values = stages.w[k, c].ravel().tolist()
         terms += map(Term, xs, fs, x_values, w_values, pads)
     return Formula(
-        Symbol("y", (i, j), _tags(spec, n=n, k=k)),
+        Symbol("y", (i, j), _tags(n=n, k=k)),
         tuple(terms),
         float(stages.y[n, k, i, j]),
         constant=float(stages.bias[k]),
+        varying=_varying(spec),
     )
 
 
@@ -370,10 +386,10 @@ def _full_corr_terms(stages: InputGradStages, n: int, c: int, pr: int, pc: int, 
                 left = (
                     Symbol("0")
                     if is_zero
-                    else Symbol("dy", ((gr - gt) // sh, (gc - gl) // sw), _tags(spec, n=n, k=k))
+                    else Symbol("dy", ((gr - gt) // sh, (gc - gl) // sw), _tags(n=n, k=k))
                 )
                 # the rotated tap (a, b) is the original tap (kH-1-a, kW-1-b): the flip shows here
-                right = Symbol("f", (kH - 1 - a, kW - 1 - b), _tags(spec, k=k, c=c))
+                right = Symbol("f", (kH - 1 - a, kW - 1 - b), _tags(k=k, c=c))
                 terms.append(
                     Term(
                         left,
@@ -396,10 +412,11 @@ def _padded_cell_formula(
     spec = stages.spec
     (pt, _), (pl, _) = spec.padding
     return Formula(
-        Symbol("dxp", (pr - pt, pc - pl), _tags(spec, n=n, c=c)),
+        Symbol("dxp", (pr - pt, pc - pl), _tags(n=n, c=c)),
         tuple(_full_corr_terms(stages, n, c, pr, pc, **flags)),
         float(stages.grad_x_padded[n, c, pr, pc]),
         dropped=bool(flags.get("dropped", False)),
+        varying=_varying(spec),
     )
 
 
@@ -425,9 +442,10 @@ def input_grad_formula(
             if stages.pad_mask[cr, cc]:
                 groups.append(_padded_cell_formula(stages, n, c, int(cr), int(cc), folded=True))
     terms = tuple(t for g in groups for t in g.terms)
-    target = Symbol("dx", (row, col), _tags(spec, n=n, c=c))
+    target = Symbol("dx", (row, col), _tags(n=n, c=c))
     value = float(stages.grad_x[n, c, row, col])
-    return Formula(target, terms, value, groups=tuple(groups) if len(groups) > 1 else ())
+    groups = tuple(groups) if len(groups) > 1 else ()
+    return Formula(target, terms, value, groups=groups, varying=_varying(spec))
 
 
 def weight_grad_formula(stages: WeightGradStages, k: int, c: int, a: int, b: int) -> Formula:
@@ -450,11 +468,11 @@ def weight_grad_formula(stages: WeightGradStages, k: int, c: int, a: int, b: int
         left_index=np.tile(source, (batch, 1)),
         right_index=np.tile(np.stack([i, j], axis=1), (batch, 1)),
         group=np.repeat(np.arange(batch), oH * oW),
-        left_tags=tuple(_tags(spec, n=n, c=c) for n in range(batch)),
-        right_tags=tuple(_tags(spec, n=n, k=k) for n in range(batch)),
+        left_tags=tuple(_tags(n=n, c=c) for n in range(batch)),
+        right_tags=tuple(_tags(n=n, k=k) for n in range(batch)),
         left_values=np.asarray(stages.x_padded[:, c, pr, pc], dtype=float).ravel(),
         right_values=np.asarray(stages.grad_out[:, k], dtype=float).ravel(),
         padding=np.tile(~inside | zero, batch),
     )
-    target = Symbol("df", (a, b), _tags(spec, k=k, c=c))
-    return Formula(target, terms, float(stages.grad_w[k, c, a, b]))
+    target = Symbol("df", (a, b), _tags(k=k, c=c))
+    return Formula(target, terms, float(stages.grad_w[k, c, a, b]), varying=_varying(spec))

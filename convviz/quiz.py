@@ -79,7 +79,7 @@ def _unflipped(f: Formula, w: np.ndarray, c: int) -> float:
     for t in f.terms:
         if t.right.name != "f":
             continue
-        k = dict(t.right.tags).get("k", 0)
+        k = dict(t.right.tags)["k"]
         a, b = t.right.index
         total += t.left_value * float(w[k, c, kH - 1 - a, kW - 1 - b])
     return total

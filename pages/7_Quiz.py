@@ -9,7 +9,7 @@ from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.quiz_view import given_panels
 from convviz.ui.compute import compute_layer, shared_view
 from convviz.ui.controls import LAST_VALID, controls, converted, page_config
-from convviz.ui.state import DEFAULTS
+from convviz.ui.state import DEFAULTS, EXPLICIT
 from convviz.ui.views import formula_box, page_end, page_header
 
 PAGE = "pages/7_Quiz.py"
@@ -51,6 +51,7 @@ page_header(
     "sidebar for new questions; the seed in the link asks the same ones again.",
 )
 word = (ctx.state if ctx.error is None else st.session_state.get(LAST_VALID, DEFAULTS))["pad"]
+word = None if word == EXPLICIT else word  # amounts per side: the quiz states them
 asked = questions_for(ctx.key, ctx.n, ctx.k, ctx.c, st.session_state[SEED], word)
 index = st.session_state[INDEX] % len(asked)
 q = asked[index]

@@ -48,6 +48,6 @@ def test_pages_carry_their_headings_captions_and_formulas(story, pdf):
         assert page[0] == still.title
         assert " ".join(page[1].split()) == " ".join(still.caption.split())
         if still.formula is not None:  # the formula in symbols, whole or with its remainder
-            assert page[2].replace("\n", " ").startswith(still.formula.target.text())
+            assert page[2].replace("\n", " ").startswith(still.formula.name())
         assert page[-1] == f"{i + 2} / {len(stills) + 1}"
     assert b"convviz handout: recitation-s2" in pdf  # the document's title

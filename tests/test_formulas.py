@@ -44,8 +44,8 @@ def assert_adds_up(f: Formula, engine_value: float, what: str) -> None:
 
 
 def tag(sym: Symbol, axis: str) -> int:
-    """A symbol's batch/channel tag; tags are shown only where the axis varies, else it is 0."""
-    return dict(sym.tags).get(axis, 0)
+    """A symbol's batch/channel tag (every symbol carries its whole slice)."""
+    return dict(sym.tags)[axis]
 
 
 def pairs(f: Formula) -> list[tuple[str, str]]:
@@ -189,13 +189,15 @@ def test_table_every_formula_equals_the_engine(xs, ws, kwargs):
     for idx in np.ndindex(ig.grad_x_padded.shape):
         f = input_grad_formula(ig, *idx, padded=True)
         assert_adds_up(f, ig.grad_x_padded[idx], f"grad_x_padded{idx}")
-    # tags appear only on the axes that vary: batch n, out channel k, in channel c
-    assert forward_formula(fwd, 1 if xs[0] > 1 else 0, 0, 0, 0).target.tags == tuple(
-        (a, v) for a, v, size in (("n", 1, xs[0]), ("k", 0, ws[0])) if size > 1
-    )
-    assert forward_formula(fwd, 0, 0, 0, 0).terms[-1].right.tags == tuple(
-        (a, v) for a, v, size in (("k", 0, ws[0]), ("c", ws[1] - 1, ws[1])) if size > 1
-    )
+    # every symbol carries its slice; a formula writes the tags of the axes that vary only
+    n = 1 if xs[0] > 1 else 0
+    f = forward_formula(fwd, n, 0, 0, 0)
+    assert f.target.tags == (("n", n), ("k", 0))
+    assert forward_formula(fwd, 0, 0, 0, 0).terms[-1].right.tags == (("k", 0), ("c", ws[1] - 1))
+    sizes = {"n": xs[0], "k": ws[0], "c": ws[1]}
+    assert f.varying == {a for a, size in sizes.items() if size > 1}
+    written = [f"{a}={v}" for a, v in (("n", n), ("k", 0)) if sizes[a] > 1]
+    assert f.name() == "y" + (f"[{', '.join(written)}]" if written else "") + "₀₀"
 
 
 # --- the seeds' symbolic answers -----------------------------------------------------------------
@@ -413,8 +415,15 @@ SYMBOL_ROWS = [
 
 @pytest.mark.parametrize(("symbol", "text", "latex"), SYMBOL_ROWS)
 def test_symbol_rendering(symbol, text, latex):
-    assert symbol.text() == text
-    assert symbol.latex() == latex
+    assert symbol.text("nc") == text
+    assert symbol.latex("nc") == latex
+
+
+def test_a_symbol_writes_the_tags_it_is_asked_for():
+    """The engine keeps the whole slice; which tags are written is the caller's choice."""
+    s = Symbol("x", (0, 0), (("n", 1), ("c", 2)))
+    assert s.text() == "x₀₀" and s.latex() == "x_{00}"
+    assert s.text({"c"}) == "x[c=2]₀₀" and s.latex({"n"}) == "x^{(n=1)}_{00}"
 
 
 # --- term flags ---------------------------------------------------------------------------------

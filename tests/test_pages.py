@@ -750,8 +750,8 @@ def test_overview_shows_the_formula_of_a_clicked_cell(key):
         s = state(at)
         lay_key = value_key(s)
         formula = formula_at(lay_key, (name, 0, 0), s["n"], s["k"], s["c"])
-        assert f"Selected: {formula.target.text()}" in headers(at), key
-        assert formula.target.latex() in at.latex[0].value
+        assert f"Selected: {formula.name()}" in headers(at), key
+        assert formula.name(latex=True) in at.latex[0].value
         assert any(c.value.startswith("✓ the") for c in at.caption), f"{key}: {name} adds up"
         outlined = [
             fig["layout"][shape["xref"].replace("x", "xaxis")]
@@ -776,7 +776,7 @@ def test_channels_tile_shows_the_formula_of_a_clicked_weight_cell():
     assert_clean(at)
     s = state(at)
     formula = formula_at(value_key(s), ("grad_w", 1, 2), s["n"], s["k"], s["c"])
-    assert f"Selected: {formula.target.text()}" in headers(at)
+    assert f"Selected: {formula.name()}" in headers(at)
     assert any(c.value.startswith("✓ the") for c in at.caption)
     tile = next(
         f

@@ -177,7 +177,7 @@ def _still(story: Story, index: int, theme: Theme) -> str:
 def _formula(f) -> str:
     """A cell's sum in symbols and in numbers, and whether it adds up (plain text, no MathJax)."""
     lines = [f.text(numeric=n, max_terms=FULL_TERMS) for n in (False, True)]
-    head = f"<h3>The cell {html.escape(f.target.text())}</h3>"
+    head = f"<h3>The cell {html.escape(f.name())}</h3>"
     return (
         head
         + "".join(f"<pre class='formula'>{html.escape(s)}</pre>" for s in lines)

@@ -97,7 +97,7 @@ def feeding_cells(formula: Formula, k: int, shape: tuple[int, int]) -> np.ndarra
     """Bool mask of the grad_out[:, k] cells whose terms reach the formula's cell (non-zero)."""
     mask = np.zeros(shape, dtype=bool)
     for t in formula.terms:
-        if t.left.name == "dy" and dict(t.left.tags).get("k", k) == k:
+        if t.left.name == "dy" and dict(t.left.tags)["k"] == k:
             mask[t.left.index] = True
     return mask
 

@@ -154,13 +154,13 @@ def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
     """
     most = FULL_TERMS if ctx.theme.show_secondary else SHORT_TERMS
     fractions = formula.target.name.startswith("d")  # ∂L/∂· terms are wide
-    tagged = any(t.left.tags or t.right.tags for t in formula.terms[:1])  # so are (k=0,c=0) tags
+    tagged = bool(formula.varying)  # so are slice tags (k=0,c=0), written where an axis varies
     wide = fractions + tagged  # ∂L/∂(·) fractions and slice tags (k=0,c=0) each widen a term
     per_line = (6, 4, 3)[wide] if ctx.theme.show_secondary else 3
     st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
     st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=_grey))
     for copy in formula.groups:
-        taps = f"{copy.target.text()} = {number(copy.value)}: its {len(copy.terms)} taps"
+        taps = f"{copy.name()} = {number(copy.value)}: its {len(copy.terms)} taps"
         with st.expander(taps):
             st.latex(copy.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
             st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=_grey))
@@ -184,7 +184,7 @@ def selected_formula(ctx: Context, grids: tuple[str, ...] = tuple(_SUMS)) -> Non
         st.caption(f"Click a cell of {which} to see the sum that makes it.")
         return
     formula = formula_at(ctx.key, (name, *cell), ctx.n, ctx.k, ctx.c)
-    st.subheader(f"Selected: {formula.target.text()}")
+    st.subheader(f"Selected: {formula.name()}")
     formula_box(formula, ctx)
 
 
