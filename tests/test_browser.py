@@ -381,6 +381,43 @@ def test_only_vanishing_terms_are_grey(tab: Page, app_url):
 # --- controls ------------------------------------------------------------------------------------
 
 
+def _is_rerun(frame) -> bool:
+    """Whether a websocket frame the browser sent asks the server for a run."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    if not isinstance(frame, bytes):
+        return False
+    msg = BackMsg()
+    msg.ParseFromString(frame)
+    return msg.WhichOneof("type") == "rerun_script"
+
+
+def test_a_control_change_costs_one_run(tab: Page, app_url):
+    """One stride change, one run of the page: nothing on it asks for another (the screen-size
+    reporter once went on comparing with the size of its first call and re-sent the size after
+    every resize: a second full run after nearly every change, here at 1280×1400)."""
+    reruns = []
+
+    def on_socket(ws):
+        ws.on("framesent", lambda frame: reruns.append(frame) if _is_rerun(frame) else None)
+
+    tab.on("websocket", on_socket)
+    try:
+        goto(tab, f"{app_url}/Forward")
+        redrawn(tab)
+        tab.wait_for_timeout(1500)
+        before = len(reruns)
+        stride = stride_input(tab)
+        stride.focus()
+        stride.press("ArrowLeft")
+        animation(tab, steps=49)
+        redrawn(tab)
+        tab.wait_for_timeout(2500)  # a second run was asked for ~1 s after the first
+        assert len(reruns) - before == 1
+    finally:
+        tab.remove_listener("websocket", on_socket)
+
+
 def test_stride_change_redraws_and_survives_a_page_switch(tab: Page, app_url):
     goto(tab, f"{app_url}/Forward")
     assert animation(tab)[1] == 16
@@ -392,7 +429,11 @@ def test_stride_change_redraws_and_survives_a_page_switch(tab: Page, app_url):
     assert "sh=1" in tab.url
     expect(tab.get_by_text(re.compile(r"7×7, stride 1×1"))).to_have_count(1)
     redrawn(tab)  # the page link is in the sidebar, which the run draws last
-    tab.locator("[data-testid='stSidebar']").get_by_text("Input gradient").click()
+    link = tab.locator("[data-testid='stSidebar'] a", has_text="Input gradient")
+    # the link carries the view (a click taken as a plain navigation opens what it says):
+    # once it says stride 1 (one run clicked an older link and opened the preset's stride 2)
+    expect(link).to_have_attribute("href", re.compile(r"[?&]sh=1\b"), timeout=RERUN_MS)
+    link.click()
     tab.wait_for_url(re.compile(r"/Input_gradient"))
     expect(tab.locator(".js-plotly-plot")).to_have_count(2, timeout=CHART_MS)
     # the sidebar is drawn last: under load it shows its value when the page's run has ended

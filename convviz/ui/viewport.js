@@ -3,9 +3,14 @@
 // A report sent while the reader is switching pages would rerun the page being left (it carries
 // that page's id) and undo the switch: after a click on a page link this page stays silent; the
 // next page mounts its own reporter.
+// Streamlit calls this function again when `data` changes (the size the server now assumes)
+// without ending the call before: each call takes over from the last, whose listeners would
+// otherwise go on comparing with the old size and report again after every resize (a second
+// full rerun after nearly every change).
 const PAGE_LINKS = '[data-testid="stSidebarNav"] a, a[data-testid="stPageLink-NavLink"]';
 
 export default function ({ data, setStateValue }) {
+  const generation = (window.__cvViewportGeneration = (window.__cvViewportGeneration || 0) + 1);
   let timer = null;
   let leaving = false;
   const onClick = (event) => {
@@ -13,6 +18,7 @@ export default function ({ data, setStateValue }) {
     if (link && link.pathname !== location.pathname) leaving = true;
   };
   const measure = () => {
+    if (generation !== window.__cvViewportGeneration) return stop(); // a newer call took over
     if (leaving) return;
     const main = document.querySelector('[data-testid="stMainBlockContainer"]');
     if (!main) return;
@@ -37,10 +43,11 @@ export default function ({ data, setStateValue }) {
   window.addEventListener("resize", later);
   document.addEventListener("click", onClick, true);
   later();
-  return () => {
+  function stop() {
     clearTimeout(timer);
     observer.disconnect();
     window.removeEventListener("resize", later);
     document.removeEventListener("click", onClick, true);
-  };
+  }
+  return stop;
 }
