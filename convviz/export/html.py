@@ -73,7 +73,7 @@ def animation_figure(anim: Animation, theme: Theme = THEME) -> tuple[go.Figure, 
         return fig, player_meta(fig)["captions"]
     sweep = anim.sweep
     fig = sweep_figure(
-        sweep, *anim.panels[:3], theme, channel=anim.channel, start=sweep.steps - 1,
+        sweep, *anim.panels, theme, channel=anim.channel, start=sweep.steps - 1,
         title=anim.title,
     )  # fmt: skip
     steps = player_meta(fig)["steps"]

@@ -68,7 +68,7 @@ def gif_frames(gif: bytes) -> Frames:
 
 def sweep_rendered(sweep, panels, theme: Theme = THEME, *, channel: int = 0, fps: float = 4):
     """A sliding window's GIF (as the app's download draws it) and its frames."""
-    gif = static_gif.sweep_gif(sweep, *panels[:3], theme, channel=channel, fps=fps)
+    gif = static_gif.sweep_gif(sweep, *panels, theme, channel=channel, fps=fps)
     return Rendered(gif, gif_frames(gif))
 
 

@@ -18,7 +18,7 @@ from convviz.render.motion_stages import (
     pad_motion,
     rotate_motion,
 )
-from convviz.render.panel import Panel
+from convviz.render.panel import Panel, SweepPanels
 from convviz.render.selection import (
     adds_cells,
     cell_mask,
@@ -320,7 +320,7 @@ def input_grad_animation(
     k: int,
     c: int,
     selected: tuple[int, int] | None = None,
-) -> list[Panel]:
+) -> SweepPanels:
     """Operand, kernel and output of the full correlation (the sweep's channel is filter k)."""
     spec = st.spec
     (pt, _), (pl, _) = spec.padding
@@ -332,7 +332,7 @@ def input_grad_animation(
             step_of(sweep, selected),
             tap_grid(*spec.kernel_size, rotated=True),
         )
-    return [
+    return SweepPanels(
         _padded_panel(st, n, k, taps=taps, highlight=highlight),
         Panel(
             st.w_rot[c, k],
@@ -352,7 +352,7 @@ def input_grad_animation(
             origin=(-pt, -pl),
             subtitle="padded input, ring included" if adds_cells(spec.padding) else "no padding",
         ),
-    ]
+    )
 
 
 def scatter_panels(lay: Layer, n: int, k: int, c: int) -> list[Panel]:

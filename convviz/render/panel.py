@@ -7,6 +7,7 @@ and on a slide. Panels are built from engine data in `convviz.render.stories` an
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,3 +37,11 @@ class Panel:
         """A mask by field name, all False when absent."""
         m = getattr(self, name)
         return np.zeros(self.shape, dtype=bool) if m is None else np.asarray(m, dtype=bool)
+
+
+class SweepPanels(NamedTuple):
+    """The three grids of a sliding window: what it slides over, what slides, what it writes."""
+
+    operand: Panel  # e.g. the padded input
+    kernel: Panel  # e.g. the kernel, its rotation, or ∂L/∂y
+    output: Panel  # e.g. the output, or a gradient

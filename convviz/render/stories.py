@@ -15,7 +15,7 @@ from convviz.render.motion import Motion
 from convviz.render.motion_stages import (
     weight_motion,
 )
-from convviz.render.panel import Panel
+from convviz.render.panel import Panel, SweepPanels
 from convviz.render.selection import (
     adds_cells,
     cell_mask,
@@ -51,7 +51,7 @@ def forward_panels(
     c: int,
     selected: tuple[int, int] | None = None,
     reading: tuple[int, int] | None = None,
-) -> list[Panel]:
+) -> SweepPanels:
     """x_padded[n, c], w[k, c] and y[n, k]; a selected y cell lights up its window, a selected
     x̃ cell (`reading`, padded-array indices) the y cells whose windows read it."""
     spec = st.spec
@@ -59,7 +59,7 @@ def forward_panels(
     highlight = taps = None
     if selected is not None:
         highlight, taps = window_mask(spec.padded_size, sweep, step_of(sweep, selected))
-    panels = [
+    panels = SweepPanels(
         Panel(
             st.x_padded[n, c],
             _padded_title(f"input {slice_name('x', n=n, c=c)}", spec.padding),
@@ -87,9 +87,9 @@ def forward_panels(
             highlight=cell_mask(spec.out_size, selected),
             subtitle=f"{shape_text(st.y[n, k].shape)}, stride {spec.stride[0]}×{spec.stride[1]}",
         ),
-    ]
+    )
     if reading is not None:  # which outputs read this input cell
-        panels[2] = users_of(panels[2], sweep, reading)
+        panels = panels._replace(output=users_of(panels.output, sweep, reading))
     return panels
 
 
@@ -100,7 +100,7 @@ def weight_grad_panels(
     k: int,
     c: int,
     selected: tuple[int, int] | None = None,
-) -> list[Panel]:
+) -> SweepPanels:
     """x_padded[n, c], grad_out[n, k] (the sliding 'kernel', dilated by the stride) and grad_w."""
     spec = st.spec
     (pt, _), (pl, _) = spec.padding
@@ -109,7 +109,7 @@ def weight_grad_panels(
     highlight = taps = None
     if selected is not None:
         highlight, taps = window_mask(operand.shape, sweep, step_of(sweep, selected))
-    return [
+    return SweepPanels(
         Panel(
             operand,
             _padded_title(f"input {slice_name('x', n=n, c=c)}", spec.padding),
@@ -136,7 +136,7 @@ def weight_grad_panels(
             highlight=cell_mask(spec.kernel_size, selected),
             subtitle=f"{shape_text(st.grad_w[k, c].shape)}, Σ over {count(spec.batch, 'sample')}",
         ),
-    ]
+    )
 
 
 def overview_panels(

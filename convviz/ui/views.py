@@ -83,9 +83,9 @@ def animation(
     view = (name, ctx.key, ctx.n, ctx.k, ctx.c, ctx.selection, ctx.theme, channel, start)
     fig, captions = shared_view(view, build)
     animated_chart(fig, name, ctx, captions)
-    if max(max(p.shape) for p in panels[:3]) > ctx.theme.max_text_cells:  # numbers hidden
+    if max(max(p.shape) for p in panels) > ctx.theme.max_text_cells:  # numbers hidden
         st.caption("At this size the grids show colours (scales above them); close up, numbers:")
-        zoom = zoom_panels(sweep, *panels[:3], cell=cell)
+        zoom = zoom_panels(sweep, *panels, cell=cell)
         chart(panels_figure(zoom, ctx.theme), f"{name}_zoom")
     export_buttons(panels, ctx, name, title, formula, sweep, channel)
 
@@ -271,7 +271,7 @@ def export_buttons(
             help="The GIF's speed (1×: 4 steps a second); it holds the last frame.",
         )
         fps = GIF_FPS * (speed or 1.0)  # None when the chosen speed is clicked again
-        gif = partial(static_gif.sweep_gif, sweep, *panels[:3], ctx.theme, channel=channel, fps=fps)
+        gif = partial(static_gif.sweep_gif, sweep, *panels, ctx.theme, channel=channel, fps=fps)
         download("⬇ GIF animation", gif, "gif", "image/gif")
 
 
