@@ -59,3 +59,10 @@ RECITATION_NOTE = (
 def shape_text(shape) -> str:
     """A shape as a student writes it: shape_text((5, 7)) == "5×7"."""
     return "×".join(map(str, shape))
+
+
+def grey(term: str) -> str:
+    """A vanishing term (a padded or an inserted zero) in a cell's formula: grey. KaTeX's and
+    xcolor's \\color is a switch that would grey every term after it, so \\textcolor with the
+    term as its argument (the formula box and the .tex export both write it so)."""
+    return rf"\textcolor{{gray}}{{{term}}}"

@@ -13,7 +13,7 @@ import numpy as np
 
 from convviz.export.story import Story
 from convviz.formulas import FULL_TERMS, Formula
-from convviz.text import number
+from convviz.text import grey, number
 
 MAX_SIDE = 16  # larger grids are named with their shape instead of typeset
 MARKS = ("cvpad", "cvins", "cvrem", "cvdrop", "cvfold")
@@ -66,15 +66,10 @@ def bmatrix(values: np.ndarray, marks: dict[str, np.ndarray] | None = None) -> s
     return r"\begin{bmatrix}" + r" \\ ".join(rows) + r"\end{bmatrix}"
 
 
-def _grey(term: str) -> str:
-    """A vanishing term (a padded or an inserted zero) in a cell's formula: grey (xcolor)."""
-    return rf"\textcolor{{gray}}{{{term}}}"
-
-
 def cell_latex(formula: Formula, per_line: int = 4, max_terms: int = FULL_TERMS) -> str:
     """The formula of one cell in symbols and in numbers, one display each (for \\[ \\])."""
-    symbolic = formula.latex(numeric=False, max_terms=max_terms, per_line=per_line, mark=_grey)
-    numeric = formula.latex(numeric=True, max_terms=max_terms, per_line=per_line + 3, mark=_grey)
+    symbolic = formula.latex(numeric=False, max_terms=max_terms, per_line=per_line, mark=grey)
+    numeric = formula.latex(numeric=True, max_terms=max_terms, per_line=per_line + 3, mark=grey)
     return f"\\[ {symbolic} \\]\n\\[ {numeric} \\]\n"
 
 

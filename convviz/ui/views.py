@@ -15,7 +15,7 @@ from convviz.render.panel import Panel
 from convviz.render.selection import zoom_panels
 from convviz.render.sweep_animations import sweep_figure
 from convviz.sweeps import Sweep
-from convviz.text import number
+from convviz.text import grey, number
 from convviz.ui.compute import formula_at, shared_view
 from convviz.ui.controls import (
     PAGES,
@@ -141,12 +141,6 @@ def selected_in(ctx: Context, keys: tuple[str, ...], shape: tuple[int, int]):
     return None
 
 
-def _grey(term: str) -> str:
-    """A vanishing term as the formula box shows it: grey. KaTeX's \\color is a switch that
-    would grey every term after the first, so \\textcolor with the term as its argument."""
-    return rf"\textcolor{{gray}}{{{term}}}"
-
-
 def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
     """A cell's formula, symbolic and with numbers, and whether what is written adds up.
 
@@ -157,17 +151,17 @@ def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
     tagged = bool(formula.varying)  # so are slice tags (k=0,c=0), written where an axis varies
     wide = fractions + tagged  # ∂L/∂(·) fractions and slice tags (k=0,c=0) each widen a term
     per_line = (6, 4, 3)[wide] if ctx.theme.show_secondary else 3
-    st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
-    st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=_grey))
+    st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line, mark=grey))
+    st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=grey))
     for copy in formula.groups:
         taps = f"{copy.name()} = {number(copy.value)}: its {len(copy.terms)} taps"
         with st.expander(taps):
-            st.latex(copy.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
-            st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=_grey))
+            st.latex(copy.latex(numeric=False, max_terms=most, per_line=per_line, mark=grey))
+            st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=grey))
             st.caption(copy.check(most))
     if ctx.theme.show_secondary:
-        grey = " Grey terms vanish (a padded or an inserted zero)." if formula.any_vanishing else ""
-        st.caption(f"{formula.check(most)}.{grey} {note}")
+        why = " Grey terms vanish (a padded or an inserted zero)." if formula.any_vanishing else ""
+        st.caption(f"{formula.check(most)}.{why} {note}")
 
 
 _SUMS = {"y": "y", "grad_x": "∂L/∂x", "grad_w": "∂L/∂w"}  # the grids whose cells are sums
