@@ -13,6 +13,7 @@ from convviz.matrix import (
 )
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.matrix_view import (
+    SECTIONS,
     grid_panels,
     im2col_grad_panel,
     im2col_panel,
@@ -29,6 +30,7 @@ from convviz.ui.views import page_end, page_header
 
 PAGE = "pages/5_Matrix.py"
 SELECTED, SEEN = "mx_selected", "mx_seen"  # this page's own selection: (layer key, panel, r, c)
+SECTION = "mx_section"  # the open tab of SECTIONS: only its charts are made and sent
 
 page_config(PAGE)
 ctx = controls()
@@ -81,21 +83,7 @@ def say(text: str) -> None:
         st.caption(text)
 
 
-reason = too_large(spec)
-if reason:
-    st.info(f"{reason[0].upper()}{reason[1:]}. The transposed convolution below works at any size.")
-else:
-    take_clicks()
-    ms = shared_view(  # M for this slice, built once per setting for every session
-        ("matrix-slice", ctx.key, ctx.n, ctx.k, ctx.c),
-        lambda: matrix_slice(
-            spec, lay.forward.x, lay.forward.w, lay.input_grad.grad_out, ctx.n, ctx.k, ctx.c
-        ),
-    )
-    chosen = st.session_state.get(SELECTED)
-    picked = chosen[1:] if chosen and chosen[0] == ctx.key else None  # this layer's entry
-    link = link_of(ms, *picked) if picked else None
-    link = link or link_of(ms, "y", *centre(spec.out_size))  # the middle output until a click
+def forward_section() -> None:
     st.subheader("1. The forward pass: y = M · vec(x)")
     say(
         "Row i of M is output cell i's window laid on the flattened input: each nonzero is one "
@@ -110,6 +98,8 @@ else:
     st.markdown(f"**Selected:** {link.words(ms)}. The same cells on the grids:")
     matrix_chart(lambda: grid_panels(ms, link), "grids")
 
+
+def backward_section() -> None:
     st.subheader("2. The backward pass: ∂L/∂x = Mᵀ · vec(∂L/∂y)")
     say(
         "The same entries, read down the columns. Row r of Mᵀ lists the output cells whose "
@@ -134,6 +124,8 @@ else:
     )
     matrix_chart(lambda: [spread_panel(lay.input_grad, ctx.n, ctx.k, ctx.c, x_cell)], "spread")
 
+
+def im2col_section() -> None:
     st.subheader("3. im2col: patches as rows")
     say(
         "Copy every window into one row of a 'patches' matrix (padded entries in grey). Then "
@@ -142,6 +134,33 @@ else:
     )
     matrix_chart(lambda: [im2col_panel(ms, link)], "P")
     matrix_chart(lambda: [im2col_grad_panel(ms, link)], "Pt")
+
+
+reason = too_large(spec)
+if reason:
+    st.info(f"{reason[0].upper()}{reason[1:]}. The transposed convolution below works at any size.")
+else:
+    take_clicks()
+    ms = shared_view(  # M for this slice, built once per setting for every session
+        ("matrix-slice", ctx.key, ctx.n, ctx.k, ctx.c),
+        lambda: matrix_slice(
+            spec, lay.forward.x, lay.forward.w, lay.input_grad.grad_out, ctx.n, ctx.k, ctx.c
+        ),
+    )
+    chosen = st.session_state.get(SELECTED)
+    picked = chosen[1:] if chosen and chosen[0] == ctx.key else None  # this layer's entry
+    link = link_of(ms, *picked) if picked else None
+    link = link or link_of(ms, "y", *centre(spec.out_size))  # the middle output until a click
+    forward_tab, backward_tab, im2col_tab = st.tabs(SECTIONS, key=SECTION, on_change="rerun")
+    if forward_tab.open:
+        with forward_tab:
+            forward_section()
+    if backward_tab.open:
+        with backward_tab:
+            backward_section()
+    if im2col_tab.open:
+        with im2col_tab:
+            im2col_section()
 
 st.subheader("4. The name in code: a transposed convolution")
 plan = transpose_plan(spec)

@@ -29,7 +29,7 @@ WALK = (
     ("Input gradient", "input_gradient", "Input_gradient", "Scatter route", 2),
     ("Weight gradient", "weight_gradient", "Weight_gradient", "Weight cell [0, 0] of filter", 2),
     ("Channels", "channels", "Channels", "Channels, filters and the batch", 5),
-    ("Matrix view", "matrix", "Matrix", "1. The forward pass: y = M · vec(x)", 6),
+    ("Matrix view", "matrix", "Matrix", "1. The forward pass: y = M · vec(x)", 2),  # its first tab
     ("Checks", "checks", "Checks", "Why trust the numbers", 0),
     ("Quiz", "quiz", "Quiz", "Predict, then reveal", 1),
 )

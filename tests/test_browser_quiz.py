@@ -61,7 +61,7 @@ def test_quiz_one_right_one_wrong(tab: Page, app_url, artifacts):
 
 
 def test_clicking_an_entry_of_m_links_its_cells(tab: Page, app_url):
-    goto(tab, f"{app_url}/Matrix?preset={PRESET}", charts=6)
+    goto(tab, f"{app_url}/Matrix?preset={PRESET}", charts=2)  # the first tab: M and the grids
     expect(tab.get_by_text("output y[1, 1]")).to_be_visible()  # the default: the middle output
     # M's row 2 is y[1, 0]; its column 16 is x[3, 1], which that window meets with tap w[1, 1]
     click_cell(tab, "xaxis", "yaxis", 2, 16)

@@ -9,13 +9,19 @@ from test_pages import assert_clean, figures, open_page, query, shown, trace, z_
 
 from convviz import matrix, quiz
 from convviz.presets import PRESETS
+from convviz.render.matrix_view import SECTIONS
 from convviz.render.theme import tap_colors
 from convviz.ui.compute import compute_layer, value_key
 from convviz.ui.state import preset_state
 
 MATRIX, CHECKS, QUIZ = "pages/5_Matrix.py", "pages/6_Checks.py", "pages/7_Quiz.py"
+SECTION = "mx_section"  # the Matrix view's tabs
 FAST = [p for p in PRESETS if p.key != "qa-channels"]
 BAD = {"H": "2", "W": "2", "kH": "5", "kW": "5"}  # a 5×5 kernel over a 2×2 input, no padding
+
+
+def chart_keys(at) -> list[str]:
+    return [c.proto.id.split("-")[-1] for c in at.get("plotly_chart")]
 
 
 def preset_layer(p):
@@ -41,7 +47,16 @@ def test_matrix_page(p):
         assert any("at most 64" in shown(i.value) for i in at.info)
         return
     figs = figures(at)
-    assert len(figs) == 6  # M, linked grids, Mᵀ, the Mᵀ row drawn the textbook way, im2col ×2
+    assert len(figs) == 2  # the first tab: M and the linked grids (a hidden tab sends nothing)
+    tabs = {"Mt": SECTIONS[1], "spread": SECTIONS[1], "P": SECTIONS[2], "Pt": SECTIONS[2]}
+    for name, section in tabs.items():  # each other tab draws its own charts once it is open
+        at.session_state[SECTION] = section
+        at.run()
+        assert_clean(at)
+        assert f"mx_chart_{name}" in chart_keys(at), (name, chart_keys(at))
+        assert len(figures(at)) == 2
+    at.session_state[SECTION] = SECTIONS[0]
+    at.run()
     lay = preset_layer(p)
     M, taps = matrix.conv_matrix(spec, lay.forward.w[0, 0])
     drawn = z_of(trace(figs[0], "M:values"))

@@ -16,6 +16,9 @@ from convviz.render.panel import Panel
 from convviz.render.selection import tap_grid
 from convviz.stages import InputGradStages
 
+# the page's three parts, one tab each: the forward product, its transpose, im2col
+SECTIONS = ("1 · forward: y = M·x", "2 · backward: ∂L/∂x = Mᵀ·∂L/∂y", "3 · im2col: patches as rows")
+
 
 @dataclass(frozen=True)
 class Link:
