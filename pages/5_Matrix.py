@@ -58,10 +58,16 @@ def take_clicks() -> None:
 THEME = replace(ctx.theme, max_text_cells=MAX_MATRIX_CELLS + 2)
 
 
+# a tall matrix may make the page scroll rather than shrink its cells below this (a projector's
+# back row needs bigger numbers than a laptop's reader)
+SCROLL_CELL_PX = 48 if ctx.state["pres"] else 30
+
+
 def matrix_figure(panels):
-    """Panels whose clicks select on this page; tall matrices may scroll (cells up to 30 px)."""
+    """Panels whose clicks select on this page; tall matrices may scroll (see SCROLL_CELL_PX)."""
     rows = max(p.shape[0] for p in panels)
-    return panels_figure(panels, replace(THEME, figure_h=max(THEME.figure_h, 30 * rows + 160)))
+    tall = SCROLL_CELL_PX * rows + 160
+    return panels_figure(panels, replace(THEME, figure_h=max(THEME.figure_h, tall)))
 
 
 def matrix_chart(panels_of, name: str) -> None:

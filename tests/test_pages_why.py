@@ -10,7 +10,7 @@ from test_pages import assert_clean, figures, open_page, query, shown, trace, z_
 from convviz import matrix, quiz
 from convviz.presets import PRESETS
 from convviz.render.matrix_view import SECTIONS
-from convviz.render.theme import tap_colors
+from convviz.render.theme import tap_colors, theme_for
 from convviz.ui.compute import compute_layer, value_key
 from convviz.ui.state import preset_state
 
@@ -184,3 +184,29 @@ def test_quiz_rows_question_states_the_padding_as_it_was_given(key, word, says):
     p = next(p for p in PRESETS if p.key == key)
     rows = next(q for q in quiz.questions(preset_layer(p), 0, 0, 0, 0, word) if q.kind == "rows")
     assert says in rows.prompt
+
+
+def matrix_cell_px(fig: dict) -> float:
+    """The px edge of the cells of a Matrix view chart's first grid (its axis domain's width)."""
+    layout = fig["layout"]
+    x0, x1 = layout["xaxis"]["domain"]
+    plot_w = layout["width"] - layout["margin"]["l"] - layout["margin"]["r"]
+    grid = next(t for t in fig["data"] if t["type"] == "heatmap" and t.get("xaxis", "x") == "x")
+    cols = z_of(grid).shape[1]
+    return (x1 - x0) * plot_w / cols
+
+
+@pytest.mark.parametrize("key", ["recitation-s1", "recitation-s2", "classroom"])
+def test_matrix_cells_are_legible_on_a_projector(key):
+    """In presentation mode a tall matrix scrolls the page rather than shrink its cells below
+    48 px (the legibility floor of the other pages' grids on a projector); only a matrix too wide
+    for the screen has smaller cells, and then it takes the whole width."""
+    at = open_page(MATRIX, timeout=60, preset=key, pres="1")
+    width = theme_for(True).figure_w
+    for section in SECTIONS:
+        at.session_state[SECTION] = section
+        at.run()
+        assert_clean(at)
+        for fig in figures(at):
+            cell = matrix_cell_px(fig)
+            assert cell >= 48 or fig["layout"]["width"] + cell > width, (key, section, cell)
