@@ -46,10 +46,6 @@ def pin_blas_to_one_thread() -> None:
             _limits = threadpool_limits(limits=1, user_api="blas")
 
 
-def blas_pinned() -> bool:
-    return _limits is not None
-
-
 def run_split(work, parts: list, split: bool) -> list:
     """[work(part) for part in parts]; the parts run on threads of their own (the first on the
     calling thread) when `split` and BLAS is pinned to one thread, else in order here.

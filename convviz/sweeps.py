@@ -183,6 +183,8 @@ def channel_contributions(stages: InputGradStages, n: int = 0, c: int = 0) -> np
     """grad_x[n, c] split by filter: (C_out, H, W), one full correlation per filter k.
 
     Their sum over k is grad_x[n, c]: the Q&A's ∂E/∂X[c] = Σ_k full(∂E/∂O[k], rot180 F[k, c]).
+    For library users and the tests; the app takes the same shares from its lean sweep
+    (`filter_shares`).
     """
     return filter_shares(input_grad_sweep(stages, n, c), stages.spec)
 

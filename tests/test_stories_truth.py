@@ -13,7 +13,6 @@ from convviz.render import static_gif
 from convviz.render.input_story import input_grad_animation, input_grad_story, scatter_panels
 from convviz.render.stories import (
     channel_grids,
-    dilated_grad_panel,
     feeds_text,
     forward_panels,
     layer_summary,
@@ -52,7 +51,6 @@ def _panels(lay, n, k, c):
         *forward,
         *backward,
         *scatter_panels(lay, n, k, c),
-        dilated_grad_panel(lay.weight_grad, n, k),
     ]
 
 

@@ -224,19 +224,6 @@ def window_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
     return weight_motion(st, sweep, n, k, c)
 
 
-def dilated_grad_panel(st: WeightGradStages, n: int, k: int) -> Panel:
-    """∂L/∂y[n, k] with stride − 1 zeros between cells: the spacing the weight window sees."""
-    return Panel(
-        st.dilated[n, k],
-        f"{slice_name('∂L/∂y', n=n, k=k)}, dilated by the stride"
-        if st.dilation_mask.any()
-        else f"{slice_name('∂L/∂y', n=n, k=k)} (no zeros to insert)",
-        "dilated",
-        dilation_mask=st.dilation_mask,
-        subtitle=shape_text(st.dilated[n, k].shape),
-    )
-
-
 @dataclass(frozen=True)
 class Grid:
     """A rows × cols grid of small heatmaps for the channels page."""
