@@ -210,3 +210,12 @@ def test_matrix_cells_are_legible_on_a_projector(key):
         for fig in figures(at):
             cell = matrix_cell_px(fig)
             assert cell >= 48 or fig["layout"]["width"] + cell > width, (key, section, cell)
+
+
+def test_an_unknown_matrix_tab_opens_the_first():
+    """A crafted client naming no tab gets the first one, not an error or an empty page."""
+    at = open_page(MATRIX, timeout=60, preset="recitation-s1")
+    at.session_state[SECTION] = "no such tab"
+    at.run()
+    assert_clean(at)
+    assert len(figures(at)) == 2 and at.subheader[0].value.startswith("1. The forward pass")

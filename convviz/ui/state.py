@@ -119,10 +119,11 @@ def _decided_by(preset: Preset) -> dict:
 def _preset_edits(preset: Preset) -> dict:
     """The preset's own numbers (hand-worked examples), encoded as typed-in values."""
     edits = {}
+    x, w = preset.values()
     if preset.x is not None:
-        edits["x"] = encode_array(preset.values()[0])
+        edits["x"] = encode_array(x)
     if preset.w is not None:
-        edits["w"] = encode_array(preset.values()[1])
+        edits["w"] = encode_array(w)
     if preset.g is not None:
         edits["g"] = encode_array(preset.grad_out_for(None))
     return edits
