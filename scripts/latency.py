@@ -14,7 +14,12 @@ free loopback ports and measures, interleaving app and bare page so that load hi
 in which the chart's data (or the formula's text) has changed. (c) is wall time from goto.
 Prints median, min and max, the ratios app/bare and the load average. Asserts nothing.
 
-Run: .venv/bin/python scripts/latency.py [--reps 10]
+With --timeline it prints instead where (a)'s time goes, per repetition, for app and bare page:
+the ms from the key to the BackMsg sent, the first and the last ForwardMsg handled, the number of
+React commits (a devtools hook) before the chart changed, and plotly's draws (start-end; the first
+is the one (a) waits for).
+
+Run: .venv/bin/python scripts/latency.py [--reps 10] [--timeline]
 """
 
 from __future__ import annotations
@@ -240,6 +245,86 @@ def measure(app_url: str, bare_url: str, reps: int) -> dict[str, list[float]]:
     return times
 
 
+# --timeline: logs, from the first document script on, what the page does (ms, performance.now()):
+# websocket sends and messages, React commits, plotly draws (wrapped once plotly.js defines itself).
+TIMELINE_INIT = """(() => {
+  const log = window.__timeline = [];
+  const at = (what, x) => log.push([performance.now(), what, x ?? 0]);
+  window.__REACT_DEVTOOLS_GLOBAL_HOOK__ = { supportsFiber: true, renderers: new Map(),
+    inject: () => 1, onCommitFiberRoot: () => at('commit'), onCommitFiberUnmount() {},
+    onPostCommitFiberRoot() {}, checkDCE() {} };
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (d) { at('send'); return send.call(this, d); };
+  const Ws = WebSocket;
+  window.WebSocket = function (...args) {
+    const ws = new Ws(...args);
+    ws.addEventListener('message', () => at('message'));
+    return ws;
+  };
+  window.WebSocket.prototype = Ws.prototype;
+  Object.assign(window.WebSocket, Ws);
+  window.addEventListener('keydown', () => at('key'), {capture: true});
+  let plotly;
+  Object.defineProperty(window, 'Plotly', { configurable: true, get: () => plotly, set(P) {
+    plotly = P;
+    for (const name of ['react', 'newPlot']) {
+      const draw = P[name];
+      P[name] = function (...args) {
+        const t = performance.now();
+        const done = () => at('draw', [t, performance.now()]);
+        const out = draw.apply(this, args);
+        out && out.then ? out.then(done) : done();
+        return out;
+      };
+    }
+  } });
+})()"""
+
+
+def timeline(page: Page, act) -> str:
+    """One change: where its time went (see the module's docstring)."""
+    page.evaluate("() => { window.__timeline.length = 0; }")
+    lat = timed(page, CHART_PRINT, act) * 1e3
+    page.wait_for_timeout(500)  # the draws that follow
+    log = page.evaluate("() => window.__timeline")
+    t0 = next(t for t, what, _ in log if what == "key")
+    ms = {what: [t - t0 for t, w, _ in log if w == what] for what in ("send", "message", "commit")}
+    draws = ", ".join(f"{x[0] - t0:.0f}-{x[1] - t0:.0f}" for _, w, x in log if w == "draw")
+    sent = ms["send"][0]
+    msgs = [t for t in ms["message"] if t > sent]
+    commits = sum(t <= lat for t in ms["commit"])
+    return (
+        f"{lat:4.0f} ms | sent {sent:3.0f} | messages {len(msgs):3d}, "
+        f"{msgs[0]:3.0f}-{msgs[-1]:3.0f} | commits {commits:2d} | draws {draws}"
+    )
+
+
+def print_timeline(app_url: str, bare_url: str, reps: int) -> None:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        context = browser.new_context(viewport=VIEWPORT)
+        context.add_init_script(TIMELINE_INIT)
+        app, bare = open_page(context, app_url + FORWARD), open_page(context, bare_url)
+        stride = app.locator("[data-testid='stSidebar'] input[type='range'][aria-label^='Stride']")
+        number = bare.locator("input[type='number']")
+        for rep in range(reps):
+            for name, page, field, keys in (
+                ("app ", app, stride, ("ArrowLeft", "ArrowRight")),
+                ("bare", bare, number, ("ArrowUp", "ArrowDown")),
+            ):
+                page.bring_to_front()
+
+                def act(page=page, field=field, key=keys[rep % 2]):
+                    field.first.focus()
+                    page.keyboard.press(key)
+
+                try:
+                    print(f"(a) {name} {rep}: {timeline(page, act)}")
+                except Error as exc:
+                    print(f"(a) {name} {rep}: lost: {str(exc).splitlines()[0]}", file=sys.stderr)
+        browser.close()
+
+
 def stats(xs: list[float]) -> str:
     ms = [x * 1e3 for x in xs]
     if not ms:
@@ -250,10 +335,13 @@ def stats(xs: list[float]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=10, help="repetitions of each measurement")
+    parser.add_argument("--timeline", action="store_true", help="where (a)'s time goes")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still stop the servers
     load_before = os.getloadavg()
     with streamlit("app.py") as app_url, streamlit("scripts/bare_page.py") as bare_url:
+        if args.timeline:
+            return print_timeline(app_url, bare_url, args.reps)
         t = measure(app_url, bare_url, args.reps)
     load_after = os.getloadavg()
     rows = (
