@@ -55,6 +55,8 @@ def test_matrix_page(p):
         assert_clean(at)
         assert f"mx_chart_{name}" in chart_keys(at), (name, chart_keys(at))
         assert len(figures(at)) == 2
+        if name != "spread":  # a matrix: its own chart
+            assert_matrix_indexed(figures(at)[chart_keys(at).index(f"mx_chart_{name}")], name)
     at.session_state[SECTION] = SECTIONS[0]
     at.run()
     lay = preset_layer(p)
@@ -66,12 +68,23 @@ def test_matrix_page(p):
     if spec.in_channels == 1:  # the right column is y itself
         np.testing.assert_allclose(drawn[top:, -1], lay.forward.y[0, 0].ravel())
     # each nonzero wears its tap's colour: the tap overlay's z is the tap index
+    assert_matrix_indexed(figs[0], "M")
     tap_z = z_of(trace(figs[0], "M:taps"))[top:, : M.shape[1]]
     single = taps >= 0
     np.testing.assert_array_equal(tap_z[single], taps[single])
     scale = trace(figs[0], "M:taps")["colorscale"]
     colors = tap_colors(*spec.kernel_size)
     assert [c for _, c in scale[::2]] == colors[: len(scale) // 2]
+
+
+def assert_matrix_indexed(fig, name: str) -> None:
+    """Only the matrix's own rows and columns are numbered: the vector above it and the result
+    beside it (named in the subtitle) are not rows -2 and -1 or a column past its last."""
+    layout = fig["layout"]
+    rows, cols = z_of(trace(fig, f"{name}:values")).shape
+    for axis, count in (("yaxis", rows - 2), ("xaxis", cols - 2)):  # the vector row, the gap
+        ticks = layout[axis]["tickvals"]
+        assert ticks and min(ticks) == 0 and max(ticks) < count, (name, axis, ticks, count)
 
 
 @pytest.mark.parametrize("p", PRESETS, ids=lambda p: p.key)

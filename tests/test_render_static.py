@@ -25,7 +25,7 @@ from convviz.render import (
     static_panel,
     sweep_animations,
 )
-from convviz.render.grids import format_value
+from convviz.render.grids import format_value, panels_figure
 from convviz.render.input_story import input_grad_animation
 from convviz.render.panel import Panel
 from convviz.render.theme import (
@@ -215,6 +215,20 @@ def test_both_renderers_space_index_ticks_on_one_ladder(n, origin):
         assert static_ticks == ladder_oracle(n, origin, 2.2 * size / cell), f"static, {cell} pt"
         plotly_ticks = geometry.tick_values(n, origin, cell)
         assert plotly_ticks == ladder_oracle(n, origin, 24 / max(cell, 1)), f"plotly, {cell} px"
+
+
+def test_only_the_indexed_part_of_a_grid_is_numbered():
+    """A matrix drawn with its vectors (two rows above, two columns beside: `Panel.indexed`) is
+    numbered 0… on its own rows and columns only, on screen and in an export."""
+    values = np.arange(12 * 9, dtype=float).reshape(12, 9)
+    panel = Panel(values, "M", "M", origin=(-2, 0), indexed=(10, 7))
+    fig = static.panels_figure([panel], THEME)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [str(i) for i in range(10)]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [str(i) for i in range(7)]
+    layout = panels_figure([panel], THEME).layout
+    assert list(layout.yaxis.tickvals) == list(range(10))
+    assert list(layout.xaxis.tickvals) == list(range(7))
 
 
 @pytest.mark.parametrize(

@@ -87,6 +87,7 @@ def format_values(a: np.ndarray) -> np.ndarray:
 def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
     """Layout entries of panel i's axes: exact ranges, row 0 on top, indices as tick labels."""
     (h, w), (oy, ox) = panel.shape, panel.origin
+    (y0, ny), (x0, nx) = panel.labelled(0), panel.labelled(1)
     xa, ya = axis_ids(i)
     common = {
         "showgrid": False,
@@ -103,7 +104,7 @@ def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
             "domain": list(geo.x_domains[i]),
             "range": [ox - 0.5, ox + w - 0.5],
             "tickmode": "array",
-            "tickvals": tick_values(w, ox, geo.cell_of(i)),
+            "tickvals": tick_values(nx, ox + x0, geo.cell_of(i)),
             "anchor": ya,
         },
         f"yaxis{suffix}": {
@@ -112,7 +113,7 @@ def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
             "range": [oy + h - 0.5, oy - 0.5],  # reversed: row 0 at the top
             "autorange": False,
             "tickmode": "array",
-            "tickvals": tick_values(h, oy, geo.cell_of(i)),
+            "tickvals": tick_values(ny, oy + y0, geo.cell_of(i)),
             "anchor": xa,
             "scaleanchor": xa,  # square cells even if the page stretches the figure
             "scaleratio": 1,

@@ -160,6 +160,7 @@ def product_panel(ms: MatrixSlice, key: str, link: Link, title: str, subtitle: s
         selected=selected,
         origin=(-TOP, 0),
         subtitle=subtitle,
+        indexed=(R, C),  # the vector above and the result beside it are named in the subtitle
     )
 
 

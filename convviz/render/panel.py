@@ -28,10 +28,19 @@ class Panel:
     selected: tuple[int, int] | None = None  # the selected cell, if it is in this panel
     origin: tuple[int, int] = (0, 0)  # index of the top-left cell in axis labels (e.g. -1)
     subtitle: str = ""  # shape or a short note under the title
+    # rows and columns of index 0… that carry index labels, when the grid draws more than one
+    # array (a matrix with the vectors it multiplies beside it); None: every cell is indexed
+    indexed: tuple[int, int] | None = None
 
     @property
     def shape(self) -> tuple[int, int]:
         return self.values.shape
+
+    def labelled(self, axis: int) -> tuple[int, int]:
+        """(first cell, number of cells) along `axis` (0 rows, 1 columns) with index labels."""
+        if self.indexed is None:
+            return 0, self.shape[axis]
+        return -self.origin[axis], self.indexed[axis]
 
     def mask(self, name: str) -> np.ndarray:
         """A mask by field name, all False when absent."""

@@ -208,11 +208,10 @@ def _frame(ax: Axes, panel: Panel, theme: Theme, cell_pt: float) -> None:
     for spine in ax.spines.values():
         spine.set_visible(False)
     tick = dict(fontsize=tick_size(theme), color=MUTED_TEXT, fontfamily=font_families())
-    for n, o, set_ticks in (
-        (w, panel.origin[1], ax.set_xticks),
-        (h, panel.origin[0], ax.set_yticks),
-    ):
-        idx = _tick_cells(n, o, cell_pt, tick_size(theme))
+    for axis, set_ticks in ((1, ax.set_xticks), (0, ax.set_yticks)):
+        first, n = panel.labelled(axis)
+        o = panel.origin[axis]
+        idx = [first + i for i in _tick_cells(n, o + first, cell_pt, tick_size(theme))]
         set_ticks(idx, [number(i + o) for i in idx], **tick)
     ax.xaxis.tick_top()
     ax.tick_params(length=0, pad=TICK_PAD_PT)
