@@ -561,6 +561,25 @@ def test_edited_values_follow_and_wrong_counts_are_refused():
     assert "x" not in query(at)
 
 
+def test_a_kernel_size_change_keeps_the_values_that_still_fit():
+    """A lecturer mistypes the kernel size and corrects it: the recitation's numbers survive the
+    impossible layer (the last valid view is shown meanwhile); a valid new size re-rolls only
+    the arrays whose shape it changes (w, ∂L/∂y), never x."""
+    at = open_page(FORWARD, preset="recitation-s1")
+    before = {name: state(at)[name] for name in ("x", "w", "g")}
+    kh = state(at)["kH"]
+    assert all(before.values()) and kh > 1
+    side_number(at, "kH").set_value(5).run()  # taller than the padded input
+    assert not at.exception and "Cannot compute this layer" in at.error[0].value
+    side_number(at, "kH").set_value(kh).run()
+    assert_clean(at)
+    assert {name: state(at)[name] for name in before} == before
+    side_number(at, "kH").set_value(kh - 1).run()  # a valid layer with other shapes
+    assert_clean(at)
+    assert state(at)["x"] == before["x"]
+    assert state(at)["w"] == "" and state(at)["g"] == ""
+
+
 def test_keyboard_cell_picker_selects_a_cell():
     at = open_page(FORWARD)
     assert at.expander[0].label == "Select a cell with the keyboard"

@@ -12,7 +12,6 @@ from convviz.ui.state import (
     FIELDS,
     LAYER_FIELDS,
     PAD_KINDS,
-    SHAPE_FIELDS,
     SOURCE_FIELDS,
     VALUE_FIELDS,
     from_query,
@@ -25,7 +24,6 @@ from convviz.ui.state import (
 # fmt: off
 ORACLE = {
     "EDITABLE": ("x", "w", "g"),
-    "SHAPE_FIELDS": ("H", "W", "kH", "kW", "cin", "cout", "batch"),
     "VALUE_FIELDS": (
         "H", "W", "kH", "kW", "sh", "sw", "dh", "dw", "same_axes", "pad", "pt", "pb", "pl", "pr",
         "mode", "cin", "cout", "batch", "seed", "kernel", "gout", "x", "w", "g",
@@ -39,7 +37,6 @@ ORACLE = {
 # fmt: on
 DERIVED = {
     "EDITABLE": EDITABLE,
-    "SHAPE_FIELDS": SHAPE_FIELDS,
     "VALUE_FIELDS": VALUE_FIELDS,
     "LAYER_FIELDS": LAYER_FIELDS,
     "SOURCE_FIELDS": SOURCE_FIELDS,
@@ -58,7 +55,6 @@ def test_pad_kinds_are_explicit_then_the_engines_words():
 
 
 def test_controls_use_the_state_sets():
-    assert controls.SHAPE_FIELDS is SHAPE_FIELDS
     assert controls.LAYER_FIELDS is LAYER_FIELDS
 
 

@@ -29,7 +29,6 @@ from convviz.ui.state import (
     KERNEL_CHOICES,
     LAYER_FIELDS,
     PAD_KINDS,
-    SHAPE_FIELDS,
     SLICE_COUNTS,
     drop_misfit_edits,
     from_query,
@@ -95,10 +94,8 @@ def _store(name: str) -> None:
     state[name] = value
     if name in LAYER_FIELDS:  # the selection stays while its cell exists (pages check bounds)
         state["preset"] = "custom"
-    if name in SHAPE_FIELDS:  # edited values no longer fit the new shapes
-        state.update(x="", w="", g="")
-    elif name in LAYER_FIELDS:  # a stride or padding changes the output's shape: ∂L/∂y's values
-        drop_misfit_edits(state)
+    if name in LAYER_FIELDS:  # values the new shapes no longer fit (a kernel size: w and ∂L/∂y,
+        drop_misfit_edits(state)  # not x); an impossible layer keeps them all, for the way back
 
 
 def _apply_preset() -> None:

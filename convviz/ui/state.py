@@ -84,7 +84,6 @@ def _fields(*roles: str) -> tuple[str, ...]:
 
 
 EDITABLE = _fields("edit")  # ("x", "w", "g")
-SHAPE_FIELDS = _fields("shape")  # a change makes typed-in values misfit
 LAYER_FIELDS = _fields("shape", "layer", "source")  # a change makes the view 'custom'
 SOURCE_FIELDS = _fields("source", "edit")  # where the numbers come from, beside the geometry
 # Fields that change the numbers (the cache key); the rest only change the view.
