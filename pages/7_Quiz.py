@@ -1,5 +1,6 @@
 """Predict, then reveal: the app hides a number of this layer; the student types it."""
 
+import math
 import secrets
 
 import streamlit as st
@@ -84,6 +85,8 @@ with st.form(f"answer_{form}"):
 if sent:
     try:
         value = float(typed.strip().replace("−", "-").replace(",", "."))
+        if not math.isfinite(value):  # 'inf', 'nan', 1e999: float() takes them
+            raise ValueError(typed)
     except ValueError:
         st.warning("Type a number, e.g. 12 or -3.5.")
     else:

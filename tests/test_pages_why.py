@@ -139,9 +139,10 @@ def test_quiz_seed_and_question_come_from_the_link():
     assert quiz_of(p, 7)[1].prompt == at.markdown[1].value
 
 
-def test_quiz_says_so_when_the_answer_is_not_a_number():
+@pytest.mark.parametrize("typed", ["twelve", "1e999", "nan", "-inf"])
+def test_quiz_says_so_when_the_answer_is_not_a_number(typed):
     at = open_page(QUIZ, preset=FAST[0].key)
-    at.text_input[0].set_value("twelve")
+    at.text_input[0].set_value(typed)
     submit(at)
     assert_clean(at)
     assert "Type a number" in at.warning[0].value
