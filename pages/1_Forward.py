@@ -37,9 +37,9 @@ def forward(ctx):
     y_cell = selected_in(ctx, ("y",), spec.out_size)
     x_cell = selected_in(ctx, ("x",), spec.padded_size)
     panels = forward_panels(fw, sweep, ctx.n, ctx.k, ctx.c, selected=y_cell, reading=x_cell)
-    cell = y_cell or (0, 0)
-    formula = forward_formula_of(ctx.key, ctx.n, ctx.k, *cell)  # built once per cell
     start = step_of(sweep, y_cell) if y_cell else sweep.steps - 1  # open on the full result
+    cell = y_cell or tuple(map(int, sweep.targets[start]))  # the sum the player opens on
+    formula = forward_formula_of(ctx.key, ctx.n, ctx.k, *cell)  # built once per cell
     animation(
         ctx,
         sweep,

@@ -41,10 +41,10 @@ def weight_gradient(ctx):
     wg, spec = ctx.layer.weight_grad, ctx.spec
     sweep = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)["weight_grad"]
     w_cell = selected_in(ctx, ("grad_w",), spec.kernel_size)
-    cell = w_cell or (0, 0)
+    start = step_of(sweep, w_cell) if w_cell else sweep.steps - 1  # open on the full result
+    cell = w_cell or tuple(map(int, sweep.targets[start]))  # the sum the player opens on
     formula = weight_grad_formula_of(ctx.key, ctx.k, ctx.c, *cell)  # built once per cell
     panels = weight_grad_panels(wg, sweep, ctx.n, ctx.k, ctx.c, selected=w_cell)
-    start = step_of(sweep, w_cell) if w_cell else sweep.steps - 1  # open on the full result
     animation(
         ctx,
         sweep,

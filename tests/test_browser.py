@@ -25,9 +25,9 @@ pytestmark = pytest.mark.browser
 # sidebar link → (screenshot name, url path, a heading the page draws, number of plotly charts)
 WALK = (
     ("Overview", "overview", "", "Output size", 2),
-    ("Forward", "forward", "Forward", "Output cell y[0, 0]", 1),
+    ("Forward", "forward", "Forward", "Output cell y[3, 3]", 1),  # classroom: where it opens
     ("Input gradient", "input_gradient", "Input_gradient", "Scatter route", 2),
-    ("Weight gradient", "weight_gradient", "Weight_gradient", "Weight cell [0, 0] of filter", 2),
+    ("Weight gradient", "weight_gradient", "Weight_gradient", "Weight cell [2, 2] of filter", 2),
     ("Channels", "channels", "Channels", "Channels, filters and the batch", 5),
     ("Matrix view", "matrix", "Matrix", "1. The forward pass: y = M · vec(x)", 2),  # its first tab
     ("Checks", "checks", "Checks", "Why trust the numbers", 0),
@@ -232,7 +232,7 @@ def test_forward_animation_plays_and_steps(tab: Page, app_url):
     at_frame(tab, 9)
     expect(player_label(tab)).to_contain_text("y[2, 1]")
     # playing and scrubbing happen in the browser: no rerun, the formula below is unchanged
-    expect(tab.get_by_text("Output cell y[0, 0]")).to_be_visible()
+    expect(tab.get_by_text("Output cell y[3, 3]")).to_be_visible()
     player(tab, "▶").click()  # one step on
     at_frame(tab, 10)
     player(tab, "0.5×").click()

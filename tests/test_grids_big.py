@@ -201,7 +201,7 @@ def test_exports_size_panels_on_their_own_and_scale_the_colours_they_do_not_numb
 @pytest.mark.parametrize(
     "page, sel, want",
     [
-        ("pages/1_Forward.py", "", ("y", 0, 0)),  # nothing selected: the formula box's y[0, 0]
+        ("pages/1_Forward.py", "", ("y", 39, 39)),  # nothing selected: the last cell, as played
         ("pages/1_Forward.py", "y:20:17", ("y", 20, 17)),
         ("pages/3_Weight_gradient.py", "grad_w:2:1", ("grad_w", 2, 1)),
         ("pages/2_Input_gradient.py", "grad_x:30:5", ("grad_x", 31, 6)),  # in x̃: padding 1
