@@ -498,6 +498,24 @@ def test_frames_carry_only_the_overlay_traces(fwd):
     assert all(len(f["data"]) == len(traces) for f in frames_json(fig))
 
 
+def test_the_window_says_what_colours_it():
+    """Forward: the kernel's taps; ∂L/∂w: ∂L/∂y slides over the input, its cells colour it."""
+    from convviz.render.stories import forward_panels, weight_grad_panels
+    from convviz.sweeps import weight_grad_sweep
+
+    lay = make_layer()
+    fw_sweep, wg_sweep = forward_sweep(lay.forward), weight_grad_sweep(lay.weight_grad)
+    for sw, panels, says in (
+        (fw_sweep, forward_panels(lay.forward, fw_sweep, 0, 0, 0), "coloured by kernel tap"),
+        (wg_sweep, weight_grad_panels(lay.weight_grad, wg_sweep, 0, 0, 0), "by ∂L/∂y cell"),
+    ):
+        fig = sweep_animations.sweep_figure(sw, *panels)
+        notes = " ".join(
+            re.sub(r"<[^>]+>", " ", " ".join(a.text for a in fig.layout.annotations)).split()
+        )
+        assert says in notes and "kernel tap" not in notes.replace(says, ""), notes
+
+
 def test_each_frame_covers_exactly_the_window_with_the_operand_values(classroom):
     lay = make_layer(H=9, stride=1, padding=2, dilation=2)  # gaps between the taps
     sw, operand, kernel, output = forward_case(lay)

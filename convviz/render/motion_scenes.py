@@ -183,7 +183,7 @@ def rotate_keys(st: InputGradStages, k: int, c: int, base: dict, name="taps") ->
     )
     scenes = []
     for deg in range(ARC_DEG, 181, ARC_DEG):
-        say = f"The kernel turns about its centre, to {deg}° of 180°. Each tap keeps its colour."
+        say = f"The kernel turns about its centre: {deg}° of 180°. Each tap keeps its colour."
         scenes.append(Scene(ROTATE, say + note, {**base, name: tap_cells(w, deg)}))
     if 180 % ARC_DEG:
         scenes.append(Scene(ROTATE, "rot180 w." + note, {**base, name: tap_cells(w, 180)}))

@@ -71,7 +71,8 @@ def sweep_figure(
     T = sweep.steps
     start = int(np.clip(start, 0, T - 1))
     steps, k = sampled_steps(T, max_frames, start)
-    note = "window coloured by kernel tap"
+    # what slides over the operand: the kernel, or (for ∂L/∂w) ∂L/∂y, cell by cell
+    note = "window coloured by " + ("∂L/∂y cell" if kernel.key == "grad_out" else "kernel tap")
     sub = f"{operand.subtitle} · {note}" if operand.subtitle else note
     op = replace(operand, taps=None, highlight=None, selected=None, subtitle=sub)
     out = replace(output, values=sweep.result())
