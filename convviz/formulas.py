@@ -15,7 +15,7 @@ import numpy as np
 from convviz.ops import source_index
 from convviz.spec import ConvSpec
 from convviz.stages import ForwardStages, InputGradStages, WeightGradStages
-from convviz.text import number
+from convviz.text import MINUS, number
 
 _SUB = str.maketrans("0123456789-", "₀₁₂₃₄₅₆₇₈₉₋")
 
@@ -230,6 +230,9 @@ class Formula:
 
     def check(self, max_terms: int = 30) -> str:
         """One honest sentence: whether what is written adds up to the engine's value, and how."""
+        return _plain(self._check(max_terms))
+
+    def _check(self, max_terms: int) -> str:
         shown, value = self.shown(max_terms), _num(self.value, wrap=False)
         if not self.adds_up(max_terms):
             return (
@@ -297,7 +300,12 @@ class Formula:
         """Plain text of the sum; past max_terms, '[n more terms = s]' says what the rest is."""
         parts = self._written(numeric, max_terms, latex=False)
         body = " + ".join(parts) if parts else "0"
-        return f"{self.name()} = {body} = {_num(self.value, wrap=False)}"
+        return _plain(f"{self.name()} = {body} = {_num(self.value, wrap=False)}")
+
+
+def _plain(text: str) -> str:
+    """Plain text writes its minus signs as the grids do, '−' (LaTeX sets '-' as one itself)."""
+    return text.replace("-", MINUS)
 
 
 def _num(v: float, wrap: bool = True) -> str:

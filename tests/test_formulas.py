@@ -275,8 +275,8 @@ def test_numeric_text_puts_negative_factors_in_parentheses():
     f = Formula(
         Symbol("y", (0, 0)), (Term(Symbol("x", (0, 0)), Symbol("f", (0, 0)), -2.0, 3.0),), -6.0
     )
-    assert f.text(numeric=True) == "y₀₀ = (-2)·3 = -6"
-    assert f.text() == "y₀₀ = x₀₀·f₀₀ = -6"
+    assert f.text(numeric=True) == "y₀₀ = (−2)·3 = −6"  # minus signs as the grids write them
+    assert f.text() == "y₀₀ = x₀₀·f₀₀ = −6"
 
 
 def test_keras_same_y00_numeric_and_symbolic():
@@ -284,7 +284,7 @@ def test_keras_same_y00_numeric_and_symbolic():
     spec, x, w, _ = keras_same()
     f = forward_formula(forward_stages(spec, x, w), 0, 0, 0, 0)
     assert f.text(numeric=True) == (
-        "y₀₀ = 0·1 + 0·0 + 0·(-1) + 0·2 + 1·0 + 2·(-2) + 0·1 + 4·0 + 5·(-1) = -9"
+        "y₀₀ = 0·1 + 0·0 + 0·(−1) + 0·2 + 1·0 + 2·(−2) + 0·1 + 4·0 + 5·(−1) = −9"
     )
     assert [t.left.text() for t in f.terms] == ["0", "0", "0", "0", "x₀₀", "x₀₁", "0", "x₁₀", "x₁₁"]
     assert [t.padding for t in f.terms] == [True] * 4 + [False] * 2 + [True] + [False] * 2
@@ -323,8 +323,8 @@ def test_max_terms_truncation_states_what_the_rest_adds_up_to():
     spec, x, w, _ = keras_same()
     f = forward_formula(forward_stages(spec, x, w), 0, 0, 1, 1)
     text = f.text(numeric=True, max_terms=4)
-    assert text == "y₁₁ = 1·1 + 2·0 + 3·(-1) + 4·2 + [5 more terms = -14] = -8", text
-    assert f.text(max_terms=4).endswith(" + x₁₀·f₁₀ + [5 more terms = -14] = -8")
+    assert text == "y₁₁ = 1·1 + 2·0 + 3·(−1) + 4·2 + [5 more terms = −14] = −8", text
+    assert f.text(max_terms=4).endswith(" + x₁₀·f₁₀ + [5 more terms = −14] = −8")
     latex = f.latex(max_terms=4)
     assert latex.count(r"\,") == 4 and latex.endswith(r"[\text{5 more terms} = -14] = -8"), latex
     assert "more" not in f.text(max_terms=9), "no note when nothing is cut"
@@ -332,10 +332,10 @@ def test_max_terms_truncation_states_what_the_rest_adds_up_to():
     assert shown.visible == (1, 0, -3, 8) and shown.hidden_count == 5 and shown.hidden_sum == -14
     assert f.adds_up(4) and f.adds_up(9)
     assert f.check(4) == (
-        "✓ the 4 terms written out (Σ = 6) and the 5 not written (Σ = -14) add up to the "
-        "engine's value -8"
+        "✓ the 4 terms written out (Σ = 6) and the 5 not written (Σ = −14) add up to the "
+        "engine's value −8"
     )
-    assert f.check(9) == "✓ the terms add up to the engine's value -8"
+    assert f.check(9) == "✓ the terms add up to the engine's value −8"
 
 
 @pytest.mark.parametrize("max_terms", [1, 2, 5, 12, 27, 100])
@@ -371,6 +371,7 @@ def test_any_cut_of_any_formula_states_a_remainder_that_makes_the_total(kind, ma
 def written_numbers(text: str) -> list[float]:
     """The numbers a numeric formula writes, in order: each a·b product, each bracketed
     remainder, each lone summand (a copy's gradient, a bias); the last is the value."""
+    text = text.replace("−", "-")  # float() reads only the ASCII minus
     sum_, value = text.split(" = ", 1)[1].rsplit(" = ", 1)  # after the target, before the value
     parts = sum_.split(" + ")
     numbers = []
@@ -389,7 +390,7 @@ def test_bias_shows_as_a_constant():
     spec, x, w, _ = keras_same()
     f = forward_formula(forward_stages(spec, x, w, bias=[-2.5]), 0, 0, 1, 1)
     assert f.constant == -2.5 and np.isclose(f.total, -8 - 2.5)
-    assert f.text().endswith(" + b = -10.5") and f.text(numeric=True).endswith(" + (-2.5) = -10.5")
+    assert f.text().endswith(" + b = −10.5") and f.text(numeric=True).endswith(" + (−2.5) = −10.5")
     assert f.latex().endswith(" + b = -10.5")
 
 
@@ -503,8 +504,9 @@ def test_folded_cell_is_written_as_the_sum_of_its_copies():
     assert [gr.value for gr in f.groups] == copies
     assert np.isclose(sum(copies), oracle[0, 0, 1, 1]) and f.value == oracle[0, 0, 1, 1]
     nums = " + ".join(f"({v:g})" if v < 0 else f"{v:g}" for v in copies)
-    assert f.text(numeric=True) == f"∂L/∂x₁₁ = {nums} = {oracle[0, 0, 1, 1]:g}"
-    assert f.text() == f"∂L/∂x₁₁ = {' + '.join(names)} = {oracle[0, 0, 1, 1]:g}"
+    total = f"{oracle[0, 0, 1, 1]:g}"
+    assert f.text(numeric=True) == f"∂L/∂x₁₁ = {nums} = {total}".replace("-", "−")
+    assert f.text() == f"∂L/∂x₁₁ = {' + '.join(names)} = {total}".replace("-", "−")
     assert r"\tilde{x}_{-1,-1}" in f.latex()
     # each copy expands to its 9 taps; the first is the cell's own, the others fold back
     assert [len(gr.terms) for gr in f.groups] == [9, 9, 9, 9]
@@ -514,7 +516,7 @@ def test_folded_cell_is_written_as_the_sum_of_its_copies():
     assert f.adds_up(27) and all(gr.adds_up(4) for gr in f.groups)
     assert f.check(27) == (
         f"✓ the cell's own ∂L/∂x̃ and its 3 padded copies add up to the engine's value "
-        f"{oracle[0, 0, 1, 1]:g}"
+        f"{total.replace('-', '−')}"
     )
 
 
