@@ -412,6 +412,19 @@ def test_gif_frames_carry_a_legend(classroom, panels):
     )
 
 
+def test_gif_marks_the_cell_being_written_as_the_screen_does(classroom, panels):
+    """Black, as the browser's animation outlines it; red was already the first tap's colour."""
+    _, sweep = classroom
+    scene = static_gif._gif_scene(sweep, *panels, static.THEME, 0, 60)
+    black = to_rgba(HIGHLIGHT_COLOR)
+    assert to_rgba(scene.frames.current.get_edgecolor()) == black
+    swatches = {t.get_text(): h for t, h in zip(scene.fig.legends[0].texts,
+                                                scene.fig.legends[0].legend_handles)}  # fmt: skip
+    current = swatches[static_legend.LEGEND_WORDS["current"]]
+    assert to_rgba(current.get_edgecolor()) == black
+    assert to_rgba(swatches[static_legend.LEGEND_WORDS["tap"]].get_edgecolor()) != black
+
+
 def test_gif_samples_long_sweeps(classroom, panels):
     _, sweep = classroom
     data = static_gif.sweep_gif(sweep, *panels, max_frames=5)

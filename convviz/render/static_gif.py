@@ -42,7 +42,6 @@ from convviz.render.theme import (
     GIF_DPI,
     GRID_LINE,
     HIGHLIGHT_COLOR,
-    SELECTED_COLOR,
     TEXT_COLOR,
     THEME,
     Theme,
@@ -159,7 +158,8 @@ def _frame_artists(fig, axes, drawn, taps_of, theme) -> _Frames:
     for artist in [prod.mesh, *prod.texts.values()]:
         _animated(artist)
     above = [_animated(p) for p in ax_prod.patches if p.get_label() == "tap"]
-    current = cell_box((0, 0), SELECTED_COLOR, SELECTED_LW * out.cell_pt, 5.0, "selected")
+    # black as on screen: red is the first kernel tap's colour (and the selection's)
+    current = cell_box((0, 0), HIGHLIGHT_COLOR, SELECTED_LW * out.cell_pt, 5.0, "selected")
     caption = fig.text(
         0.5,
         0.0,

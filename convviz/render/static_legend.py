@@ -69,7 +69,7 @@ def _legend_handle(mark: str) -> Rectangle:
         "highlight": ("none", HIGHLIGHT_COLOR, None, "solid", 2.0),
         "selected": ("none", SELECTED_COLOR, None, "solid", 2.5),
         "window": ("none", HIGHLIGHT_COLOR, None, "solid", 2.0),
-        "current": ("none", SELECTED_COLOR, None, "solid", 2.5),
+        "current": ("none", HIGHLIGHT_COLOR, None, "solid", 2.5),
     }[mark]
     return Rectangle((0, 0), 1, 1, facecolor=face, edgecolor=edge, hatch=hatch,
                      linestyle=style, linewidth=lw)  # fmt: skip
