@@ -51,6 +51,10 @@ def forward(ctx):
         formula=formula,
         formula_of=lambda r, c: forward_formula(fw, ctx.n, ctx.k, r, c),
         cell=cell,
+        # nothing selected: a slide of the sum written below lights that cell and its window
+        still=None
+        if y_cell
+        else forward_panels(fw, sweep, ctx.n, ctx.k, ctx.c, selected=cell, reading=x_cell),
     )
 
     if x_cell is not None:

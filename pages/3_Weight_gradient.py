@@ -56,6 +56,8 @@ def weight_gradient(ctx):
         formula=formula,
         formula_of=lambda r, c: weight_grad_formula(wg, ctx.k, ctx.c, r, c),
         cell=cell,
+        # nothing selected: a slide of the sum written below lights that tap and its window
+        still=None if w_cell else weight_grad_panels(wg, sweep, ctx.n, ctx.k, ctx.c, selected=cell),
     )
     if spec.batch > 1 and ctx.theme.show_secondary:
         st.caption(

@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from convviz.presets import PRESETS, PRESETS_BY_KEY
 from convviz.render.theme import theme_for
+from convviz.ui import views
 from convviz.ui.compute import MAX_SCATTER_STEPS, formula_at, value_key
 from convviz.ui.controls import CHANNELS_OPEN
 from convviz.ui.controls import PAGES as APP_PAGES
@@ -580,6 +581,21 @@ def test_a_kernel_size_change_keeps_the_values_that_still_fit():
     assert_clean(at)
     assert state(at)["x"] == before["x"]
     assert state(at)["w"] == "" and state(at)["g"] == ""
+
+
+@pytest.mark.parametrize(
+    ("page", "cell", "grid"), [(FORWARD, (1, 1), 2), (WEIGHT_GRAD, (1, 1), 2)], ids=["y", "dw"]
+)
+def test_a_slide_lights_the_cell_whose_sum_it_writes(monkeypatch, page, cell, grid):
+    """Nothing selected: the PNG/SVG writes the sum of the cell the player opens on (the last)
+    and lights that cell and its window, as a click on it would."""
+    sent = []
+    monkeypatch.setattr(views, "export_buttons", lambda panels, *a, **k: sent.append(panels))
+    at = open_page(page, preset="recitation-s1")
+    assert_clean(at)
+    panels = sent[0]
+    assert panels[grid].selected == cell
+    assert panels[0].mask("highlight").any()
 
 
 def test_keyboard_cell_picker_selects_a_cell():

@@ -63,12 +63,14 @@ def animation(
     formula: Formula | None = None,
     formula_of: Callable[[int, int], Formula] | None = None,
     cell: tuple[int, int] | None = None,
+    still: list[Panel] | None = None,
 ) -> None:
     """A sweep's animation (opened at step `start`), its player and its PNG/SVG/GIF exports.
 
     formula_of(row, col) : the formula of an output cell; the player shows the one of the cell
         each frame computes, symbolic and numeric.
     cell : the output cell whose sum the page writes out; a big layer's close-up centres on it.
+    still : the panels a PNG or SVG draws beside `formula` (its cell lit), when not `panels`.
     """
 
     def build():
@@ -87,7 +89,7 @@ def animation(
         st.caption("At this size the grids show colours (scales above them); close up, numbers:")
         zoom = zoom_panels(sweep, *panels, cell=cell)
         chart(panels_figure(zoom, ctx.theme), f"{name}_zoom")
-    export_buttons(panels, ctx, name, title, formula, sweep, channel)
+    export_buttons(still or panels, ctx, name, title, formula, sweep, channel)
 
 
 def frame_caption(formula: Formula, theme) -> list[str]:
