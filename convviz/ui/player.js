@@ -320,17 +320,22 @@ export default function (component) {
     stop();
     show(i);
   };
-  // (again whenever Streamlit draws the chart into a new element, e.g. after a resize)
-  const bind = setInterval(() => {
-    if (!root.isConnected) return retire(); // a rerun drew a new player in its place
-    stages.mark(d.labels[cur]); // the page's stage bar may have been drawn anew
+  // (again whenever Streamlit draws the chart into a new element, e.g. after a resize; and at
+  // once when a press starts, so a click just after a redraw is not left to the server)
+  const bindChart = () => {
     const gd = chart();
     if (!d.link || !gd || gd === gdBound || !gd._fullLayout || !gd.on) return;
     gdBound = gd;
     gd.on("plotly_hover", onHover);
     gd.on("plotly_unhover", onUnhover);
     gd.on("plotly_click", onClick);
+  };
+  const bind = setInterval(() => {
+    if (!root.isConnected) return retire(); // a rerun drew a new player in its place
+    stages.mark(d.labels[cur]); // the page's stage bar may have been drawn anew
+    bindChart();
   }, 100);
+  document.addEventListener("pointerdown", bindChart, { capture: true });
 
   function stage(delta) {
     // the first frame of the next (previous) stage; false past the ends
@@ -352,6 +357,7 @@ export default function (component) {
     // lighting the stage bar with its own (stale) frame
     clearInterval(timer);
     clearInterval(bind);
+    document.removeEventListener("pointerdown", bindChart, { capture: true });
     timer = null;
     if (reg.players.get(d.chart) === self) {
       // gone without a successor: leave the page's stage bar as the server drew it
