@@ -337,11 +337,17 @@ def test_whole_pass_fits_a_projector_on_every_preset(browser: Browser, app_url, 
                 frame = labels.index("5 · correlate") + 3
                 page.evaluate(f"() => {PLAYER}.show({frame})")
                 lit(page, "5 · correlate")
-            # the mask alone (the last stage: its long "Weight gradient ▶" button wraps the bar)
-            # with its sum under the player: the player still on the screen
+            # the mask alone, with its sum under the player: the player still on the screen, and
+            # the stage bar on one row (a long "Weight gradient ▶" wrapped it at 1280)
             page.goto(f"{app_url}/Input_gradient?preset={preset}&pres=1&step=6")
             page.locator(".st-key-player_story_5").wait_for()
             settle(page)
+            tops = [
+                page.locator(f".st-key-{key}").bounding_box()["y"]
+                for key in ("w_step", "whole_pass", "nav_next_page")
+            ]
+            if max(tops) - min(tops) > 20:
+                problems.append(f"{preset}: the stage bar wraps at the last stage: {tops}")
             player = page.locator(".st-key-player_story_5").bounding_box()
             if player["y"] + player["height"] > size[1]:
                 bottom = player["y"] + player["height"]

@@ -657,6 +657,7 @@ def test_storyboard_next_and_back_move_the_step():
     at = open_page(INPUT_GRAD)
     assert is_step(at.markdown[0].value, 1)
     assert at.button(key="nav_back_page").label == "◀ Forward"  # before the first stage
+    assert [b.key for b in at.button if (b.key or "").startswith("nav_next")] == ["nav_next"]
     titles = []
     for n in range(2, 7):
         at.button(key="nav_next").click().run()
@@ -666,6 +667,9 @@ def test_storyboard_next_and_back_move_the_step():
         assert is_step(titles[-1], n), titles[-1]
         assert figures(at), n
     assert at.button(key="nav_next_page").label == "Weight gradient ▶"  # the story goes on
+    projector = open_page(INPUT_GRAD, pres="1", step="6")  # as short as Next: the bar keeps its row
+    assert projector.button(key="nav_next_page").label == "Next ▶"
+    assert "weight gradient page" in projector.button(key="nav_next_page").help
     assert len(set(titles)) == len(titles)
     at.button(key="nav_back").click().run()
     assert query(at)["step"] == "5"

@@ -385,6 +385,11 @@ def step_picker(page: str, ctx: Context, titles: list[str], *, leave: str | None
                 shortcut=NEXT_KEY,
                 type="primary",
             )
-        elif st.button(f"{on[1]} ▶", key="nav_next_page", shortcut=NEXT_KEY, type="primary"):
-            st.switch_page(on[0])
+        else:  # the way on past the last stage; on a projector as short as the stages' Next,
+            # so the bar (and the figure under it) does not move down at the last stage
+            label, tip = (f"{on[1]} ▶", None)
+            if not ctx.theme.show_secondary:
+                label, tip = "Next ▶", f"On to the {on[1].lower()} page"
+            if st.button(label, key="nav_next_page", shortcut=NEXT_KEY, type="primary", help=tip):
+                st.switch_page(on[0])
     return current, row
