@@ -3,7 +3,7 @@
 import streamlit as st
 
 from convviz.formulas import forward_formula
-from convviz.render.selection import step_of
+from convviz.render.selection import opening
 from convviz.render.stories import feeds_text, forward_panels
 from convviz.ui.compute import forward_formula_of, sweeps_for
 from convviz.ui.controls import controls, page_config
@@ -37,8 +37,7 @@ def forward(ctx):
     y_cell = selected_in(ctx, ("y",), spec.out_size)
     x_cell = selected_in(ctx, ("x",), spec.padded_size)
     panels = forward_panels(fw, sweep, ctx.n, ctx.k, ctx.c, selected=y_cell, reading=x_cell)
-    start = step_of(sweep, y_cell) if y_cell else sweep.steps - 1  # open on the full result
-    cell = y_cell or tuple(map(int, sweep.targets[start]))  # the sum the player opens on
+    start, cell = opening(sweep, y_cell)
     formula = forward_formula_of(ctx.key, ctx.n, ctx.k, *cell)  # built once per cell
     animation(
         ctx,

@@ -19,7 +19,7 @@ from convviz.render.input_story import (
 from convviz.render.motion import MAX_GIF_SIDE
 from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
-from convviz.render.selection import centre, feeding_cells, step_of
+from convviz.render.selection import centre, feeding_cells, opening
 from convviz.render.sweep_animations import scatter_figure
 from convviz.ui.compute import (
     MAX_SCATTER_BYTES,
@@ -154,7 +154,7 @@ def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> No
             "full-correlation",
             "full correlation: rot180(w) over the padded, dilated ∂L/∂y",
             channel=ctx.k,
-            start=step_of(sweep, pad_cell) if pad_cell else sweep.steps - 1,
+            start=opening(sweep, pad_cell)[0],
             formula_of=lambda r, c: input_grad_formula(ig, ctx.n, ctx.c, r, c, padded=True),
             cell=shown,
         )

@@ -6,7 +6,7 @@ from convviz.formulas import weight_grad_formula
 from convviz.render.animation_frames import writes_captions
 from convviz.render.motion import MAX_WINDOW_STOPS
 from convviz.render.motion_plotly import motion_figure
-from convviz.render.selection import step_of
+from convviz.render.selection import opening
 from convviz.render.stories import weight_grad_panels, window_motion
 from convviz.text import number
 from convviz.ui.compute import shared_view, sweeps_for, weight_grad_formula_of
@@ -41,8 +41,7 @@ def weight_gradient(ctx):
     wg, spec = ctx.layer.weight_grad, ctx.spec
     sweep = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)["weight_grad"]
     w_cell = selected_in(ctx, ("grad_w",), spec.kernel_size)
-    start = step_of(sweep, w_cell) if w_cell else sweep.steps - 1  # open on the full result
-    cell = w_cell or tuple(map(int, sweep.targets[start]))  # the sum the player opens on
+    start, cell = opening(sweep, w_cell)
     formula = weight_grad_formula_of(ctx.key, ctx.k, ctx.c, *cell)  # built once per cell
     panels = weight_grad_panels(wg, sweep, ctx.n, ctx.k, ctx.c, selected=w_cell)
     animation(

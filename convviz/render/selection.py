@@ -62,6 +62,13 @@ def step_of(sweep: Sweep, cell: tuple[int, int]) -> int:
     return int(cell[0]) * sweep.out_size[1] + int(cell[1])
 
 
+def opening(sweep: Sweep, selected: tuple[int, int] | None) -> tuple[int, tuple[int, int]]:
+    """The step an animation opens on and the output cell whose sum the page writes: the
+    selected cell's, else the last one (the full result on screen)."""
+    start = step_of(sweep, selected) if selected else sweep.steps - 1
+    return start, selected or tuple(map(int, sweep.targets[start]))
+
+
 def copies_of(st: InputGradStages, cell: tuple[int, int] | None) -> np.ndarray | None:
     """The padded cells that hold input `cell` (itself and, unless zero padding, its copies)."""
     if cell is None:
