@@ -24,7 +24,7 @@ _SUB = str.maketrans("0123456789-", "₀₁₂₃₄₅₆₇₈₉₋")
 class Symbol:
     """One named operand cell, e.g. x with tags (n, c) and index (row, col); name '0' = a zero."""
 
-    name: str  # "x", "xp", "f", "y", the same with a leading "d" for ∂L/∂(·), or "0"
+    name: str  # "x", "xp", "w", "y", the same with a leading "d" for ∂L/∂(·), or "0"
     index: tuple[int, ...] = ()
     tags: tuple[tuple[str, int], ...] = ()  # its slice, e.g. (("n", 0), ("c", 1))
 
@@ -51,8 +51,8 @@ class Symbol:
 
 
 # "xp" is the padded input x̃; a leading "d" makes a symbol the loss gradient ∂L/∂(·).
-_LATEX_BASE = {"x": "x", "xp": r"\tilde{x}", "f": "f", "y": "y"}
-_TEXT_BASE = {"x": "x", "xp": "x̃", "f": "f", "y": "y"}
+_LATEX_BASE = {"x": "x", "xp": r"\tilde{x}", "w": "w", "y": "y"}
+_TEXT_BASE = {"x": "x", "xp": "x̃", "w": "w", "y": "y"}
 
 
 def _join(index: tuple[int, ...]) -> str:
@@ -366,10 +366,10 @@ def forward_formula(stages: ForwardStages, n: int, k: int, i: int, j: int) -> Fo
     for c in range(spec.in_channels):
         xs, pads = _x_symbols(spec, n, c, pr, pc)
         tags = _tags(k=k, c=c)
-        fs = [Symbol("f", (ai, bi), tags) for ai, bi in zip(a.tolist(), b.tolist())]
+        ws = [Symbol("w", (ai, bi), tags) for ai, bi in zip(a.tolist(), b.tolist())]
         x_values = stages.x_padded[n, c, pr, pc].tolist()
         w_values = stages.w[k, c].ravel().tolist()
-        terms += map(Term, xs, fs, x_values, w_values, pads)
+        terms += map(Term, xs, ws, x_values, w_values, pads)
     return Formula(
         Symbol("y", (i, j), _tags(n=n, k=k)),
         tuple(terms),
@@ -397,7 +397,7 @@ def _full_corr_terms(stages: InputGradStages, n: int, c: int, pr: int, pc: int, 
                     else Symbol("dy", ((gr - gt) // sh, (gc - gl) // sw), _tags(n=n, k=k))
                 )
                 # the rotated tap (a, b) is the original tap (kH-1-a, kW-1-b): the flip shows here
-                right = Symbol("f", (kH - 1 - a, kW - 1 - b), _tags(k=k, c=c))
+                right = Symbol("w", (kH - 1 - a, kW - 1 - b), _tags(k=k, c=c))
                 terms.append(
                     Term(
                         left,
@@ -482,5 +482,5 @@ def weight_grad_formula(stages: WeightGradStages, k: int, c: int, a: int, b: int
         right_values=np.asarray(stages.grad_out[:, k], dtype=float).ravel(),
         padding=np.tile(~inside | zero, batch),
     )
-    target = Symbol("df", (a, b), _tags(k=k, c=c))
+    target = Symbol("dw", (a, b), _tags(k=k, c=c))
     return Formula(target, terms, float(stages.grad_w[k, c, a, b]), varying=_varying(spec))

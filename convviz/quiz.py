@@ -77,7 +77,7 @@ def _unflipped(f: Formula, w: np.ndarray, c: int) -> float:
     kH, kW = w.shape[2:]
     total = 0.0
     for t in f.terms:
-        if t.right.name != "f":
+        if t.right.name != "w":
             continue
         k = dict(t.right.tags)["k"]
         a, b = t.right.index
@@ -381,7 +381,7 @@ def _grad_w_question(lay: Layer, k: int, c: int, rng) -> Question:
             )
         )
     notes = [
-        f"Tap f[{a}, {b}] sees x̃[i·s + {a}·d, j·s + {b}·d] in every window: the stride "
+        f"Tap w[{a}, {b}] sees x̃[i·s + {a}·d, j·s + {b}·d] in every window: the stride "
         f"({spec.stride[0]}) steps through x̃, and the kernel's dilation becomes the offset."
     ]
     if spec.batch > 1:

@@ -75,7 +75,7 @@ def test_forward_formula_of_every_cell(case):
         assert len(f.terms) == spec.in_channels * case.w.shape[2] * case.w.shape[3], what
         for t in f.terms:
             c = tag(t.right, "c")
-            assert t.right.name == "f" and t.right_value == case.w[k, c, *t.right.index], what
+            assert t.right.name == "w" and t.right_value == case.w[k, c, *t.right.index], what
             if t.left.name == "x":
                 assert t.left_value == case.x[n, c, *t.left.index], f"{what}: {t.left} misnamed"
             else:
@@ -216,23 +216,23 @@ GRAD_X_ANSWERS = [
         5,
         3,
         (2, 2),
-        [("∂L/∂y₀₀", "f₂₂"), ("∂L/∂y₀₁", "f₂₀"), ("∂L/∂y₁₀", "f₀₂"), ("∂L/∂y₁₁", "f₀₀")],
+        [("∂L/∂y₀₀", "w₂₂"), ("∂L/∂y₀₁", "w₂₀"), ("∂L/∂y₁₀", "w₀₂"), ("∂L/∂y₁₁", "w₀₀")],
         id="recitation s2: x22 has four terms (the seed lists f20 twice)",
     ),
-    pytest.param(2, 5, 3, (0, 0), [("∂L/∂y₀₀", "f₀₀")], id="recitation s2: x00"),
+    pytest.param(2, 5, 3, (0, 0), [("∂L/∂y₀₀", "w₀₀")], id="recitation s2: x00"),
     pytest.param(
-        2, 5, 3, (0, 2), [("∂L/∂y₀₀", "f₀₂"), ("∂L/∂y₀₁", "f₀₀")], id="recitation s2: x02"
+        2, 5, 3, (0, 2), [("∂L/∂y₀₀", "w₀₂"), ("∂L/∂y₀₁", "w₀₀")], id="recitation s2: x02"
     ),
-    pytest.param(2, 5, 3, (1, 1), [("∂L/∂y₀₀", "f₁₁")], id="recitation s2: x11 one term"),
+    pytest.param(2, 5, 3, (1, 1), [("∂L/∂y₀₀", "w₁₁")], id="recitation s2: x11 one term"),
     pytest.param(
         1,
         3,
         2,
         (1, 1),
-        [("∂L/∂y₀₀", "f₁₁"), ("∂L/∂y₀₁", "f₁₀"), ("∂L/∂y₁₀", "f₀₁"), ("∂L/∂y₁₁", "f₀₀")],
+        [("∂L/∂y₀₀", "w₁₁"), ("∂L/∂y₀₁", "w₁₀"), ("∂L/∂y₁₀", "w₀₁"), ("∂L/∂y₁₁", "w₀₀")],
         id="recitation s1: x11 (the seed's X22) is the rotated filter",
     ),
-    pytest.param(1, 3, 2, (0, 0), [("∂L/∂y₀₀", "f₀₀")], id="recitation s1: corner x00"),
+    pytest.param(1, 3, 2, (0, 0), [("∂L/∂y₀₀", "w₀₀")], id="recitation s1: corner x00"),
 ]
 
 
@@ -248,7 +248,7 @@ def test_recitation_input_gradient_terms(stride, xs, ks, cell, expected):
 def test_recitation_stride1_forward_y00():
     spec, x, w, _ = recitation(1, 3, 2)
     f = forward_formula(forward_stages(spec, x, w), 0, 0, 0, 0)
-    assert f.text().startswith("y₀₀ = x₀₀·f₀₀ + x₀₁·f₀₁ + x₁₀·f₁₀ + x₁₁·f₁₁ = "), f.text()
+    assert f.text().startswith("y₀₀ = x₀₀·w₀₀ + x₀₁·w₀₁ + x₁₀·w₁₀ + x₁₁·w₁₁ = "), f.text()
 
 
 def test_recitation_stride2_dilation_zeros_are_flagged():
@@ -273,10 +273,10 @@ def keras_same():
 
 def test_numeric_text_puts_negative_factors_in_parentheses():
     f = Formula(
-        Symbol("y", (0, 0)), (Term(Symbol("x", (0, 0)), Symbol("f", (0, 0)), -2.0, 3.0),), -6.0
+        Symbol("y", (0, 0)), (Term(Symbol("x", (0, 0)), Symbol("w", (0, 0)), -2.0, 3.0),), -6.0
     )
     assert f.text(numeric=True) == "y₀₀ = (−2)·3 = −6"  # minus signs as the grids write them
-    assert f.text() == "y₀₀ = x₀₀·f₀₀ = −6"
+    assert f.text() == "y₀₀ = x₀₀·w₀₀ = −6"
 
 
 def test_keras_same_y00_numeric_and_symbolic():
@@ -306,7 +306,7 @@ def test_latex_of_gradient_targets_and_marked_vanishing_terms():
         assert [t.startswith("⟨") for t in terms] == [t.vanishes for t in fx.terms], marked
         assert marked.replace("⟨", "").replace("⟩", "") == fx.latex(numeric=numeric)
     fw = weight_grad_formula(wg, 0, 0, 1, 1)
-    assert fw.latex().startswith(r"\frac{\partial L}{\partial f_{11}} = ")
+    assert fw.latex().startswith(r"\frac{\partial L}{\partial w_{11}} = ")
     fy = forward_formula(forward_stages(spec, x, w), 0, 0, 1, 1)
     assert r"\partial" not in fy.latex() and fy.latex().startswith("y_{11} = ")
     assert fy.latex(mark=lambda s: "!") == fy.latex(), "the centre window reads no padding"
@@ -324,7 +324,7 @@ def test_max_terms_truncation_states_what_the_rest_adds_up_to():
     f = forward_formula(forward_stages(spec, x, w), 0, 0, 1, 1)
     text = f.text(numeric=True, max_terms=4)
     assert text == "y₁₁ = 1·1 + 2·0 + 3·(−1) + 4·2 + [5 more terms = −14] = −8", text
-    assert f.text(max_terms=4).endswith(" + x₁₀·f₁₀ + [5 more terms = −14] = −8")
+    assert f.text(max_terms=4).endswith(" + x₁₀·w₁₀ + [5 more terms = −14] = −8")
     latex = f.latex(max_terms=4)
     assert latex.count(r"\,") == 4 and latex.endswith(r"[\text{5 more terms} = -14] = -8"), latex
     assert "more" not in f.text(max_terms=9), "no note when nothing is cut"
@@ -397,7 +397,7 @@ def test_bias_shows_as_a_constant():
 SYMBOL_ROWS = [
     pytest.param(Symbol("x", (1, 2)), "x₁₂", "x_{12}", id="x"),
     pytest.param(Symbol("dy", (0, 1)), "∂L/∂y₀₁", r"\frac{\partial L}{\partial y_{01}}", id="dy"),
-    pytest.param(Symbol("f", (10, 2)), "f₁₀,₂", "f_{10,2}", id="two-digit index gets a comma"),
+    pytest.param(Symbol("w", (10, 2)), "w₁₀,₂", "w_{10,2}", id="two-digit index gets a comma"),
     pytest.param(
         Symbol("x", (0, 0), (("n", 1), ("c", 2))),
         "x[n=1, c=2]₀₀",
@@ -456,7 +456,7 @@ def test_reflect_gradient_folds_ring_copies_back():
     ig = input_grad_stages(spec, grid([[2.0]]), g)
     f = input_grad_formula(ig, 0, 0, 0, 1)
     assert [t.folded for t in f.terms] == [False, True, True]
-    assert pairs(f) == [("∂L/∂y₀₂", "f₀₀"), ("∂L/∂y₀₀", "f₀₀"), ("∂L/∂y₀₄", "f₀₀")]
+    assert pairs(f) == [("∂L/∂y₀₂", "w₀₀"), ("∂L/∂y₀₀", "w₀₀"), ("∂L/∂y₀₄", "w₀₀")]
     assert f.total == f.value == 2 * (100 + 1 + 10000)
     assert not any(t.folded for t in input_grad_formula(ig, 0, 0, 0, 0).terms)
     zeros = ConvSpec.create((1, 1, 1, 3), (1, 1, 1, 1), padding=((0, 0), (1, 1)))

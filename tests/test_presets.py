@@ -152,10 +152,10 @@ def test_recitation_s1_preset_by_hand():
     """x = 1..9, f = [[1, 2], [3, 4]], ∂L/∂y = [[1, -2], [3, -1]] (0-based names).
 
     y₀₀ = 1·1 + 2·2 + 4·3 + 5·4 = 37 (the recitation's O11).
-    ∂L/∂x₁₁ = ∂L/∂y₀₀·f₁₁ + ∂L/∂y₀₁·f₁₀ + ∂L/∂y₁₀·f₀₁ + ∂L/∂y₁₁·f₀₀
+    ∂L/∂x₁₁ = ∂L/∂y₀₀·w₁₁ + ∂L/∂y₀₁·w₁₀ + ∂L/∂y₁₀·w₀₁ + ∂L/∂y₁₁·w₀₀
             = 1·4 + (-2)·3 + 3·2 + (-1)·1 = 3.
-    ∂L/∂x₀₁ = ∂L/∂y₀₀·f₀₁ + ∂L/∂y₀₁·f₀₀ = 1·2 + (-2)·1 = 0.
-    ∂L/∂f₀₀ = Σ ∂L/∂y[i, j]·x[i, j] = 1·1 + (-2)·2 + 3·4 + (-1)·5 = 4.
+    ∂L/∂x₀₁ = ∂L/∂y₀₀·w₀₁ + ∂L/∂y₀₁·w₀₀ = 1·2 + (-2)·1 = 0.
+    ∂L/∂w₀₀ = Σ ∂L/∂y[i, j]·x[i, j] = 1·1 + (-2)·2 + 3·4 + (-1)·5 = 4.
     """
     _, x, w, y, g, kwargs = run(PRESETS_BY_KEY["recitation-s1"])
     loop_y, loop_gx = conv2d_loop(x, w, **kwargs), conv2d_input_loop(x.shape, w, g, **kwargs)
@@ -171,8 +171,8 @@ def test_recitation_s1_preset_by_hand():
 def test_recitation_s2_preset_by_hand():
     """x[r, c] = 1 + (5r + c) mod 9, f = 1..9, ∂L/∂y = [[1, 2], [3, 4]], stride 2.
 
-    ∂L/∂x₂₂ = ∂L/∂y₀₀·f₂₂ + ∂L/∂y₀₁·f₂₀ + ∂L/∂y₁₀·f₀₂ + ∂L/∂y₁₁·f₀₀ = 1·9 + 2·7 + 3·3 + 4·1 = 36
-    (the preset's note). ∂L/∂x₁₁ = ∂L/∂y₀₀·f₁₁ = 5: only one window covers it.
+    ∂L/∂x₂₂ = ∂L/∂y₀₀·w₂₂ + ∂L/∂y₀₁·w₂₀ + ∂L/∂y₁₀·w₀₂ + ∂L/∂y₁₁·w₀₀ = 1·9 + 2·7 + 3·3 + 4·1 = 36
+    (the preset's note). ∂L/∂x₁₁ = ∂L/∂y₀₀·w₁₁ = 5: only one window covers it.
     y₀₀ = rows 1 2 3 / 6 7 8 / 2 3 4 against 1..9 = 1+4+9 + 24+35+48 + 14+24+36 = 195.
     """
     preset = PRESETS_BY_KEY["recitation-s2"]

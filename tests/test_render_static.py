@@ -303,7 +303,7 @@ def test_engine_formula_with_vanishing_terms_is_set_as_math(classroom, panels, n
 
 def test_long_formula_wraps_at_top_level_plus():
     terms = " + ".join(
-        rf"\frac{{\partial L}}{{\partial y_{{{i % 9}0}}}}\,f_{{{i}}}" for i in range(36)
+        rf"\frac{{\partial L}}{{\partial y_{{{i % 9}0}}}}\,w_{{{i}}}" for i in range(36)
     )
     latex = "$" + r"\frac{\partial L}{\partial x_{00}} = " + terms + " = 1$"
     fig = static.panels_figure([Panel(np.ones((2, 2)), "g", "g")], formula=latex)

@@ -332,8 +332,8 @@ def test_recitation_stride2_textbook_route_by_hand():
     assert_array(ig.padded[0, 0], expected_padded, "dilated grad_out padded by 2 per side")
     assert_array(ig.w_rot[0, 0], [[9, 8, 7], [6, 5, 4], [3, 2, 1]], "1..9 rotated 180°")
     assert ig.grad_x[0, 0, 2, 2] == 1 * 9 + 2 * 7 + 3 * 3 + 4 * 1, "∂L/∂x₂₂ has four terms"
-    assert ig.grad_x[0, 0, 0, 0] == 1 * 1, "∂L/∂x₀₀ = ∂L/∂y₀₀·f₀₀"
-    assert ig.grad_x[0, 0, 0, 2] == 1 * 3 + 2 * 1, "∂L/∂x₀₂ = ∂L/∂y₀₀·f₀₂ + ∂L/∂y₀₁·f₀₀"
+    assert ig.grad_x[0, 0, 0, 0] == 1 * 1, "∂L/∂x₀₀ = ∂L/∂y₀₀·w₀₀"
+    assert ig.grad_x[0, 0, 0, 2] == 1 * 3 + 2 * 1, "∂L/∂x₀₂ = ∂L/∂y₀₀·w₀₂ + ∂L/∂y₀₁·w₀₀"
 
 
 # --- layer(), purity, dtype, bad shapes ----------------------------------------------------------

@@ -208,7 +208,7 @@ def test_recitation_stride2_full_correlation_by_hand():
     assert_array(
         sw.products[t22, 0],
         [[1 * 9, 0, 2 * 7], [0, 0, 0], [3 * 3, 0, 4 * 1]],
-        "x₂₂: ∂L/∂y₀₀·f₂₂, ∂L/∂y₀₁·f₂₀, ∂L/∂y₁₀·f₀₂, ∂L/∂y₁₁·f₀₀",
+        "x₂₂: ∂L/∂y₀₀·w₂₂, ∂L/∂y₀₁·w₂₀, ∂L/∂y₁₀·w₀₂, ∂L/∂y₁₁·w₀₀",
     )
     assert sw.sums[t22] == 9 + 14 + 9 + 4
 

@@ -329,9 +329,9 @@ def feeds_text(sweep: Sweep, cell: tuple[int, int], spec: ConvSpec) -> str:
     if steps.size == 0:
         return f"${name}$ is read by no window (a remainder cell): its gradient is 0."
     pairs = [(sweep.targets[t], hit_r[t].argmax(), hit_c[t].argmax()) for t in steps]
-    reads = ", ".join(f"$y_{{{_sub(*o)}}}$ through $f_{{{a}{b}}}$" for o, a, b in pairs)
+    reads = ", ".join(f"$y_{{{_sub(*o)}}}$ through $w_{{{a}{b}}}$" for o, a, b in pairs)
     grad = " + ".join(
-        rf"\frac{{\partial L}}{{\partial y_{{{_sub(*o)}}}}} f_{{{a}{b}}}" for o, a, b in pairs
+        rf"\frac{{\partial L}}{{\partial y_{{{_sub(*o)}}}}} w_{{{a}{b}}}" for o, a, b in pairs
     )
     return (
         f"${name}$ is read by {reads}. So, by the chain rule, "
