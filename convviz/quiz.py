@@ -85,13 +85,21 @@ def _unflipped(f: Formula, w: np.ndarray, c: int) -> float:
     return total
 
 
+def _kernel_row(padded_row: int, stride: int, dilation: int) -> str:
+    """Which kernel row a meets ∂L/∂y row i at this padded input row: forward, y row i reads
+    x̃ row stride·i + dilation·a, so a = (padded_row − stride·i) / dilation, written plainly."""
+    i = "i" if stride == 1 else f"{stride}·i"
+    rule = f"{padded_row} − {i}" if padded_row else f"−{i}"
+    return rule if dilation == 1 else f"({rule}) / {dilation}"
+
+
 def _grad_x_notes(f: Formula, spec) -> tuple[str, ...]:
     (pt, _), (dh, sh) = spec.padding[0], (spec.dilation[0], spec.stride[0])
-    r = f.target.index[0]
+    a = _kernel_row(f.target.index[0] + pt, sh, dh)
     notes = [
-        f"The flip: ∂L/∂y[i, ·] meets kernel row a = ({r} + {pt} − {sh}·i) / {dh}: the further "
-        f"down the output, the further up the kernel, so the taps meet ∂L/∂y in reverse order. "
-        f"That is the kernel rotated 180°."
+        f"The flip: here row i of ∂L/∂y is multiplied by kernel row a = {a}: the further down "
+        "∂L/∂y, the further up the kernel, so the taps meet ∂L/∂y in reverse order. That is the "
+        "kernel rotated 180°."
     ]
     spread = sum(t.dilation for t in f.terms)
     ring = sum(t.padding and t.left.name == "0" for t in f.terms)

@@ -233,3 +233,19 @@ def test_an_unknown_matrix_tab_opens_the_first():
     at.run()
     assert_clean(at)
     assert len(figures(at)) == 2 and at.subheader[0].value.startswith("1. The forward pass")
+
+
+@pytest.mark.parametrize("p", FAST, ids=lambda p: p.key)
+def test_quiz_flip_note_gives_the_kernel_row_each_term_uses(p):
+    """The reveal's rule a = (x̃ row − s·i) / d, evaluated at each term's ∂L/∂y row i, is the
+    kernel row that term multiplies; written plainly (no "+ 0", "/ 1" or "1·i")."""
+    for q in (q for q in quiz_of(p) if q.kind == "grad_x"):
+        note = q.notes[0]
+        rule = note.split("kernel row a = ")[1].split(":")[0]
+        assert not any(noise in rule for noise in ("+ 0", "/ 1", "1·i")), rule
+        expr = rule.replace("−", "-").replace("·", "*")
+        terms = [t for t in q.formula.terms if t.left.name == "dy" and not t.folded]  # its own
+        assert terms
+        for t in terms:
+            i, a = t.left.index[0], t.right.index[0]
+            assert eval(expr, {"i": i}) == a, (rule, t)  # our own arithmetic
