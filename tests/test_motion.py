@@ -299,6 +299,8 @@ def test_whole_pass_stage_by_stage_ends_on_each_engine_stage(key):
     assert len(meta["labels"]) == len(fig.frames) == len(motion.frames())
     order = list(dict.fromkeys(meta["labels"]))
     assert order == list(motion.stages) and meta["active"] == 0
+    # read as "stage 2 · dilate": a stage is a name, not an index in brackets
+    assert meta["prefix"] + order[1] + meta["suffix"] == f"stage {motion.stages[1]}"
     shown = shown_grid(fig, -1, motion, 2)
     assert np.array_equal(shown[pt : pt + H, pl : pl + W], text(ig.grad_x[n, c]))
 

@@ -587,7 +587,7 @@ def test_player_meta_has_one_label_per_frame_and_opens_at_start(fwd):
     assert meta["steps"] == [int(f.name) for f in fig.frames]
     assert meta["active"] == 5
     assert meta["labels"] == [f"{r}, {c}" for r, c in sw.targets[meta["steps"]]]
-    assert meta["prefix"] == "y[" and meta["sampled"] == 1
+    assert meta["prefix"] == "y[" and meta["suffix"] == "]" and meta["sampled"] == 1
     assert meta["frame_ms"] == animation_frames.FRAME_MS and 1 in meta["speeds"]
 
 

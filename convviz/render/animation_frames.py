@@ -209,7 +209,8 @@ def animated_figure(
     """The base state (= the frame of step `start`), the frames, and the player's meta data.
 
     player : what the page's player needs besides the frames: "labels" (one per frame),
-        "prefix" (before a label), "sampled" (every k-th step), "link" (hover linking or None).
+        "prefix" and "suffix" (around a label), "sampled" (every k-th step), "link" (hover
+        linking or None).
 
     Nothing is validated by plotly on the way: per frame it costs ~1 ms per trace (0.5 s for 400
     frames; the Figure API has no non-validating frame setter), and the base data's per-cell

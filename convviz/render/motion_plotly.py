@@ -216,7 +216,8 @@ def _player(motion: Motion, frames: list[Scene]) -> dict:
     """What the player needs of a motion's frames besides the frames (see ui/player.js)."""
     return {
         "labels": [f.stage for f in frames],
-        "prefix": "stage [",
+        "prefix": "stage ",
+        "suffix": "",
         "sampled": 1,
         "link": None,
         "captions": [[f.caption] for f in frames],

@@ -88,6 +88,7 @@ def sweep_figure(
     player = {
         "labels": [f"{r + oy}, {c + ox}" for r, c in sweep.targets[steps]],
         "prefix": f"{_name(out)}[",
+        "suffix": "]",
         "sampled": k,
         "link": _sweep_link(sweep, op, kernel, out, hover),
     }
@@ -275,6 +276,7 @@ def scatter_figure(
     player = {
         "labels": labels,
         "prefix": f"stamp of {_name(grad_out)}[",
+        "suffix": "]",
         "sampled": k,
         "link": None,
         "captions": [[line] for line in scatter_formulas(scatter, steps, g_panel, result)],

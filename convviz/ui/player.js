@@ -239,7 +239,7 @@ export default function (component) {
   function render() {
     scrub.value = cur;
     const sampled = d.sampled > 1 ? ` (1 in ${d.sampled})` : "";
-    label.textContent = `step ${cur + 1}/${count}${sampled} → ${d.prefix}${d.labels[cur]}]`;
+    label.textContent = `step ${cur + 1}/${count}${sampled} → ${d.prefix}${d.labels[cur]}${d.suffix}`;
     caption.replaceChildren(...(d.captions[cur] || []).map((line) => el("div", {}, line)));
     playButton.textContent = timer ? "❚❚ Pause" : "▶ Play";
     stages.mark(d.labels[cur]);
