@@ -69,11 +69,11 @@ def channels(ctx: Context) -> None:
             "Show",
             list(VIEWS),
             format_func=VIEWS.get,
-            default="grad_w",
+            default="x",
             key="channels_view",
             label_visibility="collapsed",
         )
-        shown = {view or "grad_w"}
+        shown = {view or "x"}
     for grid in grids:
         if grid.key in shown:
             grid = grid.across() if projector else grid
@@ -81,6 +81,9 @@ def channels(ctx: Context) -> None:
             slice_chart(fig, grid.key, grid.fields, ctx)
             if not projector and grid.caption:
                 st.caption(grid.caption)
+            elif projector and grid.outlined:  # the title and caption that said so are hidden
+                st.caption(f"Outlined: {grid.outlined}, the slice the other pages draw. "
+                           "Click a tile to draw another.")  # fmt: skip
         if grid.key == "grad_w" and "tile" in shown:  # the outlined tile with what makes it
             w_cell = selected_in(ctx, ("grad_w",), spec.kernel_size)  # its window is lit
             chart(

@@ -93,11 +93,14 @@ def _label_slice(row_label: str, col_label: str) -> dict[str, int]:
     return {field: int(index) for field, index in found}
 
 
-def _page(**query: str) -> AppTest:
+def _page(view: str | None = None, **query: str) -> AppTest:
+    """The Channels page; on a projector showing `view` (else the one it opens on)."""
     at = AppTest.from_file(APP, default_timeout=30)
     for name, value in query.items():
         at.query_params[name] = value
-    at.switch_page(CHANNELS)
+    at.switch_page(CHANNELS).run()
+    if view is not None:
+        at.segmented_control(key="channels_view").set_value(view)
     return at.run()
 
 
@@ -122,22 +125,28 @@ def _fields(state: dict, projector: bool) -> dict:
 
 
 @pytest.mark.parametrize(
-    "preset, pres, shown",
+    "preset, pres, view, shown",
     [
-        ("channels-small", "0", ["x", "grad_w", "sum_k", "grad_x"]),
-        ("recitation-s1", "0", ["x", "grad_w", "sum_k", "grad_x"]),
-        ("channels-small", "1", ["grad_w"]),  # a projector: one view, 3 filters × 2 channels across
-        ("qa-channels", "1", ["grad_w"]),
+        ("channels-small", "0", None, ["x", "grad_w", "sum_k", "grad_x"]),
+        ("recitation-s1", "0", None, ["x", "grad_w", "sum_k", "grad_x"]),
+        ("channels-small", "1", None, ["x"]),  # a projector: one view, opened on the input
+        ("channels-small", "1", "grad_w", ["grad_w"]),  # 3 filters × 2 channels across
+        ("qa-channels", "1", "grad_w", ["grad_w"]),
+        ("qa-channels", "1", "sum_k", ["sum_k"]),
     ],
 )
-def test_each_grid_on_the_page_selects_what_its_tiles_are_labelled(preset, pres, shown):
-    at = _page(preset=preset, pres=pres)
+def test_each_grid_on_the_page_selects_what_its_tiles_are_labelled(preset, pres, view, shown):
+    at = _page(view, preset=preset, pres=pres)
     assert not at.exception
     charts = {c.proto.id.split("-")[-1]: c for c in at.get("plotly_chart")}
     state = at.session_state["cv_state"]
     picks = _fields(state, pres == "1")
     grids = {key: c for key, c in charts.items() if key.startswith("tiles_")}
     assert [k.removeprefix("tiles_").rsplit("_", 3)[0] for k in grids] == shown
+    if pres == "1":  # no title or caption there: one line says what the outline is
+        outlined = {"x": "c", "grad_w": "k, c", "sum_k": "k"}[shown[0]]
+        slice_ = ", ".join(f"{f}={state[f]}" for f in outlined.split(", "))
+        assert any(f"Outlined: {slice_}, the slice" in c.value for c in at.caption)
     for key, chart in grids.items():
         assert list(chart.proto.selection_mode), f"{key} does not take clicks"
         fig = json.loads(chart.proto.spec)

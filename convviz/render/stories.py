@@ -238,6 +238,14 @@ class Grid:
     fields: tuple[str | None, str | None] = (None, None)  # the slice (n, k, c) a row, a column is
     click_cols: int | None = None  # only the first click_cols columns are slices (not a sum)
 
+    @property
+    def outlined(self) -> str:
+        """The slice of the outlined tile, e.g. "k=0, c=1" ("" when none is)."""
+        if self.selected is None:
+            return ""
+        picks = sorted((("nkc".index(f), f, i) for f, i in zip(self.fields, self.selected) if f))
+        return ", ".join(f"{f}={i}" for _, f, i in picks)
+
     def across(self) -> Grid:
         """The grid with its longer side across (a wide screen): rows and columns swapped when
         there are more rows."""
