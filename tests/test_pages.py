@@ -854,3 +854,16 @@ def test_bias_gradient_is_written_as_every_other_number():
     assert_clean(at)
     value = at.metric[0].value
     assert re.fullmatch(r"−?\d+\.\d{1,2}", value), value
+
+
+def test_forward_marks_a_selected_input_cell_and_dots_the_outputs_it_feeds():
+    """With an input cell selected the player's current output is outlined solid; the outputs
+    that read the cell are dotted, and the cell itself is marked selected (on the animation)."""
+    at = open_page(FORWARD, preset="recitation-s2", sel="x:2:2")
+    assert_clean(at)
+    (fig,) = [f for f in figures(at) if f.get("frames")]
+    shapes = {s["name"]: s for s in fig["layout"]["shapes"]}
+    assert shapes["selected"]["xref"] == "x"  # on the input, the first panel
+    assert shapes["highlight"]["xref"] == "x3" and shapes["highlight"]["line"]["dash"] == "dot"
+    target = next(t for t in fig["data"] if t.get("name") == "target")
+    assert target["line"].get("dash") in (None, "solid")

@@ -18,6 +18,7 @@ from convviz.render.theme import (
     DILATION_COLOR,
     DILATION_TEXT,
     EXPORT_SCALE,
+    HALO_COLOR,
     HIGHLIGHT_COLOR,
     PAD_COLOR,
     PAD_TEXT,
@@ -357,10 +358,17 @@ def test_highlight_and_selected_outlines(classroom):
     fig = panels_figure([p])
     (h,) = shapes(fig, "highlight")
     assert h.line.color == HIGHLIGHT_COLOR and h.line.width >= 2
+    assert h.line.dash == "dot"  # an animation's current cell is the solid outline
     assert path_segments(h.path) == boundary_oracle(high, p.origin)
     (s,) = shapes(fig, "selected")
     assert s.line.color == SELECTED_COLOR and s.line.width > h.line.width
     assert path_rects(s.path) == [(1.5, 0.5, 2.5, 1.5)]  # cell (2, 3) at origin (-1, -1)
+    # on a wider white halo drawn just before it: the red shows on a red kernel tap too
+    names = [shape.name for shape in fig.layout.shapes]
+    (halo,) = shapes(fig, "selected halo")
+    assert names.index("selected halo") == names.index("selected") - 1
+    assert halo.path == s.path and halo.line.color == HALO_COLOR != SELECTED_COLOR
+    assert halo.line.width > s.line.width
 
 
 def test_dropped_cells_are_crossed_out(classroom):

@@ -31,6 +31,7 @@ from convviz.render.panel import Panel
 from convviz.render.theme import (
     DILATION_COLOR,
     DROPPED_COLOR,
+    HALO_COLOR,
     HIGHLIGHT_COLOR,
     PAD_COLOR,
     PAD_TEXT,
@@ -174,12 +175,15 @@ def test_highlight_selected_remainder_and_dropped_overlays():
     assert ends[:, 0].min() == -0.5 and ends[:, 1].max() == 4.5  # around the L-shaped band
     (hl,) = labelled(ax, "highlight", LineCollection)
     assert np.allclose(hl.get_color(), to_rgba(HIGHLIGHT_COLOR))
+    assert hl.get_linestyle()[0][1] is not None  # dotted, as on screen
     assert np.ptp(np.concatenate(hl.get_segments()), axis=0).tolist() == [2, 2]  # 2×2 box
     (dropped,) = labelled(ax, "dropped", LineCollection)
     assert np.allclose(dropped.get_color()[:, :3], to_rgba(DROPPED_COLOR)[:3])
     assert len(dropped.get_segments()) == 2 * ring.sum()  # a cross per dropped cell
     (sel,) = labelled(ax, "selected")
     assert cell_of(sel) == (2, 3) and np.allclose(sel.get_edgecolor(), to_rgba(SELECTED_COLOR))
+    (halo,) = sel.get_path_effects()  # a white stroke under the red, as on screen
+    assert halo._gc["foreground"] == HALO_COLOR
 
 
 def test_numbers_contrast_with_their_cell():

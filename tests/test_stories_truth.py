@@ -151,7 +151,8 @@ def test_a_selected_input_cell_lights_the_outputs_that_read_it(case):
     spec = lay.forward.spec
     sweep = forward_sweep(lay.forward, n, k)
     cell = (spec.padded_size[0] // 2, spec.padded_size[1] - 1)
-    out = forward_panels(lay.forward, sweep, n, k, c, reading=cell)[2]
+    inp, _, out = forward_panels(lay.forward, sweep, n, k, c, reading=cell)
+    assert inp.selected == cell  # the input cell is marked (its outputs are only outlined)
     reads = [
         tuple(sweep.targets[t])
         for t in range(sweep.steps)

@@ -13,6 +13,7 @@ from convviz.render.panel import Panel
 from convviz.render.theme import (
     DILATION_COLOR,
     DROPPED_COLOR,
+    HALO_COLOR,
     HIGHLIGHT_COLOR,
     PAD_COLOR,
     REMAINDER_COLOR,
@@ -113,18 +114,19 @@ def panel_shapes(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> list[di
             _path_shape(
                 i,
                 outline_path(high, o),
-                "highlight",
-                line={"color": HIGHLIGHT_COLOR, "width": 1.8 * lw},
+                "highlight",  # dashed: an animation's current cell is outlined solid, same colour
+                line={"color": HIGHLIGHT_COLOR, "width": 1.8 * lw, "dash": "dot"},
             )
         )
     if panel.selected is not None:
         sel = np.zeros(panel.shape, dtype=bool)
         sel[tuple(panel.selected)] = True
-        shapes.append(
-            _path_shape(
-                i, fill_path(sel, o), "selected", line={"color": SELECTED_COLOR, "width": 2.4 * lw}
-            )
-        )
+        path = fill_path(sel, o)
+        # on a white halo: the red stays visible over any tap colour (the first tap is red too)
+        shapes += [
+            _path_shape(i, path, "selected halo", line={"color": HALO_COLOR, "width": 4 * lw}),
+            _path_shape(i, path, "selected", line={"color": SELECTED_COLOR, "width": 2.4 * lw}),
+        ]
     return shapes
 
 
@@ -144,7 +146,7 @@ def legend_note(panels: Sequence[Panel]) -> str:
     if any(p.mask("dropped_mask").any() for p in panels):
         items.append(f"{swatch(DROPPED_COLOR, '✕')} dropped by the mask")
     if any(p.mask("highlight").any() for p in panels):
-        items.append(f"{swatch(HIGHLIGHT_COLOR, '□')} linked to the selection")
+        items.append(f"{swatch(HIGHLIGHT_COLOR, '⬚')} linked to the selection")
     if any(p.selected is not None for p in panels):
         items.append(f"{swatch(SELECTED_COLOR, '□')} selected")
     return "    ".join(items)

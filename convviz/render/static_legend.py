@@ -13,7 +13,14 @@ from convviz.render.panel import Panel
 
 if TYPE_CHECKING:
     from convviz.render.static import Layout
-from convviz.render.static_panel import GAP, MARGIN, PAD_HATCH_STYLE, font, text_width
+from convviz.render.static_panel import (
+    GAP,
+    LINKED_STYLE,
+    MARGIN,
+    PAD_HATCH_STYLE,
+    font,
+    text_width,
+)
 from convviz.render.theme import (
     DILATION_COLOR,
     DROPPED_COLOR,
@@ -66,7 +73,7 @@ def _legend_handle(mark: str) -> Rectangle:
         "remainder": ("none", REMAINDER_COLOR, None, (0, (3, 2)), 1.5),
         "dropped": ("white", DROPPED_COLOR, "xx", "solid", 0.8),
         "tap": ("none", tap_colors(1, 1)[0], None, "solid", 2.0),
-        "highlight": ("none", HIGHLIGHT_COLOR, None, "solid", 2.0),
+        "highlight": ("none", HIGHLIGHT_COLOR, None, LINKED_STYLE, 2.0),
         "selected": ("none", SELECTED_COLOR, None, "solid", 2.5),
         "window": ("none", HIGHLIGHT_COLOR, None, "solid", 2.0),
         "current": ("none", HIGHLIGHT_COLOR, None, "solid", 2.5),

@@ -29,6 +29,7 @@ from convviz.render.theme import (
     DROPPED_COLOR,
     FONT_FAMILY,
     GRID_LINE,
+    HALO_COLOR,
     HIGHLIGHT_COLOR,
     MATH_FONTSET,
     MUTED_TEXT,
@@ -49,6 +50,7 @@ from convviz.text import number
 # Line widths as fractions of a cell's edge, so strokes scale with the cells.
 GRID_LW, _TAP_LW, HIGHLIGHT_LW, SELECTED_LW = 0.035, 0.085, 0.075, 0.1
 _REMAINDER_LW, _DROPPED_LW = 0.055, 0.04
+LINKED_STYLE = (0, (1, 3))  # linked to the selection: dotted (with projecting caps), as on screen
 PAD_HATCH_STYLE = "//"
 MIN_CELL_FONT = 5.0  # points; below this a panel shows colours without numbers
 # Layout of one figure, in inches (points where named _PT).
@@ -192,9 +194,11 @@ def draw(ax: Axes, panel: Panel, theme: Theme) -> Drawn:
     _draw_taps(ax, panel, cell_pt)
     _draw_outline(ax, panel.mask("highlight"), "highlight", cell_pt)
     if panel.selected is not None:
-        ax.add_patch(
-            cell_box(panel.selected, SELECTED_COLOR, SELECTED_LW * cell_pt, 5.0, "selected")
+        box = cell_box(panel.selected, SELECTED_COLOR, SELECTED_LW * cell_pt, 5.0, "selected")
+        box.set_path_effects(
+            [withStroke(linewidth=1.7 * SELECTED_LW * cell_pt, foreground=HALO_COLOR)]
         )
+        ax.add_patch(box)  # on a white halo, as on screen
     return Drawn(mesh, fills, texts, cell_pt)
 
 
@@ -286,12 +290,13 @@ def _draw_grid(ax: Axes, mask: np.ndarray, cell_pt: float) -> None:
 
 
 def _draw_outline(ax: Axes, mask: np.ndarray, role: str, cell_pt: float) -> None:
-    """The boundary of mask: remainder dashed, highlight solid and thick."""
+    """The boundary of mask: remainder dashed, highlight dotted and thick (as on screen: solid
+    is an animation's current cell)."""
     if not mask.any():
         return
     color, lw, style, z = {
         "remainder": (REMAINDER_COLOR, _REMAINDER_LW, (0, (3, 2)), 2.0),
-        "highlight": (HIGHLIGHT_COLOR, HIGHLIGHT_LW, "solid", 4.5),
+        "highlight": (HIGHLIGHT_COLOR, HIGHLIGHT_LW, LINKED_STYLE, 4.5),
     }[role]
     lines = LineCollection(
         mask_outline(mask),

@@ -88,8 +88,11 @@ def forward_panels(
             subtitle=f"{shape_text(st.y[n, k].shape)}, stride {spec.stride[0]}×{spec.stride[1]}",
         ),
     )
-    if reading is not None:  # which outputs read this input cell
-        panels = panels._replace(output=users_of(panels.output, sweep, reading))
+    if reading is not None:  # the input cell (marked selected) and the outputs that read it
+        panels = panels._replace(
+            operand=replace(panels.operand, selected=reading),
+            output=users_of(panels.output, sweep, reading),
+        )
     return panels
 
 

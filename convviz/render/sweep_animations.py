@@ -62,8 +62,8 @@ def sweep_figure(
 ) -> go.Figure:
     """The sliding window, one frame per step: operand with the window, kernel, output so far.
 
-    operand, kernel : Panels of channel `channel` of sweep.operand / sweep.kernel (their taps,
-        highlight and selection are not drawn: the window shows the step instead);
+    operand, kernel : Panels of channel `channel` of sweep.operand / sweep.kernel (their taps
+        and highlight are not drawn: the window shows the step instead; a selected cell is);
     output : Panel of the result, shape sweep.out_size; its cells appear as the sweep writes them.
     The figure opens at step `start`; with more than max_frames steps every k-th step is kept.
     """
@@ -74,7 +74,7 @@ def sweep_figure(
     # what slides over the operand: the kernel, or (for ∂L/∂w) ∂L/∂y, cell by cell
     note = "window coloured by " + ("∂L/∂y cell" if kernel.key == "grad_out" else "kernel tap")
     sub = f"{operand.subtitle} · {note}" if operand.subtitle else note
-    op = replace(operand, taps=None, highlight=None, selected=None, subtitle=sub)
+    op = replace(operand, taps=None, highlight=None, subtitle=sub)
     out = replace(output, values=sweep.result())
     panels = [op, kernel, out]
     geo, layout = animation_layout(

@@ -15,6 +15,7 @@ DROPPED_COLOR = "#b23a48"  # cross over gradient the mask drops
 HOVER_COLOR = "#2b6cb0"  # outlines of the cells linked to the one under the pointer
 HIGHLIGHT_COLOR = "#111111"  # outline of cells linked to the selection
 SELECTED_COLOR = "#e53e3e"
+HALO_COLOR = "#ffffff"  # under the selected outline, so it shows on a red tap too
 GRID_LINE = "#ffffff"
 TEXT_COLOR = "#1a202c"
 BACKGROUND = "#ffffff"
