@@ -146,3 +146,27 @@ def test_progress_bar_counts_the_files(capsys):
     quiet.show(1, "x")
     quiet.end()
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("query", "y_cell", "w_cell", "x_cell"),
+    [
+        ("preset=recitation-s2", (1, 1), (2, 2), None),  # nothing selected: the last cells
+        ("preset=recitation-s2&sel=y:0:1", (0, 1), (2, 2), None),
+        ("preset=recitation-s2&sel=grad_w:1:0", (1, 1), (1, 0), None),
+        ("preset=recitation-s2&sel=x:2:2", (1, 1), (2, 2), (2, 2)),
+    ],
+)
+def test_stills_light_the_cell_whose_sum_they_write(query, y_cell, w_cell, x_cell):
+    """As the pages' PNG and SVG: the forward and weight-gradient slides write the sum of the cell
+    the page opens on (the selected one, else the last) and light it and its window; a selected
+    input cell is marked and the outputs that read it outlined."""
+    story = Story.of(link=f"?{query}")
+    forward, weight = story.stills()[0], story.stills()[-1]
+    assert forward.formula.target.index == y_cell and weight.formula.target.index == w_cell
+    x, _, y = forward.panels
+    assert y.selected == y_cell and x.highlight.sum() == 9  # its 3×3 window
+    assert x.selected == x_cell
+    if x_cell:
+        assert y.highlight.all()  # x[2, 2] is in all four windows of the stride-2 layer
+    assert weight.panels[2].selected == w_cell and weight.panels[0].highlight.any()

@@ -29,7 +29,7 @@ from convviz.render.input_story import (
     whole_pass,
 )
 from convviz.render.panel import Panel
-from convviz.render.selection import centre, feeding_cells
+from convviz.render.selection import centre, feeding_cells, opening
 from convviz.render.stories import forward_panels, weight_grad_panels, window_motion
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer, layer
@@ -177,9 +177,19 @@ class Story:
     # --- the formulas of the selected cells (as the pages choose them) ---
 
     @cached_property
+    def _forward_cell(self) -> tuple[int, int]:
+        """The Forward page's cell: the selected output cell, else the last (`opening`)."""
+        return opening(self.sweeps["forward"], self._selected(("y",), self.spec.out_size))[1]
+
+    @cached_property
+    def _weight_grad_cell(self) -> tuple[int, int]:
+        """The Weight gradient page's cell: the selected ∂L/∂w cell, else the last."""
+        selected = self._selected(("grad_w",), self.spec.kernel_size)
+        return opening(self.sweeps["weight_grad"], selected)[1]
+
+    @cached_property
     def forward_formula(self) -> Formula:
-        cell = self._selected(("y",), self.spec.out_size) or (0, 0)
-        return forward_formula(self.layer.forward, self.n, self.k, *cell)
+        return forward_formula(self.layer.forward, self.n, self.k, *self._forward_cell)
 
     @cached_property
     def _input_grad_cell(self) -> tuple[str, int, int]:
@@ -198,8 +208,7 @@ class Story:
 
     @cached_property
     def weight_grad_formula(self) -> Formula:
-        cell = self._selected(("grad_w",), self.spec.kernel_size) or (0, 0)
-        return weight_grad_formula(self.layer.weight_grad, self.k, self.c, *cell)
+        return weight_grad_formula(self.layer.weight_grad, self.k, self.c, *self._weight_grad_cell)
 
     def selected_formula(self) -> Formula:
         """The selected cell's formula (∂L/∂x's centre when nothing is selected)."""
@@ -226,7 +235,12 @@ class Story:
     @cached_property
     def _stills(self) -> tuple[Still, ...]:
         ig, n, k, c = self.layer.input_grad, self.n, self.k, self.c
-        fwd = forward_panels(self.layer.forward, self.sweeps["forward"], n, k, c)
+        # as the pages' PNG and SVG: the cell whose sum is written is lit with its window (and a
+        # selected input cell marked, the outputs it feeds outlined)
+        reading = self._selected(("x",), self.spec.padded_size)
+        fwd = forward_panels(
+            self.layer.forward, self.sweeps["forward"], n, k, c, self._forward_cell, reading
+        )
         out = [
             Still(
                 "forward",
@@ -250,7 +264,7 @@ class Story:
                 "∂L/∂w = x̃ ⋆ dilate(∂L/∂y)",
                 "Each weight's gradient adds up every input cell it met, times the gradient of "
                 "the output it fed: the padded input correlated with ∂L/∂y spread by the stride.",
-                weight_grad_panels(wg, self.sweeps["weight_grad"], n, k, c),
+                weight_grad_panels(wg, self.sweeps["weight_grad"], n, k, c, self._weight_grad_cell),
                 self.weight_grad_formula,
             )
         )
