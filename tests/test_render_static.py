@@ -292,6 +292,16 @@ def test_panels_side_by_side_with_equal_square_cells(panels):
     assert cells[0] == pytest.approx(THEME.cell_px / static.EXPORT_PX_PER_INCH)
 
 
+def test_a_long_title_over_one_small_grid_fits_the_figure():
+    """The input-gradient step 1 slide: a 2×2 ∂L/∂y under a 40-character title (cut off)."""
+    title = "∂L/∂y, the gradient from the next layer"
+    fig = static.panels_figure([Panel(np.arange(4.0).reshape(2, 2), "∂L/∂y", "g")], title=title)
+    fig.canvas.draw()
+    (text,) = [t for t in fig.texts if t.get_text() == title]
+    box = text.get_window_extent(fig.canvas.get_renderer())
+    assert 0 <= box.x0 and box.x1 <= fig.bbox.width
+
+
 @pytest.mark.parametrize("numeric", [False, True], ids=["symbols", "numbers"])
 def test_engine_formula_with_vanishing_terms_is_set_as_math(classroom, panels, numeric):
     """The engine's LaTeX has no colour commands, so mathtext sets it as is, no fallback."""
@@ -393,6 +403,10 @@ def test_an_export_says_what_its_marks_mean(classroom, panels):
     assert legend_texts(static.panels_figure([dilated])) == [words["dilation"]]
     plain = Panel(np.ones((2, 2)), "p", "p")
     assert legend_texts(static.panels_figure([plain])) == []  # nothing to explain: no legend
+    # the weight gradient slides ∂L/∂y, not the kernel: its colours are ∂L/∂y's cells
+    grad_out = Panel(np.ones((2, 2)), "∂L/∂y", "grad_out", taps=np.arange(4).reshape(2, 2))
+    shown = legend_texts(static.panels_figure([x, grad_out]))
+    assert words["grad_out_tap"] in shown and words["tap"] not in shown
 
 
 def test_the_legend_sits_below_the_panels_and_the_formula(panels):

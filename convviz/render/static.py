@@ -108,6 +108,11 @@ def _cell_sizes(panels, theme: Theme, room_w: float, room_h: float) -> list[floa
     return [own if s else big for s in small]
 
 
+def title_size(theme: Theme) -> float:
+    """Points of a figure's title (a step above the panels' titles)."""
+    return 1.15 * theme.title_font_size
+
+
 def row_layout(
     panels: list[Panel], theme: Theme, title: str | None, band_pt: float, min_width_pt: float = 0.0
 ) -> Layout:
@@ -117,7 +122,7 @@ def row_layout(
     if not panels:
         raise ValueError("panels_figure needs at least one panel")
     deco = [_decoration(p, theme) for p in panels]
-    title_in = LINE * 1.15 * theme.title_font_size / 72 if title else 0.0
+    title_in = LINE * title_size(theme) / 72 if title else 0.0
     above = max(d[1] for d in deco) / 72
     fixed_w = 2 * MARGIN + len(panels) * GAP + sum(d[0] for d in deco) / 72
     fixed_h = 2 * MARGIN + title_in + above + band_pt / 72
@@ -158,7 +163,7 @@ def new_figure(
             ha="center",
             va="top",
             color=TEXT_COLOR,
-            fontsize=1.15 * theme.title_font_size,
+            fontsize=title_size(theme),
             fontweight="bold",
             fontfamily=font_families(),
         )
@@ -185,6 +190,8 @@ def panels_figure(
     size = theme.title_font_size
     max_width = (EXPORT_MAX_INCHES[0] - 2 * MARGIN) * 72
     lines, ismath, widest = _formula_lines(formula, formula_text, size, max_width)
+    if title:  # as wide as its title too (one small grid under a long title cut it off)
+        widest = max(widest, text_width(title, title_size(theme), "bold"))
     band = _formula_step(size, ismath) * len(lines) + (GAP * 72 if lines else 0.0)
     marks = legend_marks(panels)
     width = row_layout(panels, theme, title, band, widest).size[0]

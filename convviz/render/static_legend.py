@@ -43,6 +43,7 @@ LEGEND_WORDS = {
     "remainder": "rows/columns no window reaches",
     "dropped": "gradient the mask drops",
     "tap": "kernel tap (each its own colour)",
+    "grad_out_tap": "∂L/∂y cell (each its own colour)",  # what slides in the weight gradient
     "highlight": "cells linked to the selection",
     "selected": "selected cell",
     "window": "the window the kernel covers",
@@ -53,12 +54,15 @@ _LEGEND_FONT = 0.8  # of the theme's font size
 
 def legend_marks(panels: list[Panel]) -> list[str]:
     """The marks these panels draw (keys of LEGEND_WORDS), so an export says what they mean."""
+    tapped = [p for p in panels if p.taps is not None and (np.asarray(p.taps) >= 0).any()]
+    slides_grad_out = any(p.key == "grad_out" for p in tapped)
     present = {
         "pad": any(p.mask("pad_mask").any() for p in panels),
         "dilation": any(p.mask("dilation_mask").any() for p in panels),
         "remainder": any(p.mask("remainder_mask").any() for p in panels),
         "dropped": any(p.mask("dropped_mask").any() for p in panels),
-        "tap": any(p.taps is not None and (np.asarray(p.taps) >= 0).any() for p in panels),
+        "tap": bool(tapped) and not slides_grad_out,
+        "grad_out_tap": slides_grad_out,
         "highlight": any(p.mask("highlight").any() for p in panels),
         "selected": any(p.selected is not None for p in panels),
     }
@@ -73,6 +77,7 @@ def _legend_handle(mark: str) -> Rectangle:
         "remainder": ("none", REMAINDER_COLOR, None, (0, (3, 2)), 1.5),
         "dropped": ("white", DROPPED_COLOR, "xx", "solid", 0.8),
         "tap": ("none", tap_colors(1, 1)[0], None, "solid", 2.0),
+        "grad_out_tap": ("none", tap_colors(1, 1)[0], None, "solid", 2.0),
         "highlight": ("none", HIGHLIGHT_COLOR, None, LINKED_STYLE, 2.0),
         "selected": ("none", SELECTED_COLOR, None, "solid", 2.5),
         "window": ("none", HIGHLIGHT_COLOR, None, "solid", 2.0),
