@@ -299,7 +299,7 @@ def test_a_long_title_over_one_small_grid_fits_the_figure():
     fig.canvas.draw()
     (text,) = [t for t in fig.texts if t.get_text() == title]
     box = text.get_window_extent(fig.canvas.get_renderer())
-    assert 0 <= box.x0 and box.x1 <= fig.bbox.width
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width
 
 
 @pytest.mark.parametrize("numeric", [False, True], ids=["symbols", "numbers"])
