@@ -102,7 +102,7 @@ def whole_pass_view(ctx, sweep, titles: list[str], formula: Formula, selected) -
 
     key = ("whole", *selected, *view)  # the followed cell is outlined
     fig = shared_view(key, lambda: motion_figure(whole_motion(), ctx.theme, start=0))
-    # each stage's button in the bar (7 · ∂L/∂x is the mask's result: its button)
+    # each stage's button in the bar (6 · ∂L/∂x is the mask's result: its button)
     stages = player_meta(fig)["stages"]
     follow = {s: titles.index(s) if s in titles else len(titles) - 1 for s in stages}
     chart(fig, "whole_pass")

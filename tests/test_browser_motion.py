@@ -120,7 +120,7 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
 
     # the end state: ∂L/∂x as the engine has it, the stage indicators on the last stage, and
     # under the player the followed cell's sum (the centre, ∂L/∂x₂₂ = 36, hand-worked)
-    assert "stage 7 · ∂L/∂x" in label(tab)
+    assert "stage 6 · ∂L/∂x" in label(tab)
     lit(tab, "6 · mask")  # ∂L/∂x is the mask's result
     xs, ys, text = tab.evaluate(DRAWN, "motion:grad_x")
     grad_x = recitation_grad_x()
@@ -138,7 +138,7 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
         "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
         ".layout.meta.player.labels"
     )
-    assert len(labels) == count and labels[-1] == "7 · ∂L/∂x"
+    assert len(labels) == count and labels[-1] == "6 · ∂L/∂x"
     first_pad = labels.index("3 · pad")
     # mid-motion pictures: the kernel half-way through its turn, the window half-way through
     mids = (("rotate", "4 · rotate 180°", 0.5), ("correlate", "5 · correlate", 0.4))

@@ -530,6 +530,22 @@ def test_the_selected_cell_and_its_copies_are_outlined_and_travel_to_it():
     assert len(motion.scenes[-1].groups["selected"].row) == 1
 
 
+def test_the_whole_pass_counts_stages_as_the_storyboard_does():
+    """The storyboard has 6 stages; the end state is the mask's result: 'stage 6 · ∂L/∂x' in the
+    player and 'stage 6/6' on the GIF (it said stage 7, of a bar of 6)."""
+    from convviz.render.input_story import input_grad_story
+
+    ig = LAYERS["recitation-s2"].input_grad
+    motion = mst.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
+    steps = [s.title for s in input_grad_story(ig, 0, 0, 0)]
+    assert motion.stages[:-1] == tuple(steps) and motion.stages[-1] == "6 · ∂L/∂x"
+    lines = [mg._stage_line(motion, s) for s in motion.stages]
+    assert lines[1] == "stage 2/6 · dilate" and lines[-1] == "stage 6/6 · ∂L/∂x"
+    wg = LAYERS["recitation-s2"].weight_grad
+    window = mst.weight_motion(wg, weight_grad_sweep(wg, 0, 0), 0, 0, 0)  # unnumbered stages
+    assert mg._stage_line(window, window.stages[-1]) == "stage 3/3 · sweep"
+
+
 def test_the_whole_pass_outlines_the_followed_cell_once_its_gradient_is_complete():
     from convviz.render.input_story import whole_pass
 

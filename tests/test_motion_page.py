@@ -67,8 +67,8 @@ def test_a_link_with_whole_opens_the_whole_pass():
     assert not at.exception, [e.value for e in at.exception]
     assert at.toggle(key="whole_pass").value is True
     labels = meta(at)["labels"]
-    assert labels[0] == "1 · ∂L/∂y" and labels[-1] == "7 · ∂L/∂x"
-    assert meta(at)["stages"] == [*STAGES, "7 · ∂L/∂x"]
+    assert labels[0] == "1 · ∂L/∂y" and labels[-1] == "6 · ∂L/∂x"
+    assert meta(at)["stages"] == [*STAGES, "6 · ∂L/∂x"]
     assert at.session_state["w_step"] is None  # no stage selected: the player lights them up
 
 
@@ -77,7 +77,7 @@ def test_the_toggle_and_a_picked_stage_write_the_url():
     assert query(at).get("whole") == "0"
     at.toggle(key="whole_pass").set_value(True).run()
     assert query(at)["whole"] == "1"
-    assert meta(at)["labels"][-1] == "7 · ∂L/∂x"
+    assert meta(at)["labels"][-1] == "6 · ∂L/∂x"
     at.button_group(key="w_step").set_value("3 · pad").run()  # a stage alone, whole pass off
     assert query(at)["whole"] == "0" and query(at)["step"] == "3"
     assert set(meta(at)["labels"]) == {"3 · pad"}
@@ -92,7 +92,7 @@ def test_the_player_follows_the_stage_bar_and_writes_the_frames_sums():
     # every stage of the motion has a button of the bar; ∂L/∂x (the mask's result) is 6 · mask's
     assert data["follow"] == {
         "key": "w_step",
-        "buttons": {**{s: i for i, s in enumerate(STAGES)}, "7 · ∂L/∂x": 5},
+        "buttons": {**{s: i for i, s in enumerate(STAGES)}, "6 · ∂L/∂x": 5},
     }
     ig = recitation()
     labels, cells, captions = data["labels"], data["cells"], data["captions"]

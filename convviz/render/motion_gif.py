@@ -67,9 +67,7 @@ def motion_gif(motion: Motion, *, cell_px: int = 40, frame_ms: int = MOTION_FRAM
             dy, dx = shift[motion.where[name]]
             drawn += _gif_cells(ax, c, dy, dx, font)
         if len(motion.stages) > 1:
-            n = motion.stages.index(f.stage) + 1
-            words = f.stage.split(" · ", 1)[-1]  # "2 · dilate" → "dilate"; "sweep" stays
-            drawn.append(ax.text(-0.5, -1.9, f"stage {n}/{len(motion.stages)} · {words}",
+            drawn.append(ax.text(-0.5, -1.9, _stage_line(motion, f.stage),
                                  fontsize=font, weight="bold", color=TEXT_COLOR))  # fmt: skip
         drawn.append(ax.text(-0.5, H + 0.2, f.caption[:150], fontsize=font * 0.62,
                              color=MUTED_TEXT, va="top", wrap=True))  # fmt: skip
@@ -83,6 +81,15 @@ def motion_gif(motion: Motion, *, cell_px: int = 40, frame_ms: int = MOTION_FRAM
     images[0].save(out, format="GIF", save_all=True, append_images=images[1:],
                    duration=durations[: len(images)], loop=0)  # fmt: skip
     return out.getvalue()
+
+
+def _stage_line(motion: Motion, stage: str) -> str:
+    """A frame's stage line: 'stage 2/6 · dilate' by the storyboard's numbers in the label
+    ('2 · dilate'; the end state '6 · ∂L/∂x' is stage 6's result), else by place ('3/3')."""
+    number, numbered, words = stage.partition(" · ")
+    if numbered:
+        return f"stage {number}/{motion.stages[-1].partition(' · ')[0]} · {words}"
+    return f"stage {motion.stages.index(stage) + 1}/{len(motion.stages)} · {stage}"
 
 
 def _gif_stills(motion: Motion, cell_px: int):

@@ -133,7 +133,8 @@ def _result_scale(st: InputGradStages, n: int, c: int) -> float:
 
 FOLLOWED = ("grad_x",)  # a scene's cell: the ∂L/∂x cell the reader follows (see Scene.cell)
 DILATE, PAD, ROTATE = "2 · dilate", "3 · pad", "4 · rotate 180°"
-CORRELATE, MASK, GRAD_OUT, GRAD_X = "5 · correlate", "6 · mask", "1 · ∂L/∂y", "7 · ∂L/∂x"
+# the end state is the mask's result: stage 6 as the storyboard counts (it has 6 stages)
+CORRELATE, MASK, GRAD_OUT, GRAD_X = "5 · correlate", "6 · mask", "1 · ∂L/∂y", "6 · ∂L/∂x"
 
 
 def dilate_keys(st: InputGradStages, n: int, k: int, base: dict) -> list[Scene]:
