@@ -867,3 +867,16 @@ def test_forward_marks_a_selected_input_cell_and_dots_the_outputs_it_feeds():
     assert shapes["highlight"]["xref"] == "x3" and shapes["highlight"]["line"]["dash"] == "dot"
     target = next(t for t in fig["data"] if t.get("name") == "target")
     assert target["line"].get("dash") in (None, "solid")
+
+
+@pytest.mark.parametrize(("page", "sel"), [(FORWARD, "y:1:0"), (WEIGHT_GRAD, "grad_w:1:0")])
+def test_the_legend_lists_only_marks_the_animation_draws(page, sel):
+    """A selected output cell is outlined red; it is not also listed as 'linked to the
+    selection' (the dotted outline under the red one could not be seen)."""
+    at = open_page(page, preset="recitation-s2", sel=sel)
+    assert_clean(at)
+    (fig,) = [f for f in figures(at) if f.get("frames")][:1]
+    names = [s["name"] for s in fig["layout"]["shapes"]]
+    notes = " ".join(a.get("text", "") for a in fig["layout"]["annotations"])
+    assert "selected" in names and "selected" in notes
+    assert "highlight" not in names and "linked to the selection" not in notes

@@ -173,7 +173,7 @@ def zoom_panels(
     rows, cols = sweep.rows[t], sweep.cols[t]
     high, taps = window_mask(operand.shape, sweep, t, kernel.taps)
     op = replace(operand, highlight=high, taps=taps)
-    out = replace(output, selected=tuple(cell), highlight=cell_mask(output.shape, cell))
+    out = replace(output, selected=tuple(cell), highlight=None)
     (kh, kw), (oh, ow), (H, W) = kernel.shape, output.shape, operand.shape
     panels = [
         crop(

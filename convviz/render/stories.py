@@ -18,7 +18,6 @@ from convviz.render.motion_stages import (
 from convviz.render.panel import Panel, SweepPanels
 from convviz.render.selection import (
     adds_cells,
-    cell_mask,
     in_panel,
     step_of,
     tap_grid,
@@ -83,8 +82,7 @@ def forward_panels(
             st.y[n, k],
             f"output {slice_name('y', n=n, k=k)}",
             "y",
-            selected=selected,
-            highlight=cell_mask(spec.out_size, selected),
+            selected=selected,  # outlined red: not also "linked to the selection"
             subtitle=f"{shape_text(st.y[n, k].shape)}, stride {spec.stride[0]}×{spec.stride[1]}",
         ),
     )
@@ -136,7 +134,6 @@ def weight_grad_panels(
             slice_name("∂L/∂w", k=k, c=c),
             "grad_w",
             selected=selected,
-            highlight=cell_mask(spec.kernel_size, selected),
             subtitle=f"{shape_text(st.grad_w[k, c].shape)}, Σ over {count(spec.batch, 'sample')}",
         ),
     )
