@@ -17,6 +17,7 @@ import numpy as np
 from convviz.formulas import Formula, forward_formula, input_grad_formula, weight_grad_formula
 from convviz.spec import PADDING_WORDS
 from convviz.stages import Layer
+from convviz.text import MINUS, count
 
 MAX_CANDIDATES = 48  # cells whose formulas are built when looking for a telling question
 ENOUGH = 6  # telling cells (where the flip matters) to choose from
@@ -62,10 +63,12 @@ def grade(q: Question, answer: float) -> Verdict:
     return Verdict(False, "")
 
 
-def _num(v: float) -> str:
-    """An answer as a student types it back: four significant digits, not the two decimals a
-    cell shows (text.number), so that typing what the page says is right is right."""
-    return str(round(v)) if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
+def shown(v: float) -> str:
+    """A number as a student types it back: four significant digits, not the two decimals a
+    cell shows (text.number), so that typing what the page says is right is right; its minus
+    is the page's "−" (the answer field takes either)."""
+    s = str(round(v)) if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
+    return s.replace("-", MINUS)
 
 
 # --- the flip ------------------------------------------------------------------------------------
@@ -105,11 +108,15 @@ def _grad_x_notes(f: Formula, spec) -> tuple[str, ...]:
     ring = sum(t.padding and t.left.name == "0" for t in f.terms)
     if spread:
         notes.append(
-            f"Stride-spread: {spread} of the rotated kernel's taps fall on zeros the stride "
-            f"inserted into ∂L/∂y: they add nothing."
+            f"Stride-spread: {spread} of the rotated kernel's taps "
+            f"{'falls' if spread == 1 else 'fall'} on zeros the stride inserted into ∂L/∂y: "
+            f"{'it adds' if spread == 1 else 'they add'} nothing."
         )
     if ring:
-        notes.append(f"{ring} taps fall on ∂L/∂y's zero padding (windows hanging over the edge).")
+        notes.append(
+            f"{count(ring, 'tap')} {'falls' if ring == 1 else 'fall'} on ∂L/∂y's zero padding "
+            "(windows hanging over the edge)."
+        )
     if f.groups:
         notes.append(
             f"Folding: with {spec.padding_mode} padding this cell also sits in the ring "
@@ -432,4 +439,4 @@ def questions(
 
 
 def answer_text(q: Question) -> str:
-    return _num(q.answer)
+    return shown(q.answer)

@@ -100,7 +100,8 @@ if asked_key in answers:
         st.success(f"Right: {quiz.answer_text(q)}.", icon=":material/check_circle:")
     else:
         st.warning(
-            f"Not quite: you said {answers[asked_key]:g}, the answer is {quiz.answer_text(q)}.",
+            f"Not quite: you said {quiz.shown(answers[asked_key])}, "
+            f"the answer is {quiz.answer_text(q)}.",
             icon=":material/cancel:",
         )
         if verdict.hint:

@@ -53,7 +53,8 @@ def test_quiz_one_right_one_wrong(tab: Page, app_url, artifacts):
     settle(tab)
     wrong = f"{second.traps[0].value:g}"
     answer(tab, wrong)
-    expect(tab.get_by_text(f"Not quite: you said {wrong}")).to_be_visible(timeout=RERUN_MS)
+    said = f"Not quite: you said {quiz.shown(second.traps[0].value)}"  # its minus is "−"
+    expect(tab.get_by_text(said)).to_be_visible(timeout=RERUN_MS)
     expect(tab.get_by_text(second.traps[0].hint[:40])).to_be_visible()  # the named mistake
     expect(tab.get_by_text("1 / 2")).to_be_visible()
     tab.screenshot(path=str(artifacts / "quiz-wrong.png"))

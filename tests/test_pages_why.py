@@ -3,6 +3,8 @@ the bad-input path, and the quiz's seed in the link. Figures are read as the pag
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from test_pages import assert_clean, figures, open_page, query, shown, trace, z_of
@@ -116,6 +118,7 @@ def test_quiz_right_then_wrong(p):
     at.text_input[0].set_value(f"{wrong:g}")
     submit(at)
     assert "Not quite" in at.warning[0].value
+    assert not re.search(r"-\d", at.warning[0].value), "minus signs are '−', as on the grids"
     if second.traps:  # the named mistake
         assert second.traps[0].hint in shown(at.info[0].value)
     assert "score this session: **1 / 2**" in at.markdown[0].value
