@@ -530,6 +530,16 @@ def test_the_selected_cell_and_its_copies_are_outlined_and_travel_to_it():
     assert len(motion.scenes[-1].groups["selected"].row) == 1
 
 
+def test_pad_and_turn_captions_say_what_happens_in_words():
+    """'A ring of … = 2×2 zeros' described a ring 2 cells wide; '180° of 180°' a finished turn."""
+    ig = LAYERS["recitation-s2"].input_grad  # a 3×3 kernel: a ring 2 cells wide
+    motion = mst.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
+    pad = next(s.caption for s in motion.scenes if s.stage == ms.PAD)
+    assert "2 rows above and below, 2 columns left and right" in pad and "×" not in pad
+    turns = [s.caption for s in motion.scenes if s.stage == ms.ROTATE]
+    assert "turned 180°" in turns[-1] and not any("180° of 180°" in t for t in turns)
+
+
 def test_the_whole_pass_counts_stages_as_the_storyboard_does():
     """The storyboard has 6 stages; the end state is the mask's result: 'stage 6 · ∂L/∂x' in the
     player and 'stage 6/6' on the GIF (it said stage 7, of a bar of 6)."""

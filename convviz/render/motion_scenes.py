@@ -26,6 +26,7 @@ from convviz.render.selection import sampled_steps
 from convviz.render.theme import HIGHLIGHT_COLOR, tap_colors
 from convviz.stages import InputGradStages
 from convviz.sweeps import Sweep
+from convviz.text import count
 
 # --- the backward pass's groups ------------------------------------------------------------------
 
@@ -159,7 +160,10 @@ def pad_keys(st: InputGradStages, n: int, k: int, base: dict) -> list[Scene]:
     eh, ew = st.spec.span
     rH, rW = st.spec.remainder
     ring = {**base, "pad": ring_cells(st, n, k, "pad", True)}
-    say = f"A ring of dil·(k − 1) = {eh - 1}×{ew - 1} zeros grows around it."
+    say = (
+        f"A ring of zeros grows around it: dil·(k − 1) = {count(eh - 1, 'row')} above and below, "
+        f"{count(ew - 1, 'column')} left and right."
+    )
     scenes = [Scene(PAD, say, ring)]
     if rH or rW:
         say = (
@@ -184,7 +188,8 @@ def rotate_keys(st: InputGradStages, k: int, c: int, base: dict, name="taps") ->
     )
     scenes = []
     for deg in range(ARC_DEG, 181, ARC_DEG):
-        say = f"The kernel turns about its centre: {deg}° of 180°. Each tap keeps its colour."
+        turned = "turned 180°: rot180 w" if deg == 180 else f"{deg}° of 180°"
+        say = f"The kernel turns about its centre: {turned}. Each tap keeps its colour."
         scenes.append(Scene(ROTATE, say + note, {**base, name: tap_cells(w, deg)}))
     if 180 % ARC_DEG:
         scenes.append(Scene(ROTATE, "rot180 w." + note, {**base, name: tap_cells(w, 180)}))

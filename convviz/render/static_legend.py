@@ -39,7 +39,7 @@ from convviz.render.theme import (
 # What each mark means, in the order a legend lists them (the same words as the app's captions).
 LEGEND_WORDS = {
     "pad": "padding (added cells)",
-    "dilation": "zero inserted by the stride",
+    "dilation": "zero inserted by dilation",  # as on screen
     "remainder": "rows/columns no window reaches",
     "dropped": "gradient the mask drops",
     "tap": "kernel tap (each its own colour)",
