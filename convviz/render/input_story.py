@@ -132,10 +132,11 @@ def _pad_caption(spec: ConvSpec, padded: np.ndarray) -> str:
 
 
 def _grad_operand_title(st: InputGradStages, n: int, k: int) -> str:
-    """∂L/∂y[n=…, k=…] with the words that fit: padded and/or dilated, or neither."""
+    """∂L/∂y[n=…, k=…] with the words that fit, in the order they happen: dilated and/or padded,
+    or neither."""
     words = [
         word
-        for word, mask in (("padded", st.padded_ring), ("dilated", st.padded_dilation_mask))
+        for word, mask in (("dilated", st.padded_dilation_mask), ("padded", st.padded_ring))
         if mask.any()
     ]
     return slice_name("∂L/∂y", n=n, k=k) + (f", {' and '.join(words)}" if words else "")
