@@ -170,3 +170,20 @@ def test_stills_light_the_cell_whose_sum_they_write(query, y_cell, w_cell, x_cel
     if x_cell:
         assert y.highlight.all()  # x[2, 2] is in all four windows of the stride-2 layer
     assert weight.panels[2].selected == w_cell and weight.panels[0].highlight.any()
+
+
+@pytest.mark.parametrize("preset", ["recitation-s2", "classroom"])
+def test_the_full_correlation_slide_lights_the_cell_its_formula_writes(preset):
+    """Step 5 writes ∂L/∂x̃ of the page's cell (the centre of ∂L/∂x, in padded indices) beside
+    its grid, with that cell outlined and its window lit (the slide wrote ∂L/∂x₂₂, lit nothing)."""
+    story = Story.of(preset)
+    step5 = story.stills()[5]
+    assert step5.name == "input-grad-step5"
+    operand, _, out = step5.panels
+    (pt, _), (pl, _) = story.spec.padding
+    H, W = story.spec.in_size
+    cell = (H // 2 + pt, W // 2 + pl)
+    assert out.selected == cell and operand.highlight.any()
+    # named as x̃'s axes label it (they count from −padding)
+    assert step5.formula.target.name == "dxp" and step5.formula.target.index == (H // 2, W // 2)
+    assert step5.formula.value == story.layer.input_grad.grad_x_padded[0, 0][cell]

@@ -201,6 +201,15 @@ class Story:
         return ("grad_x", *(self._selected(("grad_x",), spec.in_size) or centre(spec.in_size)))
 
     @cached_property
+    def _padded_input_grad_cell(self) -> tuple[int, int]:
+        """That cell in ∂L/∂x̃'s (padded) indices, where the full correlation writes it."""
+        key, r, q = self._input_grad_cell
+        if key == "grad_x_padded":
+            return r, q
+        (pt, _), (pl, _) = self.spec.padding
+        return r + pt, q + pl
+
+    @cached_property
     def input_grad_formula(self) -> Formula:
         key, r, q = self._input_grad_cell
         padded = key == "grad_x_padded"
@@ -252,8 +261,11 @@ class Story:
             )
         ]
         for i, step in enumerate(self.steps):
-            panels = step.panels or input_grad_animation(ig, self.sweeps["input_grad"], n, k, c)
-            formula = self.input_grad_formula if i >= 4 else None
+            panels, formula = step.panels, self.input_grad_formula if i >= 4 else None
+            if not panels:  # the full correlation: the formula's cell of ∂L/∂x̃, its window lit
+                cell = self._padded_input_grad_cell
+                panels = input_grad_animation(ig, self.sweeps["input_grad"], n, k, c, cell)
+                formula = input_grad_formula(ig, n, c, *cell, padded=True)
             out.append(
                 Still(f"input-grad-step{i + 1}", step.heading, step.caption, panels, formula)
             )
