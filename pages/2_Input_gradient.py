@@ -155,8 +155,11 @@ def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> No
             "full correlation: rot180(w) over the padded, dilated ∂L/∂y",
             channel=ctx.k,
             start=opening(sweep, pad_cell)[0],
+            formula=input_grad_formula_of(ctx.key, ctx.n, ctx.c, *shown, True),
             formula_of=lambda r, c: input_grad_formula(ig, ctx.n, ctx.c, r, c, padded=True),
             cell=shown,
+            # a slide writes that cell's sum of ∂L/∂x̃ beside the grids, the cell and window lit
+            still=None if pad_cell else input_grad_animation(ig, sweep, ctx.n, ctx.k, ctx.c, shown),
         )
 
 

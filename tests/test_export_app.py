@@ -119,12 +119,15 @@ def test_snippet_and_mp4_download_from_the_popover(tab, app_url, tmp_path):
     assert meta["size"][0] >= 1280 and len(frames) > 4
 
 
-@pytest.mark.parametrize("step", ["1", "2", "4", "6"])
+@pytest.mark.parametrize("step", ["1", "2", "4", "5", "6"])
 def test_storyboard_exports_carry_the_followed_cells_formula(step):
     """A storyboard stage's export row carries the formula the page writes out (the followed
     ∂L/∂x cell's sum): under the PNG/SVG and as LaTeX to copy (issue 8.9: stills carry their
     formula)."""
-    at = _page("pages/2_Input_gradient.py", f"input-grad-step{step}", step=step)
+    name = "full-correlation" if step == "5" else f"input-grad-step{step}"  # an animation's row
+    at = _page("pages/2_Input_gradient.py", name, step=step)
     areas = [t for t in at.text_area if t.label.startswith("The cell's formula in LaTeX")]
     assert len(areas) == 1, f"step {step}: the export row has the formula"
-    assert r"\frac{\partial L}{\partial x" in areas[0].value
+    # the full correlation writes ∂L/∂x̃ (the grid it fills), in padded indices
+    x = r"\tilde{x}" if step == "5" else "x"
+    assert rf"\frac{{\partial L}}{{\partial {x}" in areas[0].value
