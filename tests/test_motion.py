@@ -540,6 +540,34 @@ def test_pad_and_turn_captions_say_what_happens_in_words():
     assert "turned 180°" in turns[-1] and not any("180° of 180°" in t for t in turns)
 
 
+@pytest.mark.parametrize("which", ["pad", "whole"])
+def test_motion_gifs_carry_a_legend_that_fits_their_frame(which):
+    """A GIF explains its marks as the browser's legend does (the motions' GIFs had none): each
+    role drawn, in its colour, wrapped inside the frame (a one-grid stage is narrow), under the
+    caption."""
+    from matplotlib.colors import to_hex
+
+    from convviz.render.motion import legend_items
+
+    ig = LAYERS["recitation-s2"].input_grad
+    sweep = input_grad_sweep(ig)
+    motion = mst.pad_motion(ig, 0, 0) if which == "pad" else mst.backward_motion(ig, sweep, 0, 0, 0)
+    canvas, ax, _, _ = mg._gif_stills(motion, 20)
+    canvas.draw()
+    width = canvas.figure.bbox.width
+    said = [t.get_text().strip() for t in ax.texts]
+    items = legend_items(motion)
+    assert {"zero inserted by dilation"} <= {words for _, _, words in items}
+    H = max(p.shape[0] for p in motion.panels)
+    for glyph, colour, words in items:
+        at = said.index(words)
+        swatch, text = ax.texts[at - 1], ax.texts[at]  # the glyph, in its colour, before it
+        assert swatch.get_text() == glyph and to_hex(swatch.get_color()) == to_hex(colour)
+        box = text.get_window_extent(canvas.get_renderer())
+        assert box.x0 >= 0 and box.x1 <= width, f"{words} runs off the frame"
+        assert text.get_position()[1] > H + 0.2  # under the caption
+
+
 def test_the_whole_pass_counts_stages_as_the_storyboard_does():
     """The storyboard has 6 stages; the end state is the mask's result: 'stage 6 · ∂L/∂x' in the
     player and 'stage 6/6' on the GIF (it said stage 7, of a bar of 6)."""

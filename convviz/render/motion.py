@@ -56,12 +56,18 @@ ROLES = {
 HOLLOW = ("window", "outline")  # drawn as coloured outlines, no number
 LEGEND = {
     "inserted": (DILATION_COLOR, "■", "zero inserted by dilation"),
-    "pad": (PAD_COLOR, "■", "zero padding dil·(k − 1)"),
+    "pad": (PAD_COLOR, "■", "zero padding, dilation·(kernel − 1) per side"),
     "remainder": (REMAINDER_COLOR, "▣", "remainder row/col"),
     "window": (TEXT_COLOR, "□", "window (tap colours)"),
     "outline": (HIGHLIGHT_COLOR, "□", "cell of the formula"),
     "ring": (PAD_TEXT, "▣", "gradient on the padded ring"),
 }
+
+
+def legend_items(motion: Motion) -> list[tuple[str, str, str]]:
+    """(glyph, colour, words) of each role the motion draws, in LEGEND's order."""
+    roles = {g.role for s in motion.scenes for g in s.groups.values() if len(g.value)}
+    return [(glyph, col, words) for role, (col, glyph, words) in LEGEND.items() if role in roles]
 
 
 # --- the model -----------------------------------------------------------------------------------

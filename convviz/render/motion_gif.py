@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import math
 
 import numpy as np
 
@@ -16,13 +17,18 @@ from convviz.render.motion import (
     Cells,
     Motion,
     backdrop_cells,
+    legend_items,
 )
 from convviz.render.panel import Panel
 from convviz.render.theme import BACKGROUND, MUTED_TEXT, TEXT_COLOR
 
 GAP = 1.5  # cells between two panels
-TOP, BOTTOM = 2.4, 1.4  # rows of room above the grids (stage line, titles) and below (caption)
+TOP = 2.4  # rows of room above the grids: the stage line and the titles
+STAGE_ROW = 1.0  # of TOP: the stage line's
 FONT = 0.36  # cell numbers' size in points per pixel of cell; titles 0.9 of it
+SMALL = 0.62  # captions and the legend, of the cells' font
+EM = SMALL * FONT * 100 / 72  # the small text's size in cells (at 100 dpi, any cell size)
+LINE = 1.25 * EM  # a line of small text, in cells
 
 
 def panel_columns(motion: Motion) -> list[float]:
@@ -47,7 +53,48 @@ def gif_size_cells(motion: Motion) -> tuple[float, float]:
     """(width, height) of motion_gif's frame in cells (× cell_px: pixels)."""
     columns = panel_columns(motion)
     high = max(p.shape[0] for p in motion.panels)
-    return sum(columns) + GAP * (len(columns) - 1) + 1, high + TOP + BOTTOM
+    width = sum(columns) + GAP * (len(columns) - 1) + 1
+    return width, high + _top(motion) + _bottom(motion, width)
+
+
+def _top(motion: Motion) -> float:
+    """Rows above the grids: the titles, and the stage line when there are stages to name."""
+    return TOP if len(motion.stages) > 1 else TOP - STAGE_ROW
+
+
+def _bottom(motion: Motion, width: float) -> float:
+    """Rows under the grids: the longest caption's lines, then the legend's."""
+    legend = len(_legend_rows(motion, width))
+    caption = _caption_lines(motion, width) * LINE
+    return 0.7 + caption + (0.3 + legend * LINE if legend else 0.0) + 0.4
+
+
+def _text_cells(text: str) -> float:
+    """The width of small text in cells, spaces included (a path's outline would drop them)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    return TextToPath().get_text_width_height_descent(text, FontProperties(size=1), False)[0] * EM
+
+
+def _caption_lines(motion: Motion, width: float) -> int:
+    """Lines of the longest caption (cut at 150 characters) wrapped to the frame's width."""
+    longest = max(_text_cells(s.caption[:150]) for s in motion.scenes)
+    return max(1, math.ceil(longest / (width - 2.5)))  # words wrap whole: some room
+
+
+def _legend_rows(motion: Motion, width: float) -> list[list[tuple[str, str]]]:
+    """The legend's (text, colour) pieces, wrapped to lines that fit the frame's width."""
+    rows, x = [], width
+    for glyph, colour, words in legend_items(motion):
+        item = [(glyph, colour), (f" {words}    ", MUTED_TEXT)]
+        w = sum(_text_cells(t) for t, _ in item)
+        if x + w > width - 1.5:
+            rows.append([])
+            x = 0.0
+        rows[-1] += item
+        x += w
+    return rows
 
 
 def motion_gif(motion: Motion, *, cell_px: int = 40, frame_ms: int = MOTION_FRAME_MS) -> bytes:
@@ -69,7 +116,7 @@ def motion_gif(motion: Motion, *, cell_px: int = 40, frame_ms: int = MOTION_FRAM
         if len(motion.stages) > 1:
             drawn.append(ax.text(-0.5, -1.9, _stage_line(motion, f.stage),
                                  fontsize=font, weight="bold", color=TEXT_COLOR))  # fmt: skip
-        drawn.append(ax.text(-0.5, H + 0.2, f.caption[:150], fontsize=font * 0.62,
+        drawn.append(ax.text(-0.5, H + 0.2, f.caption[:150], fontsize=font * SMALL,
                              color=MUTED_TEXT, va="top", wrap=True))  # fmt: skip
         canvas.draw()
         rgba = np.asarray(canvas.buffer_rgba())
@@ -106,7 +153,7 @@ def _gif_stills(motion: Motion, cell_px: int):
     canvas = FigureCanvasAgg(fig)
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_xlim(-1.0, W - 1)
-    ax.set_ylim(H - 0.5 + BOTTOM, -0.5 - TOP)
+    ax.set_ylim(H - 0.5 + _bottom(motion, W), -0.5 - _top(motion))
     ax.set_axis_off()
     font = cell_px * FONT
     shift, left = [], 0.0  # label coordinates → drawing coordinates, per panel
@@ -120,6 +167,13 @@ def _gif_stills(motion: Motion, cell_px: int):
         if i in motion.backdrops:
             _gif_cells(ax, backdrop_cells(motion.backdrops[i]), dy, dx, font)
         left += col + GAP
+    legend_top = H + 0.2 + _caption_lines(motion, W) * LINE + 0.3  # under the caption
+    for r, row in enumerate(_legend_rows(motion, W)):
+        x = -0.5
+        for text, ink in row:
+            ax.text(x, legend_top + (r + 0.5) * LINE, text, fontsize=font * SMALL, color=ink,
+                    va="center")  # fmt: skip
+            x += _text_cells(text)
     return canvas, ax, shift, font
 
 

@@ -14,13 +14,13 @@ from convviz.render.grids import base_layout, format_values, panel_axes, panel_h
 from convviz.render.motion import (
     FAINT_GRID,
     HOLLOW,
-    LEGEND,
     MOTION_FRAME_MS,
     ROLES,
     Cells,
     Motion,
     Scene,
     backdrop_cells,
+    legend_items,
 )
 from convviz.render.panel import Panel
 from convviz.render.theme import FONT_FAMILY, MUTED_TEXT, THEME, Theme
@@ -124,8 +124,7 @@ def _group_trace(name: str, c: Cells, i: int, look: _Look) -> dict:
 
 def _legend_lines(motion: Motion, theme: Theme, width: int) -> list[str]:
     """The roles drawn, each in its colour, wrapped to lines that fit `width` px."""
-    roles = {g.role for s in motion.scenes for g in s.groups.values() if len(g.value)}
-    items = [(glyph, col, words) for role, (col, glyph, words) in LEGEND.items() if role in roles]
+    items = legend_items(motion)
     lines, chars, most = [], 0, int(width / (0.5 * (theme.font_size - 1)))  # measured: ~0.42
     for glyph, col, words in items:
         item = f"<span style='color:{col}'>{glyph}</span> {words}"
