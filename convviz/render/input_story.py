@@ -126,7 +126,8 @@ def _pad_caption(spec: ConvSpec, padded: np.ndarray) -> str:
         else ""
     )
     return (
-        f"Pad with zeros: dil·(k − 1) = {count(eh - 1, 'row')} / {count(ew - 1, 'column')} "
+        f"Pad with zeros: dilation·(kernel − 1) = {count(eh - 1, 'row')} / "
+        f"{count(ew - 1, 'column')} "
         f"per side{rest}: ({gt}, {gb}) × ({gl}, {gr}) → {shape_text(padded.shape)}."
     )
 

@@ -161,7 +161,8 @@ def pad_keys(st: InputGradStages, n: int, k: int, base: dict) -> list[Scene]:
     rH, rW = st.spec.remainder
     ring = {**base, "pad": ring_cells(st, n, k, "pad", True)}
     say = (
-        f"A ring of zeros grows around it: dil·(k − 1) = {count(eh - 1, 'row')} above and below, "
+        f"A ring of zeros grows around it: dilation·(kernel − 1) = {count(eh - 1, 'row')} above "
+        f"and below, "
         f"{count(ew - 1, 'column')} left and right."
     )
     scenes = [Scene(PAD, say, ring)]

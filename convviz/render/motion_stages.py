@@ -245,7 +245,10 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
         r = np.repeat(sweep.rows[t], oW) - pt
         q = np.tile(sweep.cols[t], oH) - pl
         a, b = sweep.targets[t]
-        say = f"Steps of the dilation {dh}×{dw}: this window gives ∂L/∂w[{a}, {b}] = Σ x̃·∂L/∂y."
+        say = (
+            f"The window steps by the dilation ({dh}×{dw}); here it gives "
+            f"∂L/∂w[{a}, {b}] = Σ x̃·∂L/∂y."
+        )
         groups = {**scenes[-1].groups, "window": window.at(r, q)}
         scenes.append(Scene("sweep", say, groups, cell=("grad_w", int(a), int(b))))
     rH, rW = spec.reach
