@@ -225,7 +225,7 @@ def test_a_big_layers_close_up_centres_on_the_cell_whose_sum_is_written(page, se
     assert len(zooms) == 1
     layout = json.loads(zooms[0].proto.spec)["layout"]
     notes = [re.sub(r"<[^>]+>|\s+", " ", a["text"]) for a in layout["annotations"]]
-    crop = re.compile(r"rows (-?\d+)…(-?\d+), columns (-?\d+)…(-?\d+): +the cell")
+    crop = re.compile(r"rows (-?\d+)…(-?\d+), +columns (-?\d+)…(-?\d+): +the cell")
     (r0, r1, c0, c1) = map(int, next(m for m in map(crop.search, notes) if m).groups())
     _, r, c = want
     assert r0 <= r <= r1 and c0 <= c <= c1, (notes, want)

@@ -50,3 +50,14 @@ def test_laptop_keeps_every_word(column):
 def test_hidden_note_alone_is_kept_on_a_projector():
     lines = subtitle_lines(panel(""), PROJECTOR, 400, hidden=True)
     assert " ".join(lines) == HIDDEN_NOTE
+
+
+@pytest.mark.parametrize("column", [120, 150, 200, 260])
+def test_lines_break_between_clauses_not_inside_one(column):
+    """'4×4, spread by the stride 2×2' wrapped as '4×4, spread by the stride' / '2×2': the
+    second line read as a second shape."""
+    sub = "4×4, spread by the stride 2×2"
+    lines = subtitle_lines(panel(sub), LAPTOP, column, hidden=False)
+    assert words(lines) == sub.split()
+    assert lines[0].startswith("4×4") and not any(line == "2×2" for line in lines)
+    assert "4×4, spread" not in " ".join(lines[:1]) or len(lines) == 1  # a break between clauses

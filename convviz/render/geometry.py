@@ -8,6 +8,7 @@ readable cells of their own.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -117,7 +118,21 @@ def subtitle_lines(panel: Panel, theme: Theme, column_px: float, hidden: bool) -
             while len(parts) > 1 and len(sep.join(parts)) > chars:
                 parts.pop()
             sub = sep.join(parts)
-    return textwrap.wrap(sub, chars) if sub else []
+    return _wrap_clauses(sub, chars)
+
+
+def _wrap_clauses(text: str, chars: int) -> list[str]:
+    """Lines of at most `chars`, broken after ', ' and ' · ' where it can (a clause such as
+    'spread by the stride 2×2' stays whole), inside a clause only when it alone is too long, and
+    then never before its last word ('2×2' alone on a line read as another shape)."""
+    lines: list[str] = []
+    for clause in re.split(r"(?<=,) |(?<= ·) ", text) if text else []:
+        if lines and len(lines[-1]) + 1 + len(clause) <= chars:
+            lines[-1] += " " + clause
+        else:
+            glued = re.sub(r" (?=\S+$)", "\u00a0", clause)  # the last word kept with the one before
+            lines += [line.replace("\u00a0", " ") for line in textwrap.wrap(glued, chars)]
+    return lines
 
 
 def _header_h(lines: int, theme: Theme) -> int:
