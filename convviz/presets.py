@@ -70,8 +70,9 @@ PRESETS: tuple[Preset, ...] = (
     Preset(
         "recitation-s1",
         "Recitation: 3×3 ⋆ 2×2, stride 1",
-        "The CNN back-propagation recitation's first example: ∂L/∂X is the full correlation "
-        "of ∂L/∂O with the 180°-rotated filter. ∂L/∂x₁₁ = 1·4 + (−2)·3 + 3·2 + (−1)·1 = 3.",
+        "The CNN back-propagation recitation's first example: ∂L/∂x (its ∂L/∂X) is the full "
+        "correlation of ∂L/∂y (its ∂L/∂O) with the 180°-rotated kernel. "
+        "∂L/∂x₁₁ = 1·4 + (−2)·3 + 3·2 + (−1)·1 = 3.",
         (1, 1, 3, 3),
         (1, 1, 2, 2),
         x=((1, 2, 3), (4, 5, 6), (7, 8, 9)),
@@ -82,7 +83,7 @@ PRESETS: tuple[Preset, ...] = (
         "recitation-s2",
         "Recitation: 5×5 ⋆ 3×3, stride 2",
         "The recitation's stride-2 example: ∂L/∂y is dilated (one zero between cells) and "
-        "padded by 2 = k − 1 per side (not 'by the stride'). ∂L/∂x₂₂ has four terms: "
+        "padded by 2 = kernel − 1 per side (not 'by the stride'). ∂L/∂x₂₂ has four terms: "
         "1·9 + 2·7 + 3·3 + 4·1 = 36.",
         (1, 1, 5, 5),
         (1, 1, 3, 3),
@@ -105,8 +106,9 @@ PRESETS: tuple[Preset, ...] = (
     Preset(
         "qa-channels",
         "Q&A: 5×100×100 input, 10 filters of 5×5×5",
-        "Depths differ, yet nothing is padded to match: ∂E/∂F[k, c] = X[c] ⋆ ∂E/∂O[k] for "
-        "every filter k and channel c; ∂E/∂X[c] sums over the 10 filters.",
+        "Depths differ, yet nothing is padded to match: ∂L/∂w[k, c] = x[c] ⋆ ∂L/∂y[k] (the "
+        "Q&A's ∂E/∂F = X ⋆ ∂E/∂O) for every filter k and channel c; ∂L/∂x[c] sums over the 10 "
+        "filters.",
         (1, 5, 100, 100),
         (10, 5, 5, 5),
         grad_out="random",
@@ -123,7 +125,7 @@ PRESETS: tuple[Preset, ...] = (
     Preset(
         "classroom",
         "Classroom: 7×7 ⋆ 3×3, stride 2, padding 1",
-        "Every backward stage at once: dilation by the stride, padding by k − 1, the flip, "
+        "Every backward stage at once: dilation by the stride, padding by kernel − 1, the flip, "
         "and the ring the mask drops.",
         (1, 1, 7, 7),
         (1, 1, 3, 3),

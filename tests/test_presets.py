@@ -7,6 +7,8 @@ ranges and kernels of `values`.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from oracles import assert_array, grid
@@ -325,3 +327,12 @@ def test_layer_values_seeded_examples_and_given_arrays():
     assert_array(g2, np.zeros(spec.output_shape), "given grad_out is used as is")
     _, _, ones = layer_values(spec, 5)
     assert_array(ones, np.ones(spec.output_shape), "default grad_out is ones")
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.key)
+def test_notes_speak_the_apps_notation(preset):
+    """x, w, y and ∂L/∂· as on every grid; a source's own letters only in an aside '(its …)'.
+    k is the filter index, so a kernel size is 'kernel', not 'k − 1'."""
+    said = re.sub(r"\([^)]*\)", "", preset.note)
+    for foreign in ("∂L/∂X", "∂L/∂O", "∂E/", "∂L/∂F", "k − 1"):
+        assert foreign not in said, f"{preset.key}: {foreign}"
