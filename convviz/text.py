@@ -43,6 +43,11 @@ def cell_name(name: str, row: int, col: int) -> str:
     return f"{name}[{row}, {col}]"
 
 
+def bias_gradient(k: int) -> str:
+    """What filter k's bias gradient sums, in the grids' indices (no NumPy slice)."""
+    return f"∂L/∂b[{k}] = Σ over n, i, j of ∂L/∂y[n, {k}, i, j]"
+
+
 def count(n: int, word: str, plural: str = "") -> str:
     """'1 row', '2 rows', '0 rows': a count with its noun in the right number."""
     return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"

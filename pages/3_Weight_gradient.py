@@ -8,7 +8,7 @@ from convviz.render.motion import MAX_WINDOW_STOPS
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import opening
 from convviz.render.stories import weight_grad_panels, window_motion
-from convviz.text import number
+from convviz.text import bias_gradient, number
 from convviz.ui.compute import shared_view, sweeps_for, weight_grad_formula_of
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import (
@@ -82,7 +82,7 @@ def weight_gradient(ctx):
     key = ("weight-window", ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme)
     fig, sums = shared_view(key, window_view)
     animated_chart(fig, "dilated_grad", ctx, sums, primary=False)
-    st.metric(f"bias gradient ∂L/∂b[{ctx.k}] = Σ ∂L/∂y[:, {ctx.k}]", number(wg.grad_b[ctx.k]))
+    st.metric(f"bias gradient {bias_gradient(ctx.k)}", number(wg.grad_b[ctx.k]))
 
 
 weight_gradient(ctx)

@@ -854,6 +854,8 @@ def test_bias_gradient_is_written_as_every_other_number():
     assert_clean(at)
     value = at.metric[0].value
     assert re.fullmatch(r"−?\d+\.\d{1,2}", value), value
+    # says what it sums in the grids' indices, not as a NumPy slice ("∂L/∂y[:, 0]")
+    assert at.metric[0].label.endswith("∂L/∂b[0] = Σ over n, i, j of ∂L/∂y[n, 0, i, j]")
 
 
 def test_forward_marks_a_selected_input_cell_and_dots_the_outputs_it_feeds():

@@ -24,7 +24,7 @@ from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.sweep_animations import sweep_figure
 from convviz.render.theme import THEME, Theme
-from convviz.text import number
+from convviz.text import bias_gradient, number
 
 _UI = Path(__file__).resolve().parent.parent / "ui"
 
@@ -225,8 +225,7 @@ def lecture_html(story: Story, theme: Theme = THEME, progress=None) -> str:
             if progress:
                 progress(done, total)
     grad_b = story.layer.weight_grad.grad_b[story.k]
-    parts.append(f"<p class='note'>Bias gradient ∂L/∂b[{story.k}] = Σ ∂L/∂y[:, {story.k}] = "
-                 f"{number(grad_b)}.</p>")  # fmt: skip
+    parts.append(f"<p class='note'>Bias gradient {bias_gradient(story.k)} = {number(grad_b)}.</p>")
     head = (
         "<h1>How a convolution learns: forward and backward, with real numbers</h1>"
         f"<p class='layer'>{html.escape(layer_line(story))}</p>"

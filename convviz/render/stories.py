@@ -288,7 +288,7 @@ def channel_grids(
             wg.grad_w,
             [f"k={i}" for i in range(K)],
             chans,
-            "Row k, column c is x̃[:, c] ⋆ dilate(∂L/∂y[:, k]), summed over the batch"
+            "Row k, column c is Σ over the batch n of x̃[n, c] ⋆ dilate(∂L/∂y[n, k])"
             + (
                 f"; outlined: k={k}, c={c}, drawn with its operands below."
                 if k is not None

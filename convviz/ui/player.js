@@ -238,7 +238,7 @@ export default function (component) {
 
   function render() {
     scrub.value = cur;
-    const sampled = d.sampled > 1 ? ` (1 in ${d.sampled})` : "";
+    const sampled = d.sampled > 1 ? ` (1 step in ${d.sampled} shown)` : "";
     label.textContent = `step ${cur + 1}/${count}${sampled} → ${d.prefix}${d.labels[cur]}${d.suffix}`;
     caption.replaceChildren(...(d.captions[cur] || []).map((line) => el("div", {}, line)));
     playButton.textContent = timer ? "❚❚ Pause" : "▶ Play";
