@@ -56,7 +56,7 @@ ROLES = {
 HOLLOW = ("window", "outline")  # drawn as coloured outlines, no number
 LEGEND = {
     "inserted": (DILATION_COLOR, "■", "zero inserted by dilation"),
-    "pad": (PAD_COLOR, "■", "zero padding, dilation·(kernel − 1) per side"),
+    "pad": (PAD_COLOR, "■", "zero padding"),  # how much: the pad stage says
     "remainder": (REMAINDER_COLOR, "▣", "remainder row/col"),
     "window": (TEXT_COLOR, "□", "window (tap colours)"),
     "outline": (HIGHLIGHT_COLOR, "□", "cell of the formula"),
