@@ -122,17 +122,22 @@ def subtitle_lines(panel: Panel, theme: Theme, column_px: float, hidden: bool) -
 
 
 def _wrap_clauses(text: str, chars: int) -> list[str]:
-    """Lines of at most `chars`, broken after ', ' and ' · ' where it can (a clause such as
-    'spread by the stride 2×2' stays whole), inside a clause only when it alone is too long, and
-    then never before its last word ('2×2' alone on a line read as another shape)."""
-    lines: list[str] = []
+    """Lines of at most `chars`, never breaking before a clause's last word ('2×2' alone on a
+    line read as another shape); broken after ', ' and ' · ' rather than inside a clause when
+    that takes no more lines ('4×4,' / 'spread by the stride 2×2')."""
+
+    def wrap(part: str) -> list[str]:
+        glued = re.sub(r" (?=\S+$)", "\u00a0", part)  # the last word kept with the one before
+        return [line.replace("\u00a0", " ") for line in textwrap.wrap(glued, chars)]
+
+    by_clause: list[str] = []
     for clause in re.split(r"(?<=,) |(?<= ·) ", text) if text else []:
-        if lines and len(lines[-1]) + 1 + len(clause) <= chars:
-            lines[-1] += " " + clause
+        if by_clause and len(by_clause[-1]) + 1 + len(clause) <= chars:
+            by_clause[-1] += " " + clause
         else:
-            glued = re.sub(r" (?=\S+$)", "\u00a0", clause)  # the last word kept with the one before
-            lines += [line.replace("\u00a0", " ") for line in textwrap.wrap(glued, chars)]
-    return lines
+            by_clause += wrap(clause)
+    by_word = wrap(text) if text else []
+    return by_clause if len(by_clause) <= len(by_word) else by_word
 
 
 def _header_h(lines: int, theme: Theme) -> int:
