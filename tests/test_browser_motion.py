@@ -91,7 +91,7 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     tab.locator(".js-plotly-plot").first.wait_for(timeout=CHART_MS)
     settle(tab)
     tab.locator(".st-key-whole_pass label").click()
-    tab.locator(".st-key-chart_whole_pass .js-plotly-plot").wait_for(timeout=CHART_MS)
+    tab.locator(".st-key-chart_whole_pass .js-plotly-plot").last.wait_for(timeout=CHART_MS)
     tab.wait_for_function(f"() => ({STATE})() !== null", timeout=CHART_MS)
     tab.wait_for_function("() => location.search.includes('whole=1')")  # in the link
     frame, count = tab.evaluate(STATE)
@@ -174,7 +174,7 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
 
     # a stage button opens that stage alone: the whole pass is off, the bar the server's again
     tab.locator(".st-key-w_step button", has_text="4 · rotate 180°").click()
-    tab.locator(".st-key-chart_story_3 .js-plotly-plot").wait_for(timeout=CHART_MS)
+    tab.locator(".st-key-chart_story_3 .js-plotly-plot").last.wait_for(timeout=CHART_MS)
     tab.wait_for_function("() => location.search.includes('whole=0')")
     assert "step=4" in tab.url
     tab.wait_for_function(f"() => ({LIT})().every(b => b[1] === '')")  # no marks left behind
@@ -185,7 +185,7 @@ def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
     server round trip: the page keeps its step), past its end to the next page; the formula
     follows the window's frames."""
     tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2&whole=1")
-    tab.locator(".st-key-chart_whole_pass .js-plotly-plot").wait_for(timeout=CHART_MS)
+    tab.locator(".st-key-chart_whole_pass .js-plotly-plot").last.wait_for(timeout=CHART_MS)
     settle(tab)
     tab.wait_for_function(f"() => ({STATE})() !== null", timeout=CHART_MS)
     meta = tab.evaluate(
@@ -320,7 +320,9 @@ def test_whole_pass_fits_a_projector_on_every_preset(browser: Browser, app_url, 
     try:
         for preset in [p.key for p in PRESETS]:
             page.goto(f"{app_url}/Input_gradient?preset={preset}&pres=1&whole=1")
-            page.locator(".st-key-chart_whole_pass .js-plotly-plot").wait_for()
+            # .last: while the page re-sizes itself to the screen, the chart drawn for the
+            # default size can still be there beside the new one (a strict locator failed)
+            page.locator(".st-key-chart_whole_pass .js-plotly-plot").last.wait_for()
             settle(page)
             page.wait_for_function(f"() => ({STATE})() !== null")
             view = page.evaluate(MEASURE)
