@@ -156,6 +156,9 @@ def test_taps_are_bordered_in_their_tap_colour(panels):
         assert np.allclose(box.get_edgecolor(), to_rgba(colors[x.taps[i, j]]))
         assert box.get_linewidth() > 2  # thick, in points
         assert box.get_facecolor()[3] == 0  # the value colour shows through
+        # with a white edge inside it (an orange tap on an orange cell vanished)
+        (edge,) = box.get_path_effects()
+        assert edge._gc["foreground"] == HALO_COLOR
 
 
 def test_highlight_selected_remainder_and_dropped_overlays():

@@ -417,6 +417,8 @@ def tap_box(cell, color: str, cell_pt: float, outlined: bool = True) -> Rectangl
         joinstyle="miter",
         zorder=3.5,
         label="tap",
+        # a white edge inside it: an orange tap stays visible on an orange (positive) cell
+        path_effects=[withStroke(linewidth=1.6 * lw, foreground=HALO_COLOR)],
     )
 
 
