@@ -221,6 +221,10 @@ class ConvSpec:
         """The label of a padded-input cell: its array index less the top/left padding."""
         return tuple(i - lo for i, (lo, _) in zip(index, self.padding))
 
+    def padded_index(self, cell: Pair) -> Pair:
+        """Where input cell `cell` sits in the padded input (the inverse of `padded_label`)."""
+        return tuple(i + lo for i, (lo, _) in zip(cell, self.padding))
+
     @property
     def out_size(self) -> Pair:
         """floor((H + pad_top + pad_bottom - dil*(k-1) - 1) / stride) + 1 per axis."""

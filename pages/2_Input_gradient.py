@@ -145,8 +145,7 @@ def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> No
         export_buttons(step.panels, ctx, name, step.heading, formula)
     else:  # the full correlation, animated
         pad_cell = tuple(selected[1:]) if selected[0] == "grad_x_padded" else None
-        (pt, _), (pl, _) = ctx.spec.padding
-        shown = pad_cell or (selected[1] + pt, selected[2] + pl)  # the formula's cell, in x̃
+        shown = pad_cell or ctx.spec.padded_index(selected[1:])  # the formula's cell, in x̃
         animation(
             ctx,
             sweep,

@@ -263,3 +263,12 @@ def test_same_rule_holds(H, k, s, d):
 
 def test_spec_error_is_a_value_error():
     assert issubclass(ConvSpecError, ValueError)
+
+
+@pytest.mark.parametrize("padding", [0, 1, ((2, 0), (1, 3)), "same"])
+def test_padded_index_and_padded_label_are_inverse(padding):
+    spec = ConvSpec.create((1, 1, 5, 6), (1, 1, 3, 3), padding=padding)
+    (pt, _), (pl, _) = spec.padding
+    for cell in [(0, 0), (4, 5), (2, 3)]:
+        assert spec.padded_index(cell) == (cell[0] + pt, cell[1] + pl)
+        assert spec.padded_label(spec.padded_index(cell)) == cell

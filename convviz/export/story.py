@@ -203,11 +203,8 @@ class Story:
     @cached_property
     def _padded_input_grad_cell(self) -> tuple[int, int]:
         """That cell in ∂L/∂x̃'s (padded) indices, where the full correlation writes it."""
-        key, r, q = self._input_grad_cell
-        if key == "grad_x_padded":
-            return r, q
-        (pt, _), (pl, _) = self.spec.padding
-        return r + pt, q + pl
+        key, *cell = self._input_grad_cell
+        return tuple(cell) if key == "grad_x_padded" else self.spec.padded_index(cell)
 
     @cached_property
     def input_grad_formula(self) -> Formula:

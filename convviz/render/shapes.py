@@ -114,7 +114,7 @@ def panel_shapes(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> list[di
             _path_shape(
                 i,
                 outline_path(high, o),
-                "highlight",  # dashed: an animation's current cell is outlined solid, same colour
+                "highlight",  # dotted: an animation's current cell is outlined solid, same colour
                 line={"color": HIGHLIGHT_COLOR, "width": 1.8 * lw, "dash": "dot"},
             )
         )
