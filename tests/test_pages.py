@@ -795,7 +795,7 @@ def test_overview_shows_the_formula_of_a_clicked_cell(key):
         assert formula.name(latex=True) in at.latex[0].value
         assert any(c.value.startswith("✓ the") for c in at.caption), f"{key}: {name} adds up"
         outlined = [
-            fig["layout"][shape["xref"].replace("x", "xaxis")]
+            fig["layout"][shape["xref"].split()[0].replace("x", "xaxis")]
             for fig in figures(at)
             for shape in fig["layout"].get("shapes", [])
             if shape["name"] == "selected"
@@ -865,7 +865,7 @@ def test_forward_marks_a_selected_input_cell_and_dots_the_outputs_it_feeds():
     assert_clean(at)
     (fig,) = [f for f in figures(at) if f.get("frames")]
     shapes = {s["name"]: s for s in fig["layout"]["shapes"]}
-    assert shapes["selected"]["xref"] == "x"  # on the input, the first panel
+    assert shapes["selected"]["xref"] == "x domain"  # on the input, the first panel
     assert shapes["highlight"]["xref"] == "x3" and shapes["highlight"]["line"]["dash"] == "dot"
     target = next(t for t in fig["data"] if t.get("name") == "target")
     assert target["line"].get("dash") in (None, "solid")

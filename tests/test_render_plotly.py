@@ -362,13 +362,27 @@ def test_highlight_and_selected_outlines(classroom):
     assert path_segments(h.path) == boundary_oracle(high, p.origin)
     (s,) = shapes(fig, "selected")
     assert s.line.color == SELECTED_COLOR and s.line.width > h.line.width
-    assert path_rects(s.path) == [(1.5, 0.5, 2.5, 1.5)]  # cell (2, 3) at origin (-1, -1)
+    # cell (2, 3) in axis-domain fractions (from the left and the bottom): plotly clips a shape
+    # in axis coordinates to the grid, which cut off the outer half of an edge cell's box
+    h, w = p.shape
+    assert (s.xref, s.yref) == ("x domain", "y domain")
+    (rect,) = path_rects(s.path)
+    assert rect == pytest.approx((3 / w, 1 - 2 / h, 4 / w, 1 - 3 / h), abs=1e-5)
     # on a wider white halo drawn just before it: the red shows on a red kernel tap too
     names = [shape.name for shape in fig.layout.shapes]
     (halo,) = shapes(fig, "selected halo")
     assert names.index("selected halo") == names.index("selected") - 1
     assert halo.path == s.path and halo.line.color == HALO_COLOR != SELECTED_COLOR
     assert halo.line.width > s.line.width
+
+
+def test_boxes_on_the_grid_edge_are_drawn_whole(classroom):
+    """The window, the computed cell and the hover boxes are not clipped to their grid (nor is
+    the selected box, in domain fractions above): on an edge cell their outer half was cut off."""
+    sw, operand, kernel, output = forward_case(classroom)
+    fig = sweep_animations.sweep_figure(sw, operand, kernel, output)
+    boxes = [t for t in fig.data if t.name in ("window outline", "target", "hover")]
+    assert len(boxes) == 5 and all(t.mode == "lines" and t.cliponaxis is False for t in boxes)
 
 
 def test_dropped_cells_are_crossed_out(classroom):

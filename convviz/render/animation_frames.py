@@ -60,7 +60,7 @@ def ordinal(k: int) -> str:
 
 
 def outline_trace(i: int, width: float, color: str, name: str) -> dict:
-    """An outline trace (its x/y come from the frames)."""
+    """An outline trace (its x/y come from the frames); drawn whole around an edge cell too."""
     xa, ya = axis_ids(i)
     return {
         "type": "scatter",
@@ -71,6 +71,7 @@ def outline_trace(i: int, width: float, color: str, name: str) -> dict:
         "x": [],
         "y": [],
         "line": {"color": color, "width": width},
+        "cliponaxis": False,  # a box on the grid's edge: its outer half is not cut off
         "hoverinfo": "skip",
         "showlegend": False,
     }

@@ -65,13 +65,23 @@ def cross_path(mask: np.ndarray, origin: tuple[int, int], inset: float = 0.1) ->
     return "".join(parts)
 
 
-def _path_shape(i: int, path: str, name: str, **style) -> dict:
+def _cell_domain_path(cell: tuple[int, int], shape: tuple[int, int]) -> str:
+    """The square of one cell in its panel's axis-domain fractions (0 at the left and bottom)."""
+    (r, c), (h, w) = cell, shape
+    x0, x1, y0, y1 = c / w, (c + 1) / w, 1 - r / h, 1 - (r + 1) / h
+    return f"M{_num(x0)},{_num(y0)}H{_num(x1)}V{_num(y1)}H{_num(x0)}Z"
+
+
+def _path_shape(i: int, path: str, name: str, domain: bool = False, **style) -> dict:
+    """A path in panel i's axis coordinates, or with `domain` in its axis-domain fractions:
+    plotly clips a shape in axis coordinates to the grid, but not one in domain fractions."""
     xa, ya = axis_ids(i)
+    end = " domain" if domain else ""
     return {
         "type": "path",
         "path": path,
-        "xref": xa,
-        "yref": ya,
+        "xref": xa + end,
+        "yref": ya + end,
         "name": name,
         "layer": "above",
         **style,
@@ -119,13 +129,16 @@ def panel_shapes(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> list[di
             )
         )
     if panel.selected is not None:
-        sel = np.zeros(panel.shape, dtype=bool)
-        sel[tuple(panel.selected)] = True
-        path = fill_path(sel, o)
-        # on a white halo: the red stays visible over any tap colour (the first tap is red too)
+        # on a white halo: the red stays visible over any tap colour (the first tap is red too);
+        # in domain fractions, so that a cell on the grid's edge keeps its whole box
+        path = _cell_domain_path(tuple(panel.selected), panel.shape)
         shapes += [
-            _path_shape(i, path, "selected halo", line={"color": HALO_COLOR, "width": 4 * lw}),
-            _path_shape(i, path, "selected", line={"color": SELECTED_COLOR, "width": 2.4 * lw}),
+            _path_shape(
+                i, path, "selected halo", True, line={"color": HALO_COLOR, "width": 4 * lw}
+            ),
+            _path_shape(
+                i, path, "selected", True, line={"color": SELECTED_COLOR, "width": 2.4 * lw}
+            ),
         ]
     return shapes
 
