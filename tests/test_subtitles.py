@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from convviz.render.geometry import HIDDEN_NOTE, subtitle_lines
+from convviz.render.grids import panels_figure
 from convviz.render.panel import Panel
 from convviz.render.theme import PRESENTATION, THEME
 
@@ -68,3 +69,17 @@ def test_lines_never_leave_a_last_word_alone_nor_grow_for_clauses(column):
     if lines == ["4×4,", "spread by the stride 2×2"] or len(lines) == 1:
         return
     assert len(lines) <= 2  # the first clause with words of the second, one line more at most
+
+
+def test_titles_of_a_row_stand_at_one_height_whatever_their_subtitles():
+    """Each header hangs from the top of the headers' room: a panel whose subtitle wraps onto
+    more lines reaches lower, instead of lifting its title above the others."""
+    long = "9×9 · window coloured by ∂L/∂y cell · grey: padding · the ring is summed too"
+    panels = [panel(long), panel("3×3"), panel("")]
+    fig = panels_figure(panels, LAPTOP)
+    heads = [a for a in fig.layout.annotations if a.yref and a.yref.endswith(" domain")]
+    assert len(heads) == 3 and len({a.text.count("<br>") for a in heads}) == 3
+    assert {(a.y, a.yanchor, a.yshift) for a in heads} == {(1.0, "top", heads[0].yshift)}
+    tallest = max(a.text.count("<br>") + 1 for a in heads)
+    assert heads[0].yshift >= tallest * 1.3 * LAPTOP.title_font_size  # room for the tallest
+    assert heads[0].yshift <= fig.layout.margin.t  # inside the figure

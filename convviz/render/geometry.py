@@ -45,6 +45,7 @@ class GridLayout:
     columns: tuple[int, ...] = ()  # px width of each panel's column (its grid or its title)
     cells: tuple[int, ...] = ()  # px edge of each panel's cells
     fonts: tuple[int, ...] = ()  # px of each panel's cell numbers
+    header: int = 0  # px above the grids for the panel headers (in margin["t"])
 
     @property
     def width(self) -> int:
@@ -277,6 +278,7 @@ def grid_layout(
         tuple(columns),
         tuple(cells),
         tuple(theme.cell_font(c) for c in cells),
+        fit.header,
     )
 
 

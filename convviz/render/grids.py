@@ -123,7 +123,8 @@ def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
 
 
 def panel_header(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
-    """The title (bold) and subtitle above panel i, as one annotation."""
+    """The title (bold) and subtitle above panel i, as one annotation: the titles of a row stand
+    at one height (the top of the headers' room), a longer subtitle reaching lower."""
     xa, ya = axis_ids(i)
     column = geo.columns[i] if geo.columns else panel.shape[1] * geo.cell_of(i)
     hidden = not shows_text(panel, theme, geo, i)
@@ -141,8 +142,8 @@ def panel_header(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
         "x": 0.5,
         "y": 1.0,
         "xanchor": "center",
-        "yanchor": "bottom",
-        "yshift": 4,
+        "yanchor": "top",
+        "yshift": geo.header - 2,
         "showarrow": False,
         "font": {"size": theme.title_font_size, "color": TEXT_COLOR},
     }
