@@ -4,7 +4,7 @@ import streamlit as st
 
 from convviz.formulas import forward_formula
 from convviz.render.selection import opening
-from convviz.render.stories import feeds_text, forward_panels
+from convviz.render.stories import feeds_text, forward_panels, written_out
 from convviz.ui.compute import forward_formula_of, sweeps_for
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import (
@@ -53,7 +53,9 @@ def forward(ctx):
         # nothing selected: a slide of the sum written below lights that cell and its window
         still=None
         if y_cell
-        else forward_panels(fw, sweep, ctx.n, ctx.k, ctx.c, selected=cell, reading=x_cell),
+        else written_out(
+            forward_panels(fw, sweep, ctx.n, ctx.k, ctx.c, selected=cell, reading=x_cell)
+        ),
     )
 
     if x_cell is not None:

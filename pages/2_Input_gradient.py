@@ -20,6 +20,7 @@ from convviz.render.motion import MAX_GIF_SIDE
 from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import centre, feeding_cells, opening
+from convviz.render.stories import written_out
 from convviz.render.sweep_animations import scatter_figure
 from convviz.ui.compute import (
     MAX_SCATTER_BYTES,
@@ -158,7 +159,9 @@ def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> No
             formula_of=lambda r, c: input_grad_formula(ig, ctx.n, ctx.c, r, c, padded=True),
             cell=shown,
             # a slide writes that cell's sum of ∂L/∂x̃ beside the grids, the cell and window lit
-            still=None if pad_cell else input_grad_animation(ig, sweep, ctx.n, ctx.k, ctx.c, shown),
+            still=None
+            if pad_cell
+            else written_out(input_grad_animation(ig, sweep, ctx.n, ctx.k, ctx.c, shown)),
         )
 
 

@@ -7,7 +7,7 @@ from convviz.render.animation_frames import writes_captions
 from convviz.render.motion import MAX_WINDOW_STOPS
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import opening
-from convviz.render.stories import weight_grad_panels, window_motion
+from convviz.render.stories import weight_grad_panels, window_motion, written_out
 from convviz.text import bias_gradient, number
 from convviz.ui.compute import shared_view, sweeps_for, weight_grad_formula_of
 from convviz.ui.controls import controls, page_config
@@ -56,7 +56,9 @@ def weight_gradient(ctx):
         formula_of=lambda r, c: weight_grad_formula(wg, ctx.k, ctx.c, r, c),
         cell=cell,
         # nothing selected: a slide of the sum written below lights that tap and its window
-        still=None if w_cell else weight_grad_panels(wg, sweep, ctx.n, ctx.k, ctx.c, selected=cell),
+        still=None
+        if w_cell
+        else written_out(weight_grad_panels(wg, sweep, ctx.n, ctx.k, ctx.c, selected=cell)),
     )
     if spec.batch > 1 and ctx.theme.show_secondary:
         st.caption(

@@ -159,23 +159,29 @@ def test_progress_bar_counts_the_files(capsys):
 )
 def test_stills_light_the_cell_whose_sum_they_write(query, y_cell, w_cell, x_cell):
     """As the pages' PNG and SVG: the forward and weight-gradient slides write the sum of the cell
-    the page opens on (the selected one, else the last) and light it and its window; a selected
-    input cell is marked and the outputs that read it outlined."""
+    the page opens on (the selected one, else the last) and light it and its window: red if it is
+    selected, else outlined black as the cell written out; a selected input cell is marked and the
+    outputs that read it outlined."""
     story = Story.of(link=f"?{query}")
     forward, weight = story.stills()[0], story.stills()[-1]
     assert forward.formula.target.index == y_cell and weight.formula.target.index == w_cell
     x, _, y = forward.panels
-    assert y.selected == y_cell and x.highlight.sum() == 9  # its 3×3 window
+    y_selected, w_selected = "sel=y:" in query, "sel=grad_w:" in query
+    assert (y.selected, y.written) == ((y_cell, None) if y_selected else (None, y_cell))
+    assert x.highlight.sum() == 9  # its 3×3 window
     assert x.selected == x_cell
     if x_cell:
         assert y.highlight.all()  # x[2, 2] is in all four windows of the stride-2 layer
-    assert weight.panels[2].selected == w_cell and weight.panels[0].highlight.any()
+    dw = weight.panels[2]
+    assert (dw.selected, dw.written) == ((w_cell, None) if w_selected else (None, w_cell))
+    assert weight.panels[0].highlight.any()
 
 
 @pytest.mark.parametrize("preset", ["recitation-s2", "classroom"])
 def test_the_full_correlation_slide_lights_the_cell_its_formula_writes(preset):
     """Step 5 writes ∂L/∂x̃ of the page's cell (the centre of ∂L/∂x, in padded indices) beside
-    its grid, with that cell outlined and its window lit (the slide wrote ∂L/∂x₂₂, lit nothing)."""
+    its grid, with that cell outlined (black: written out, not selected) and its window lit (the
+    slide wrote ∂L/∂x₂₂, lit nothing)."""
     story = Story.of(preset)
     step5 = story.stills()[5]
     assert step5.name == "input-grad-step5"
@@ -183,7 +189,7 @@ def test_the_full_correlation_slide_lights_the_cell_its_formula_writes(preset):
     (pt, _), (pl, _) = story.spec.padding
     H, W = story.spec.in_size
     cell = (H // 2 + pt, W // 2 + pl)
-    assert out.selected == cell and operand.highlight.any()
+    assert (out.selected, out.written) == (None, cell) and operand.highlight.any()
     # named as x̃'s axes label it (they count from −padding)
     assert step5.formula.target.name == "dxp" and step5.formula.target.index == (H // 2, W // 2)
     assert step5.formula.value == story.layer.input_grad.grad_x_padded[0, 0][cell]

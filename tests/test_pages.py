@@ -588,13 +588,14 @@ def test_a_kernel_size_change_keeps_the_values_that_still_fit():
 )
 def test_a_slide_lights_the_cell_whose_sum_it_writes(monkeypatch, page, cell, grid):
     """Nothing selected: the PNG/SVG writes the sum of the cell the player opens on (the last)
-    and lights that cell and its window, as a click on it would."""
+    and lights that cell (outlined black as the cell written out, not red as selected) and its
+    window."""
     sent = []
     monkeypatch.setattr(views, "export_buttons", lambda panels, *a, **k: sent.append(panels))
     at = open_page(page, preset="recitation-s1")
     assert_clean(at)
     panels = sent[0]
-    assert panels[grid].selected == cell
+    assert (panels[grid].written, panels[grid].selected) == (cell, None)
     assert panels[0].mask("highlight").any()
 
 

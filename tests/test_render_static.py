@@ -6,6 +6,7 @@ import io
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -28,6 +29,7 @@ from convviz.render import (
 from convviz.render.grids import format_value, panels_figure
 from convviz.render.input_story import input_grad_animation
 from convviz.render.panel import Panel
+from convviz.render.static_legend import LEGEND_WORDS, legend_marks
 from convviz.render.theme import (
     DILATION_COLOR,
     DROPPED_COLOR,
@@ -187,6 +189,24 @@ def test_highlight_selected_remainder_and_dropped_overlays():
     assert cell_of(sel) == (2, 3) and np.allclose(sel.get_edgecolor(), to_rgba(SELECTED_COLOR))
     (halo,) = sel.get_path_effects()  # a white stroke under the red, as on screen
     assert halo._gc["foreground"] == HALO_COLOR
+
+
+def test_a_cell_written_out_is_outlined_black_and_the_legend_says_so():
+    """A slide with nothing selected outlines the cell whose sum it writes solid black (as an
+    animation outlines the cell it computes) and its window dotted; the legend says what they
+    are, not "selected cell" and "linked to the selection"."""
+    window = np.zeros((3, 3), bool)
+    window[:2, :2] = True
+    ax = drawn(Panel(np.ones((3, 3)), "out", "y", highlight=window, written=(1, 1)))
+    (box,) = labelled(ax, "written")
+    assert cell_of(box) == (1, 1) and np.allclose(box.get_edgecolor(), to_rgba(HIGHLIGHT_COLOR))
+    assert not labelled(ax, "selected")
+    written = Panel(np.ones((3, 3)), "out", "y", highlight=window, written=(1, 1))
+    assert legend_marks([written]) == ["read", "written"]
+    assert LEGEND_WORDS["written"] == "the cell written out below"
+    selected = replace(written, written=None, selected=(1, 1))
+    assert legend_marks([selected]) == ["highlight", "selected"]
+    assert legend_marks([replace(written, selected=(0, 0))]) == ["highlight", "selected", "written"]
 
 
 def test_numbers_contrast_with_their_cell():

@@ -30,7 +30,7 @@ from convviz.render.input_story import (
 )
 from convviz.render.panel import Panel
 from convviz.render.selection import centre, feeding_cells, opening
-from convviz.render.stories import forward_panels, weight_grad_panels, window_motion
+from convviz.render.stories import forward_panels, weight_grad_panels, window_motion, written_out
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer, layer
 from convviz.sweeps import Sweep, forward_sweep, input_grad_sweep, weight_grad_sweep
@@ -247,6 +247,8 @@ class Story:
         fwd = forward_panels(
             self.layer.forward, self.sweeps["forward"], n, k, c, self._forward_cell, reading
         )
+        if self._selected(("y",), self.spec.out_size) is None:
+            fwd = written_out(fwd)  # lit for its sum below, not selected
         out = [
             Still(
                 "forward",
@@ -262,18 +264,25 @@ class Story:
             if not panels:  # the full correlation: the formula's cell of ∂L/∂x̃, its window lit
                 cell = self._padded_input_grad_cell
                 panels = input_grad_animation(ig, self.sweeps["input_grad"], n, k, c, cell)
+                if self._input_grad_cell[0] != "grad_x_padded":
+                    panels = written_out(panels)
                 formula = input_grad_formula(ig, n, c, *cell, padded=True)
             out.append(
                 Still(f"input-grad-step{i + 1}", step.heading, step.caption, panels, formula)
             )
         wg = self.layer.weight_grad
+        wg_panels = weight_grad_panels(
+            wg, self.sweeps["weight_grad"], n, k, c, self._weight_grad_cell
+        )
+        if self._selected(("grad_w",), self.spec.kernel_size) is None:
+            wg_panels = written_out(wg_panels)
         out.append(
             Still(
                 "weight-grad",
                 "∂L/∂w = x̃ ⋆ dilate(∂L/∂y)",
                 "Each weight's gradient adds up every input cell it met, times the gradient of "
                 "the output it fed: the padded input correlated with ∂L/∂y spread by the stride.",
-                weight_grad_panels(wg, self.sweeps["weight_grad"], n, k, c, self._weight_grad_cell),
+                wg_panels,
                 self.weight_grad_formula,
             )
         )

@@ -26,6 +26,8 @@ class Panel:
     taps: np.ndarray | None = None  # int (h, w): kernel tap index colouring the cell, -1 none
     highlight: np.ndarray | None = None  # bool (h, w): cells linked to the selection
     selected: tuple[int, int] | None = None  # the selected cell, if it is in this panel
+    # the cell whose sum a slide writes out when nothing is selected (outlined solid black)
+    written: tuple[int, int] | None = None
     origin: tuple[int, int] = (0, 0)  # index of the top-left cell in axis labels (e.g. -1)
     subtitle: str = ""  # shape or a short note under the title
     # rows and columns of index 0… that carry index labels, when the grid draws more than one

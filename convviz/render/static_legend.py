@@ -45,7 +45,9 @@ LEGEND_WORDS = {
     "tap": "kernel tap (each its own colour)",
     "grad_out_tap": "∂L/∂y cell (each its own colour)",  # what slides in the weight gradient
     "highlight": "cells linked to the selection",
+    "read": "the cells its sum reads",  # the highlight, when it is the written cell's window
     "selected": "selected cell",
+    "written": "the cell written out below",
     "window": "the window the kernel covers",
     "current": "the output cell being written",
 }
@@ -56,6 +58,7 @@ def legend_marks(panels: list[Panel]) -> list[str]:
     """The marks these panels draw (keys of LEGEND_WORDS), so an export says what they mean."""
     tapped = [p for p in panels if p.taps is not None and (np.asarray(p.taps) >= 0).any()]
     slides_grad_out = any(p.key == "grad_out" for p in tapped)
+    selects = any(p.selected is not None for p in panels)
     present = {
         "pad": any(p.mask("pad_mask").any() for p in panels),
         "dilation": any(p.mask("dilation_mask").any() for p in panels),
@@ -63,8 +66,10 @@ def legend_marks(panels: list[Panel]) -> list[str]:
         "dropped": any(p.mask("dropped_mask").any() for p in panels),
         "tap": bool(tapped) and not slides_grad_out,
         "grad_out_tap": slides_grad_out,
-        "highlight": any(p.mask("highlight").any() for p in panels),
-        "selected": any(p.selected is not None for p in panels),
+        "highlight": any(p.mask("highlight").any() for p in panels) and selects,
+        "read": any(p.mask("highlight").any() for p in panels) and not selects,
+        "selected": selects,
+        "written": any(p.written is not None for p in panels),
     }
     return [mark for mark, shown in present.items() if shown]
 
@@ -79,7 +84,9 @@ def _legend_handle(mark: str) -> Rectangle:
         "tap": ("none", tap_colors(1, 1)[0], None, "solid", 2.0),
         "grad_out_tap": ("none", tap_colors(1, 1)[0], None, "solid", 2.0),
         "highlight": ("none", HIGHLIGHT_COLOR, None, LINKED_STYLE, 2.0),
+        "read": ("none", HIGHLIGHT_COLOR, None, LINKED_STYLE, 2.0),
         "selected": ("none", SELECTED_COLOR, None, "solid", 2.5),
+        "written": ("none", HIGHLIGHT_COLOR, None, "solid", 2.5),
         "window": ("none", HIGHLIGHT_COLOR, None, "solid", 2.0),
         "current": ("none", HIGHLIGHT_COLOR, None, "solid", 2.5),
     }[mark]

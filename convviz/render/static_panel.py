@@ -199,6 +199,10 @@ def draw(ax: Axes, panel: Panel, theme: Theme) -> Drawn:
             [withStroke(linewidth=1.7 * SELECTED_LW * cell_pt, foreground=HALO_COLOR)]
         )
         ax.add_patch(box)  # on a white halo, as on screen
+    if panel.written is not None:  # as an animation outlines the cell it computes
+        ax.add_patch(
+            cell_box(panel.written, HIGHLIGHT_COLOR, SELECTED_LW * cell_pt, 5.0, "written")
+        )
     return Drawn(mesh, fills, texts, cell_pt)
 
 

@@ -94,6 +94,14 @@ def forward_panels(
     return panels
 
 
+def written_out(panels: SweepPanels) -> SweepPanels:
+    """The panels of a slide whose output cell is lit only because its sum is written out (nothing
+    is selected): that cell outlined solid black, as an animation outlines the cell it computes,
+    not red as a selection; its window stays lit."""
+    out = panels.output
+    return panels._replace(output=replace(out, selected=None, written=out.selected))
+
+
 def weight_grad_panels(
     st: WeightGradStages,
     sweep: Sweep,
