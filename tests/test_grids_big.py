@@ -229,3 +229,40 @@ def test_a_big_layers_close_up_centres_on_the_cell_whose_sum_is_written(page, se
     (r0, r1, c0, c1) = map(int, next(m for m in map(crop.search, notes) if m).groups())
     _, r, c = want
     assert r0 <= r <= r1 and c0 <= c <= c1, (notes, want)
+
+
+def test_a_kernel_of_more_taps_than_colours_tell_apart_shows_its_values():
+    """qa-channels' weight gradient slides a 96×96 ∂L/∂y as its kernel: a hue per cell (9216
+    taps over a cycle of colours) read as noise, on screen, on slides and in the GIF. Past the
+    taps a grid writes numbers in (max_text_cells²) the kernel shows its values, the window is its
+    outline alone and the subtitle says so; a 3×3 kernel keeps its tap colours."""
+    from matplotlib.figure import Figure
+
+    from convviz.render import static, static_gif
+    from convviz.render.selection import taps_told_apart, told_apart
+
+    lay = _preset_layer("qa-channels")
+    wg = weight_grad_sweep(lay.weight_grad)
+    panels = weight_grad_panels(lay.weight_grad, wg, 0, 0, 0, selected=(4, 4))
+    side = THEME.max_text_cells
+    assert not taps_told_apart(panels.kernel, side) and not taps_told_apart(panels.operand, side)
+    assert all(p.taps is None for p in told_apart(panels, side))
+    fw = forward_sweep(lay.forward)
+    small = forward_panels(lay.forward, fw, 0, 0, 0, selected=(0, 0))
+    assert told_apart(small, side) == list(small)  # a 5×5 kernel: 25 colours
+
+    fig = sweep_figure(wg, *panels, THEME)
+    names = [t.name for t in fig.data]
+    assert "grad_out:taps" not in names and "grad_out:values" in names
+    window = next(t for t in fig.data if t.name == "window")
+    assert np.isnan(np.asarray(window.z, dtype=float)).all()  # outlined, not coloured
+    note = fig.layout.annotations[0].text
+    assert "window outlined" in note and "coloured by" not in note
+    fig = sweep_figure(fw, *small, THEME)
+    assert "w:taps" in [t.name for t in fig.data]
+    assert "coloured by kernel tap" in fig.layout.annotations[0].text
+
+    slide = static.panels_figure(list(panels), THEME)
+    assert not [p for ax in slide.axes for p in ax.patches if p.get_label() == "tap"]
+    scene = static_gif._gif_scene(wg, *panels, THEME, 0, 4)
+    assert scene.frames.taps == [] and isinstance(scene.fig, Figure)

@@ -27,6 +27,7 @@ from convviz.render.geometry import (
     title_lines,
 )
 from convviz.render.panel import Panel
+from convviz.render.selection import told_apart
 from convviz.render.shapes import legend_note, panel_shapes
 from convviz.render.theme import (
     BACKGROUND,
@@ -403,6 +404,7 @@ def panels_figure(
 
     A click returns customdata [panel.key, row, col] (array indices): ui.controls.clicked_cell.
     """
+    panels = told_apart(panels, theme.max_text_cells)
     title_px = theme.title_font_size + 18 if title else 6
     legend_px = theme.font_size + 12 if legend_note(panels) else 0
     geo = grid_layout(panels, theme, top=title_px, bottom=ticks_px(theme) + legend_px + 6)

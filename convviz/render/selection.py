@@ -39,6 +39,19 @@ def gif_steps(steps: int, max_frames: int = GIF_FRAMES) -> np.ndarray:
     return np.unique(np.concatenate([shown[::m], shown[-1:]]))
 
 
+def taps_told_apart(panel: Panel, max_side: int) -> bool:
+    """Whether colours can tell the panel's taps apart: up to max_side² taps (the most cells a
+    grid writes numbers in). A 96×96 ∂L/∂y sliding as the weight gradient's kernel would give
+    every cell its own hue, which reads as noise; such a kernel shows its values instead and its
+    window is outlined."""
+    return panel.taps is None or int(np.max(panel.taps)) < max_side**2
+
+
+def told_apart(panels, max_side: int) -> list[Panel]:
+    """The panels, without the tap colours that `taps_told_apart` finds too many to tell."""
+    return [p if taps_told_apart(p, max_side) else replace(p, taps=None) for p in panels]
+
+
 def tap_grid(kH: int, kW: int, rotated: bool = False) -> np.ndarray:
     """Tap index of each kernel cell (row-major); rotated: the tap each cell holds after 180°."""
     taps = np.arange(kH * kW).reshape(kH, kW)

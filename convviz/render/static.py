@@ -22,6 +22,7 @@ from matplotlib.path import Path
 from matplotlib.transforms import Affine2D, ScaledTranslation
 
 from convviz.render.panel import Panel
+from convviz.render.selection import told_apart
 from convviz.render.static_legend import legend_band, legend_marks, place_legend
 from convviz.render.static_panel import (
     GAP,
@@ -187,6 +188,7 @@ def panels_figure(
         to fit the figure. If mathtext cannot parse it, formula_text (plain text) is shown
         instead, or the LaTeX source itself.
     """
+    panels = told_apart(panels, theme.max_text_cells)
     size = theme.title_font_size
     max_width = (EXPORT_MAX_INCHES[0] - 2 * MARGIN) * 72
     lines, ismath, widest = _formula_lines(formula, formula_text, size, max_width)

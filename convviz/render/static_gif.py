@@ -18,7 +18,7 @@ from matplotlib.patches import Rectangle
 from PIL import Image  # Pillow is a dependency of matplotlib
 
 from convviz.render.panel import Panel
-from convviz.render.selection import GIF_FRAMES, gif_steps
+from convviz.render.selection import GIF_FRAMES, gif_steps, taps_told_apart
 from convviz.render.static import new_figure, row_layout
 from convviz.render.static_legend import legend_band, legend_marks, place_legend
 from convviz.render.static_panel import (
@@ -100,7 +100,7 @@ def sweep_caption(
 class _Frames:
     """What a GIF frame repaints over the saved background (every artist here is animated)."""
 
-    taps: list[Rectangle]  # per tap: its coloured border on the operand
+    taps: list[Rectangle]  # per tap: its coloured border on the operand (none when too many)
     operand_cell_pt: float
     window: Rectangle  # the window's span on the operand
     products: Drawn  # the products panel: its mesh and numbers change every frame
@@ -146,14 +146,17 @@ def _frame_artists(fig, axes, drawn, taps_of, theme) -> _Frames:
     """Create every artist the frames move; the output starts blank (the scale's neutral middle).
 
     taps_of : (kh, kw) tap index of each kernel cell; the border that follows kernel cell (a, b)
-    over the operand wears that tap's colour (after rot180, the colour the tap had before).
+    over the operand wears that tap's colour (after rot180, the colour the tap had before);
+    None: more taps than colours tell apart, the window's outline alone.
     """
     (ax_op, _, ax_prod, ax_out), (op, _, prod, out) = axes, drawn
-    colors = tap_colors(1, int(taps_of.max()) + 1)  # a tap's colour depends only on its index
-    taps = [
-        ax_op.add_patch(_animated(tap_box((0, 0), colors[t], op.cell_pt)))
-        for t in taps_of.ravel()  # row-major, as _place_step walks the kernel
-    ]
+    taps = []
+    if taps_of is not None:
+        colors = tap_colors(1, int(taps_of.max()) + 1)  # a tap's colour depends only on its index
+        taps = [
+            ax_op.add_patch(_animated(tap_box((0, 0), colors[t], op.cell_pt)))
+            for t in taps_of.ravel()  # row-major, as _place_step walks the kernel
+        ]
     window = cell_box((0, 0), HIGHLIGHT_COLOR, HIGHLIGHT_LW * op.cell_pt, 4.5, "highlight")
     for artist in [prod.mesh, *prod.texts.values()]:
         _animated(artist)
@@ -190,9 +193,8 @@ def _frame_artists(fig, axes, drawn, taps_of, theme) -> _Frames:
 def _place_step(fr: _Frames, sweep: Sweep, t: int, channel: int, scene: _GifScene) -> None:
     """Move the window to step t, show its products and their sum, point at its output cell."""
     rows, cols = sweep.rows[t], sweep.cols[t]
-    for tap, (a, b) in enumerate(np.ndindex(sweep.kernel.shape[1:])):
-        cell = (int(rows[a]), int(cols[b]))
-        fr.taps[tap].set_xy(tap_box(cell, "none", fr.operand_cell_pt).get_xy())
+    for tap, (a, b) in zip(fr.taps, np.ndindex(sweep.kernel.shape[1:])):
+        tap.set_xy(tap_box((int(rows[a]), int(cols[b])), "none", fr.operand_cell_pt).get_xy())
     fr.window.set_bounds(
         cols[0] - 0.5, rows[0] - 0.5, cols[-1] - cols[0] + 1, rows[-1] - rows[0] + 1
     )
@@ -233,8 +235,9 @@ def _gif_scene(
 ) -> _GifScene:
     """Lay out and draw the still parts of a sweep's GIF; create the artists each frame moves."""
     taps = _kernel_taps(kernel)
-    if kernel.taps is None:
-        kernel = replace(kernel, taps=taps)
+    kernel = replace(kernel, taps=taps)
+    if not taps_told_apart(kernel, theme.max_text_cells):  # the kernel shows its values
+        taps, kernel = None, replace(kernel, taps=None)
     steps = gif_steps(sweep.steps, max_frames)  # frames the browser shows too
     products, norm = _products_panel(sweep, steps, channel, taps)
     bare = dict(taps=None, highlight=None, selected=None)

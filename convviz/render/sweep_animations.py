@@ -36,7 +36,7 @@ from convviz.render.grids import (
     role_overlay,
 )
 from convviz.render.panel import Panel
-from convviz.render.selection import BROWSER_FRAMES, sampled_steps
+from convviz.render.selection import BROWSER_FRAMES, sampled_steps, taps_told_apart
 from convviz.render.theme import HIGHLIGHT_COLOR, HOVER_COLOR, PAD_COLOR, PAD_TEXT, THEME, Theme
 from convviz.sweeps import Scatter, Sweep
 from convviz.text import MINUS
@@ -73,6 +73,9 @@ def sweep_figure(
     steps, k = sampled_steps(T, max_frames, start)
     # what slides over the operand: the kernel, or (for ∂L/∂w) ∂L/∂y, cell by cell
     note = "window coloured by " + ("∂L/∂y cell" if kernel.key == "grad_out" else "kernel tap")
+    coloured = taps_told_apart(kernel, theme.max_text_cells)
+    if not coloured:  # too many taps to tell apart: the kernel shows its values
+        kernel, note = replace(kernel, taps=None), "window outlined"
     sub = f"{operand.subtitle} · {note}" if operand.subtitle else note
     op = replace(operand, taps=None, highlight=None, subtitle=sub)
     out = replace(output, values=sweep.result())
@@ -80,7 +83,7 @@ def sweep_figure(
     geo, layout = animation_layout(
         panels, theme, animation_title(title, "Sliding window", k, theme)
     )
-    data, animated = _sweep_traces(sweep, steps, channel, op, kernel, out, theme, geo)
+    data, animated = _sweep_traces(sweep, steps, channel, op, kernel, out, theme, geo, coloured)
     frames = _sweep_frames(sweep, steps, channel, op, kernel, out, shows_text(op, theme, geo))
     hover = len(data)
     data += [outline_trace(i, outline_px(geo), HOVER_COLOR, "hover") for i in range(3)]
@@ -119,8 +122,9 @@ def _sweep_link(sweep: Sweep, op: Panel, kernel: Panel, out: Panel, hover: int) 
     }
 
 
-def _sweep_traces(sweep, steps, channel, op, kernel, out, theme, geo):
+def _sweep_traces(sweep, steps, channel, op, kernel, out, theme, geo, coloured=True):
     """(traces, indices of the animated ones): the three grids, then the overlays frames replace.
+    Without `coloured` the window is its outline alone (the operand's values show through).
 
     The output shows its final values under a 'pending' cover that each frame shrinks, so a
     frame carries a 7-point polygon instead of the whole output grid.
@@ -128,6 +132,8 @@ def _sweep_traces(sweep, steps, channel, op, kernel, out, theme, geo):
     show = shows_text(op, theme, geo)
     taps = tap_ids(kernel)
     z, _ = window_grids(sweep.products[steps[:1], channel], taps, sweep.dilation, False)
+    if not coloured:
+        z = np.full(z.shape, np.nan)
     data = panel_traces(op, 0, theme, geo)
     i_win = len(data)
     data += [
