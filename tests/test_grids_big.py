@@ -266,3 +266,28 @@ def test_a_kernel_of_more_taps_than_colours_tell_apart_shows_its_values():
     assert not [p for ax in slide.axes for p in ax.patches if p.get_label() == "tap"]
     scene = static_gif._gif_scene(wg, *panels, THEME, 0, 4)
     assert scene.frames.taps == [] and isinstance(scene.fig, Figure)
+
+
+@pytest.mark.parametrize("screen", SCREENS, ids=str)
+@pytest.mark.parametrize("key", sorted(PRESETS_BY_KEY))
+def test_every_number_fits_its_cell(key, screen):
+    """The widest number of a grid, set at its font in the grids' typeface (measured by the
+    export's font metrics, not the sizing rule's estimate), fits inside its cell: qa-channels'
+    ∂L/∂w writes 1157 and −567 in 68 px cells on a projector, which ran into their neighbours."""
+    from convviz.render.static_panel import text_width
+
+    theme = SCREENS[screen]
+    for sweep, panels in _sweeps(_preset_layer(key)):
+        fig = sweep_figure(sweep, *panels, theme)
+        plot_w = fig.layout.width - fig.layout.margin.l - fig.layout.margin.r
+        for t in fig.data:
+            if t.type != "heatmap" or t.text is None or t.name == "window":
+                continue
+            labels = [s for row in t.text for s in row if s]
+            if not labels:
+                continue
+            axis = fig.layout["xaxis" + t.xaxis[1:]]
+            cols = axis.range[1] - axis.range[0]
+            cell = (axis.domain[1] - axis.domain[0]) * plot_w / cols
+            widest = max(text_width(s, t.textfont.size) for s in labels)  # pt = px at 72 dpi
+            assert widest <= cell - 2, f"{t.name}: {widest:.0f} px of text in {cell:.0f} px"

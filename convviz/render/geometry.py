@@ -13,10 +13,13 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from convviz.render.panel import Panel
 from convviz.render.theme import (
     Theme,
 )
+from convviz.text import number
 
 HIDDEN_NOTE = "(numbers hidden at this size)"
 SMALL_GRID = 9  # rows: the seeds' layers and their padded inputs; they keep legible cells
@@ -159,6 +162,19 @@ def legible(panel: Panel, theme: Theme, cell: int) -> bool:
     return max(panel.shape) <= theme.max_text_cells and cell >= 16
 
 
+_DIGIT_EM = 0.56  # width of a digit (and of "−") in the sans-serif of the grids, in font sizes
+
+
+def number_font(panel: Panel, theme: Theme, cell: int) -> int:
+    """The size of panel's numbers in `cell` px cells: the theme's for that cell, smaller when
+    its widest number would not fit 90 % of a cell (a 4-digit ∂L/∂w ran into its neighbours)."""
+    font = theme.cell_font(cell)
+    if not legible(panel, theme, cell):
+        return font
+    widest = max((len(number(v)) for v in np.unique(panel.values)), default=1)
+    return max(8, min(font, int(0.9 * cell / (_DIGIT_EM * max(widest, 1)))))
+
+
 def _fixed_px(n: int) -> int:
     """Row-index labels and gaps of n panels in a row."""
     return n * _Y_LABELS_PX + (n - 1) * _PANEL_GAP_PX + 16
@@ -277,7 +293,7 @@ def grid_layout(
         {"l": 8, "r": 8, "t": top + fit.header, "b": bottom},
         tuple(columns),
         tuple(cells),
-        tuple(theme.cell_font(c) for c in cells),
+        tuple(number_font(p, theme, c) for p, c in zip(panels, cells)),
         fit.header,
     )
 
