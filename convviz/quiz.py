@@ -21,7 +21,8 @@ from convviz.text import MINUS, count
 
 MAX_CANDIDATES = 48  # cells whose formulas are built when looking for a telling question
 ENOUGH = 6  # telling cells (where the flip matters) to choose from
-MAX_FORMULA_TERMS = 2048  # longer sums are asked without their written formula
+MAX_HAND_TERMS = 100  # a sum of more products is not asked: nobody works it out by hand
+SUMS = ("grad_x", "y", "grad_w")  # the kinds that ask for a sum of products
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,8 @@ def _grad_x_question(lay: Layer, n: int, c: int, cells: list) -> Question | None
     # a folded cell first (reflect/replicate/circular), then a non-zero one
     telling.sort(key=lambda t: (not t[0].groups, math.isclose(t[0].value, 0.0, abs_tol=1e-9)))
     f, wrong, (r, q) = telling[0]
+    if len(f.terms) > MAX_HAND_TERMS:
+        return None
     traps = [
         Trap(
             wrong,
@@ -159,7 +162,8 @@ def _grad_x_question(lay: Layer, n: int, c: int, cells: list) -> Question | None
         )
     return Question(
         "grad_x",
-        f"What is **∂L/∂x[{r}, {q}]**{_slice(lay, n=n, c=c)}? The grids below give x, w and ∂L/∂y.",
+        f"What is **∂L/∂x[{r}, {q}]**{_slice(lay, n=n, c=c)}? The grids below give w and ∂L/∂y"
+        + (" of every filter." if ig.spec.out_channels > 1 else "."),
         f.value,
         f,
         tuple(traps),
@@ -362,6 +366,8 @@ def _y_question(lay: Layer, n: int, k: int, rng) -> Question:
             f"{pads} of the window's taps sit on the padding "
             f"({'zeros' if spec.padding_mode == 'zeros' else spec.padding_mode + ' copies'})."
         )
+    if len(f.terms) > MAX_HAND_TERMS:
+        return None
     i, j = f.target.index
     return Question(
         "y",
@@ -373,19 +379,13 @@ def _y_question(lay: Layer, n: int, k: int, rng) -> Question:
     )
 
 
-def _grad_w_question(lay: Layer, k: int, c: int, rng) -> Question:
+def _grad_w_question(lay: Layer, k: int, c: int, rng) -> Question | None:
     """A tap of ∂L/∂w: x's cells under that tap in every window, times ∂L/∂y."""
     wg, spec = lay.weight_grad, lay.forward.spec
     kH, kW = spec.kernel_size
     a, b = int(rng.integers(kH)), int(rng.integers(kW))
-    count = spec.batch * spec.out_size[0] * spec.out_size[1]
-    if count > MAX_FORMULA_TERMS:  # too long to write (or to build while a page waits)
-        return Question(
-            "grad_w",
-            f"What is **∂L/∂w[{a}, {b}]**{_slice(lay, k=k, c=c)}? (A sum of {count} terms: "
-            f"answer with a smaller layer to do it by hand.)",
-            float(wg.grad_w[k, c, a, b]),
-        )
+    if spec.batch * spec.out_size[0] * spec.out_size[1] > MAX_HAND_TERMS:
+        return None  # (its formula is not even built)
     f = weight_grad_formula(wg, k, c, a, b)
     traps = []
     if spec.padding_mode != "zeros" and any(t.padding for t in f.terms):
@@ -436,6 +436,24 @@ def questions(
         _grad_w_question(lay, k, c, rng),
     ]
     return [q for q in found if q is not None]
+
+
+def by_hand(lay: Layer, asked: list[Question]) -> str:
+    """Why the questions ask no sum, if they ask none: this layer's are too long ("" else)."""
+    if any(q.kind in SUMS for q in asked):
+        return ""
+    spec = lay.forward.spec
+    kH, kW = spec.kernel_size
+    longest = max(
+        spec.out_channels * kH * kW,  # a ∂L/∂x cell (at most: every filter, every tap)
+        spec.in_channels * kH * kW,  # an output cell
+        spec.batch * spec.out_size[0] * spec.out_size[1],  # a ∂L/∂w cell
+    )
+    return (
+        f"This layer's sums are too long to work out by hand (up to {longest} products), so "
+        "these questions are about its shape. Pick a small preset, such as a Recitation, to "
+        "predict sums."
+    )
 
 
 def answer_text(q: Question) -> str:

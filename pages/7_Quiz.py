@@ -7,7 +7,7 @@ import streamlit as st
 
 from convviz import quiz
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
-from convviz.render.quiz_view import given_panels
+from convviz.render.quiz_view import given_rows
 from convviz.ui.compute import compute_layer, shared_view
 from convviz.ui.controls import LAST_VALID, controls, converted, page_config
 from convviz.ui.state import DEFAULTS, EXPLICIT
@@ -64,18 +64,22 @@ st.markdown(
     f"**Question {index + 1} of {len(asked)}** · seed {st.session_state[SEED]} · "
     f"score this session: **{right} / {len(score)}**"
 )
+if note := quiz.by_hand(ctx.layer, asked):
+    st.info(note, icon=":material/info:")
 st.markdown(q.prompt)
-given = shared_view(  # what the question gives: built once per setting for every session
-    ("quiz", ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme),
-    lambda: panels_figure(given_panels(ctx.layer, ctx.n, ctx.k, ctx.c), ctx.theme.reserve(120)),
-)
-st.plotly_chart(
-    converted(given),
-    key="quiz_given",
-    config=PLOTLY_CONFIG,
-    width="content",
-    theme=None,
-)
+rows = given_rows(ctx.layer, ctx.n, ctx.k, ctx.c, q.kind)
+for i, row in enumerate(rows):  # what the question gives: built once per setting, all sessions
+    given = shared_view(
+        ("quiz", q.kind, i, ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme),
+        lambda row=row: panels_figure(row, ctx.theme.reserve(120)),
+    )
+    st.plotly_chart(
+        converted(given),
+        key=f"quiz_given_{i}",
+        config=PLOTLY_CONFIG,
+        width="content",
+        theme=None,
+    )
 asked_key = (ctx.key, st.session_state[SEED], index)
 form = f"{st.session_state[SEED]}_{index}_{abs(hash(ctx.key))}"  # a fresh field per question
 answers = st.session_state.setdefault(ANSWERS, {})
