@@ -366,8 +366,14 @@ def test_highlight_and_selected_outlines(classroom):
     # in axis coordinates to the grid, which cut off the outer half of an edge cell's box
     h, w = p.shape
     assert (s.xref, s.yref) == ("x domain", "y domain")
-    (rect,) = path_rects(s.path)
-    assert rect == pytest.approx((3 / w, 1 - 2 / h, 4 / w, 1 - 3 / h), abs=1e-5)
+    # the red inside the cell, a line width in from its edges (its halo reaches the edge + lw:
+    # clear of the index labels beside the grid)
+    x0, y0, x1, y1 = path_rects(s.path)[0]
+    inset = (x0 - 3 / w) * w
+    assert 0.02 < inset < 0.15
+    assert (x0, y0, x1, y1) == pytest.approx(
+        ((3 + inset) / w, 1 - (2 + inset) / h, (4 - inset) / w, 1 - (3 - inset) / h), abs=1e-5
+    )
     # on a wider white halo drawn just before it: the red shows on a red kernel tap too
     names = [shape.name for shape in fig.layout.shapes]
     (halo,) = shapes(fig, "selected halo")

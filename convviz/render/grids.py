@@ -95,6 +95,7 @@ def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
         "zeroline": False,
         "showline": False,
         "ticks": "",
+        "ticklabelstandoff": 4,  # clear of a selected cell's halo on the grid's edge
         "fixedrange": True,
         "tickfont": {"size": max(9, theme.font_size - 3), "color": MUTED_TEXT},
     }

@@ -65,10 +65,12 @@ def cross_path(mask: np.ndarray, origin: tuple[int, int], inset: float = 0.1) ->
     return "".join(parts)
 
 
-def _cell_domain_path(cell: tuple[int, int], shape: tuple[int, int]) -> str:
-    """The square of one cell in its panel's axis-domain fractions (0 at the left and bottom)."""
+def _cell_domain_path(cell: tuple[int, int], shape: tuple[int, int], inset: float = 0.0) -> str:
+    """The square of one cell in its panel's axis-domain fractions (0 at the left and bottom),
+    `inset` (a fraction of the cell) inside its edges."""
     (r, c), (h, w) = cell, shape
-    x0, x1, y0, y1 = c / w, (c + 1) / w, 1 - r / h, 1 - (r + 1) / h
+    x0, x1 = (c + inset) / w, (c + 1 - inset) / w
+    y0, y1 = 1 - (r + inset) / h, 1 - (r + 1 - inset) / h
     return f"M{_num(x0)},{_num(y0)}H{_num(x1)}V{_num(y1)}H{_num(x0)}Z"
 
 
@@ -130,8 +132,9 @@ def panel_shapes(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> list[di
         )
     if panel.selected is not None:
         # on a white halo: the red stays visible over any tap colour (the first tap is red too);
-        # in domain fractions, so that a cell on the grid's edge keeps its whole box
-        path = _cell_domain_path(tuple(panel.selected), panel.shape)
+        # in domain fractions, so that a cell on the grid's edge keeps its whole box; the red
+        # inside the cell, its halo a line width beyond (clear of the index labels)
+        path = _cell_domain_path(tuple(panel.selected), panel.shape, lw / geo.cell_of(i))
         shapes += [
             _path_shape(
                 i, path, "selected halo", True, line={"color": HALO_COLOR, "width": 4 * lw}
