@@ -601,3 +601,47 @@ def test_the_whole_pass_outlines_the_followed_cell_once_its_gradient_is_complete
     last = motion.scenes[-1].groups["selected"]
     assert set(zip(last.row, last.col)) == {(1, 1)}  # folded onto the cell whose sum is shown
     assert "motion:selected" in figure_frame(mp.motion_figure(motion, THEME), -1)
+
+
+@pytest.mark.parametrize("key", ["classroom", "recitation-s2"])
+def test_the_whole_pass_legend_takes_the_room_under_the_kernel_so_grids_grow(key):
+    """On a projector (1280×720) the whole pass's legend sat under all three grids, and classroom's
+    11×11 ∂L/∂y got 28 px cells over an empty third of the screen. It now goes under the short
+    kernel when it fits there: inside that column, below the kernel's index labels, clear of the
+    other grids; the grids take the height it gave back."""
+    from convviz.presets import PRESETS_BY_KEY
+    from convviz.render.geometry import grid_layout, ticks_px
+    from convviz.render.input_story import whole_pass
+
+    preset = PRESETS_BY_KEY[key]
+    spec = preset.spec()
+    x, w = preset.values()
+    ig = layer(spec, x, w, preset.grad_out_for(np.zeros(spec.output_shape))).input_grad
+    motion = whole_pass(ig, input_grad_sweep(ig, 0, 0), 0, 0, 0, ("grad_x", 1, 1))
+    theme = PRESENTATION.fitted(1232, 720)
+    fig = mp.motion_figure(motion, theme)
+    legend = next(a for a in fig.layout.annotations if a.xref == "paper")
+    lay = fig.layout
+    plot_w, plot_h = (
+        lay.width - lay.margin.l - lay.margin.r,
+        lay.height - lay.margin.t - lay.margin.b,
+    )
+    left = legend.x * plot_w  # px from the plot area's left edge
+    (kernel,) = [i for i, p in enumerate(motion.panels) if p.shape == spec.kernel_size]
+    ax = lay["xaxis" + ("" if kernel == 0 else str(kernel + 1))]
+    ay = lay["yaxis" + ("" if kernel == 0 else str(kernel + 1))]
+    centre = (ax.domain[0] + ax.domain[1]) / 2 * plot_w
+    column = 2 * (centre - left)  # the kernel's column (its grid centred in it)
+    assert column >= (ax.domain[1] - ax.domain[0]) * plot_w  # at least as wide as the grid
+    top = (1 - legend.y) * plot_h  # px from the plot area's top
+    assert top >= (1 - ay.domain[0]) * plot_h + ticks_px(theme) - 1  # under its index labels
+    assert legend.align == "left" and lay.margin.b <= ticks_px(theme) + 6
+    for i in range(len(motion.panels)):  # the column is clear of the other grids
+        if i != kernel:
+            other = lay["xaxis" + ("" if i == 0 else str(i + 1))]
+            assert other.domain[1] * plot_w <= left or other.domain[0] * plot_w >= left + column
+    cells = [round((lay[f"xaxis{'' if i == 0 else i + 1}"].domain[1] - lay[
+        f"xaxis{'' if i == 0 else i + 1}"].domain[0]) * plot_w / p.shape[1])
+        for i, p in enumerate(motion.panels)]  # fmt: skip
+    under_all = grid_layout(motion.panels, theme, top=6, bottom=ticks_px(theme) + 80)
+    assert min(cells) > under_all.cell  # bigger than with two legend lines under every grid

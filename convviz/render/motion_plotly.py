@@ -137,12 +137,39 @@ def _legend_lines(motion: Motion, theme: Theme, width: int) -> list[str]:
     return lines
 
 
-def _legend(lines: list[str], theme: Theme, geo: GridLayout) -> dict:
+def _legend(lines: list[str], theme: Theme, geo: GridLayout, x: float = 0, below: int = 0) -> dict:
+    """The legend at paper x, under the index labels of a grid whose foot is `below` px above
+    the plot area's (0: under every grid)."""
     return {
-        "text": "<br>".join(lines), "xref": "paper", "yref": "paper", "x": 0,
-        "y": geo.px_to_paper_y(ticks_px(theme)), "xanchor": "left", "yanchor": "top",
-        "showarrow": False, "font": {"size": theme.font_size - 1, "color": MUTED_TEXT},
+        "text": "<br>".join(lines), "xref": "paper", "yref": "paper", "x": x,
+        "y": geo.px_to_paper_y(ticks_px(theme) - below), "xanchor": "left", "yanchor": "top",
+        "align": "left", "showarrow": False,
+        "font": {"size": theme.font_size - 1, "color": MUTED_TEXT},
     }  # fmt: skip
+
+
+def _legend_px(lines: list[str], theme: Theme) -> int:
+    return (theme.font_size + 4) * len(lines) + 8
+
+
+def _legend_beside(motion: Motion, panels, theme: Theme, geo: GridLayout) -> dict | None:
+    """The legend in the room under a short grid (the kernel beside an 11×11 ∂L/∂y), when it
+    fits there: the grids then take the height a legend under them all would have taken."""
+    rooms = []
+    for i, p in enumerate(panels):
+        below = geo.plot_h - p.shape[0] * geo.cell_of(i)  # px from this grid's foot down
+        rooms.append((below - ticks_px(theme), i))
+    for room, i in sorted(rooms, reverse=True):
+        column = geo.columns[i] if geo.columns else panels[i].shape[1] * geo.cell_of(i)
+        lines = _legend_lines(motion, theme, column)
+        most = int(column / (0.5 * (theme.font_size - 1)))
+        widest = max((len(words) + 2 for _, _, words in legend_items(motion)), default=0)
+        if widest <= most and _legend_px(lines, theme) <= room:
+            x0, x1 = (v * geo.plot_w for v in geo.x_domains[i])
+            left = (x0 + x1) / 2 - column / 2  # the column's left edge (the grid is centred)
+            below = geo.plot_h - panels[i].shape[0] * geo.cell_of(i)
+            return _legend(lines, theme, geo, left / geo.plot_w, below)
+    return None
 
 
 def motion_figure(
@@ -197,17 +224,21 @@ def _motion_layout(motion: Motion, theme: Theme, title: str | None):
     panels = motion.panels
     if not theme.show_secondary:
         panels = tuple(replace(p, subtitle="") for p in panels)
-    lines = _legend_lines(motion, theme, theme.figure_w)
-    for _ in range(2):  # the legend wraps to the figure's width, which depends on its height
-        legend_px = (theme.font_size + 4) * len(lines) + 8
-        geo = grid_layout(panels, theme, top=top, bottom=ticks_px(theme) + legend_px + 6)
-        lines = _legend_lines(motion, theme, geo.width - 16)
+    geo = grid_layout(panels, theme, top=top, bottom=ticks_px(theme) + 6)
+    legend = _legend_beside(motion, panels, theme, geo) if legend_items(motion) else None
+    if legend is None:  # under every grid, wrapped to the figure's width (which the room sets)
+        lines = _legend_lines(motion, theme, theme.figure_w)
+        for _ in range(2):
+            bottom = ticks_px(theme) + _legend_px(lines, theme) + 6
+            geo = grid_layout(panels, theme, top=top, bottom=bottom)
+            lines = _legend_lines(motion, theme, geo.width - 16)
+        legend = _legend(lines, theme, geo) if lines else None
     layout = base_layout(geo, theme, shown_title)
     for i, p in enumerate(panels):
         layout.update(panel_axes(i, p, theme, geo))
         layout["annotations"].append(panel_header(i, p, theme, geo))
-    if lines:
-        layout["annotations"].append(_legend(lines, theme, geo))
+    if legend is not None:
+        layout["annotations"].append(legend)
     return layout, geo
 
 
