@@ -168,7 +168,7 @@ else:
         with im2col_tab:
             im2col_section()
 
-st.subheader("4. The name in code: a transposed convolution")
+st.subheader("The name in code: a transposed convolution")  # under every tab
 plan = transpose_plan(spec)
 say(
     "Multiplying by Mᵀ is what deep-learning libraries call a transposed convolution: the same "

@@ -185,6 +185,25 @@ def test_a_clicked_entry_links_its_cells():
     assert lit[:25].sum() == 9 and lit[-1]  # the window's 9 taps, and y's entry beside them
 
 
+def test_the_x_grid_says_where_its_cells_go_in_m_and_it_holds():
+    """x's grid shows x's values (as every grid does); its subtitle said 'cells numbered row by
+    row', which a student read as the numbers drawn. It now states the column of M each cell
+    is, and that rule holds: output y[r, c]'s row of M is nonzero at the columns W·i + j of
+    its window's cells."""
+    from convviz.render.matrix_view import grid_panels, link_of
+
+    spec = ConvSpec.create((1, 1, 6, 6), (1, 1, 3, 3), stride=2)
+    rng = np.random.default_rng(3)
+    x = rng.integers(1, 9, spec.input_shape).astype(float)
+    w = np.ones(spec.weight_shape)
+    ms = matrix.matrix_slice(spec, x, w, np.ones(spec.output_shape), 0, 0, 0)
+    x_grid = grid_panels(ms, link_of(ms, "y", 1, 1))[0]
+    assert x_grid.subtitle == "6×6; x[i, j] is column 6·i + j of M"
+    np.testing.assert_array_equal(x_grid.values, x[0, 0])  # values, not numbers 0…35
+    rows, cols = np.nonzero(x_grid.highlight)  # y[1, 1]'s window: x rows 2…4, cols 2…4
+    assert set(6 * rows + cols) == set(np.flatnonzero(ms.taps[1 * 2 + 1] != -1))
+
+
 def test_big_layers_check_the_transpose_on_one_slice(monkeypatch):
     spec = ConvSpec.create((2, 3, 6, 5), (4, 3, 3, 2), stride=2, padding=1, padding_mode="circular")
     rng = np.random.default_rng(1)

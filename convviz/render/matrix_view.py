@@ -244,7 +244,8 @@ def grid_panels(ms: MatrixSlice, link: Link) -> list[Panel]:
             "x",
             highlight=x_high,
             selected=cell(link.inp, W),
-            subtitle=f"{H}×{W}, cells numbered row by row",
+            # its values, as every grid; where each cell goes in vec(x) (M's column) in words
+            subtitle=f"{H}×{W}; x[i, j] is column {W}·i + j of M",
         ),
         Panel(
             ms.w.reshape(kH, kW),
