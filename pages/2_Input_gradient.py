@@ -20,7 +20,7 @@ from convviz.render.motion import MAX_GIF_SIDE
 from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import centre, feeding_cells, opening
-from convviz.render.stories import written_out
+from convviz.render.stories import followed_only, written_out
 from convviz.render.sweep_animations import scatter_figure
 from convviz.ui.compute import (
     MAX_SCATTER_BYTES,
@@ -132,18 +132,20 @@ def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> No
         st.markdown(step.caption)
     motion = stage_motion(ig, current, ctx.n, ctx.k, ctx.c, selected)
     name = f"input-grad-step{current + 1}"
+    chosen = selected_in(ctx, ("grad_x", "grad_x_padded"), ctx.spec.padded_size)
+    slide = step.panels if chosen else followed_only(step.panels)  # the PNG / SVG
     if motion is not None:  # dilate, pad, rotate, mask: cells that move (opened on the result)
         shown = (current, *selected) if current == 5 else (current,)  # the mask outlines cell
         fig = shared_view(("stage", *shown, *view), lambda: motion_figure(motion, ctx.theme))
         captions = motion_captions(fig, ctx, grad_x_sums(ctx, formula))
         animated_chart(fig, f"story_{current}", ctx, captions)
-        export_buttons(step.panels, ctx, name, step.heading, formula)
+        export_buttons(slide, ctx, name, step.heading, formula)
     elif step.panels:
         fig = shared_view(
             ("still", current, *selected, *view), lambda: panels_figure(step.panels, ctx.theme)
         )
         chart(fig, f"story_{current}")
-        export_buttons(step.panels, ctx, name, step.heading, formula)
+        export_buttons(slide, ctx, name, step.heading, formula)
     else:  # the full correlation, animated
         pad_cell = tuple(selected[1:]) if selected[0] == "grad_x_padded" else None
         shown = pad_cell or ctx.spec.padded_index(selected[1:])  # the formula's cell, in x̃

@@ -193,3 +193,17 @@ def test_the_full_correlation_slide_lights_the_cell_its_formula_writes(preset):
     # named as x̃'s axes label it (they count from −padding)
     assert step5.formula.target.name == "dxp" and step5.formula.target.index == (H // 2, W // 2)
     assert step5.formula.value == story.layer.input_grad.grad_x_padded[0, 0][cell]
+
+
+def test_storyboard_slides_mark_a_selection_only_when_there_is_one():
+    """With nothing selected the step-1 slide lit every ∂L/∂y cell as 'linked to the selection'
+    and the mask slide drew ∂L/∂x₂₂ red as 'selected cell': the page's followed cell is now the
+    cell written out below (black), and nothing is lit. A selected cell stays red, its links
+    lit."""
+    plain = Story.of("recitation-s2").stills()
+    step1, step6 = plain[1].panels, plain[6].panels
+    assert all(p.highlight is None and p.selected is None for p in (*step1, *step6))
+    assert step6[1].written == (2, 2) and plain[6].formula.target.index == (2, 2)
+    chosen = Story.of(link="?preset=recitation-s2&sel=grad_x:1:1").stills()
+    assert chosen[6].panels[1].selected == (1, 1) and chosen[6].panels[1].written is None
+    assert chosen[1].panels[0].highlight.any()  # the ∂L/∂y cells that reach it

@@ -599,6 +599,21 @@ def test_a_slide_lights_the_cell_whose_sum_it_writes(monkeypatch, page, cell, gr
     assert panels[0].mask("highlight").any()
 
 
+def test_a_storyboard_slide_marks_no_selection_when_there_is_none(monkeypatch):
+    """Nothing selected: the mask stage's PNG/SVG outlines the followed cell (the centre) as the
+    cell written out below, not red as selected, and its stage 1 lights no ∂L/∂y cell."""
+    sent = []
+    monkeypatch.setattr(views, "export_buttons", lambda panels, *a, **k: sent.append(panels))
+    for step, check in ((6, "mask"), (1, "dy")):
+        sent.clear()
+        at = open_page(INPUT_GRAD, preset="recitation-s2", step=step)
+        assert_clean(at)
+        panels = sent[0]
+        assert all(p.selected is None and p.highlight is None for p in panels), check
+        if check == "mask":
+            assert panels[-1].written == (2, 2)
+
+
 def test_keyboard_cell_picker_selects_a_cell():
     at = open_page(FORWARD)
     assert at.expander[0].label == "Select a cell with the keyboard"

@@ -30,7 +30,13 @@ from convviz.render.input_story import (
 )
 from convviz.render.panel import Panel
 from convviz.render.selection import centre, feeding_cells, opening
-from convviz.render.stories import forward_panels, weight_grad_panels, window_motion, written_out
+from convviz.render.stories import (
+    followed_only,
+    forward_panels,
+    weight_grad_panels,
+    window_motion,
+    written_out,
+)
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer, layer
 from convviz.sweeps import Sweep, forward_sweep, input_grad_sweep, weight_grad_sweep
@@ -261,6 +267,8 @@ class Story:
         ]
         for i, step in enumerate(self.steps):
             panels, formula = step.panels, self.input_grad_formula if i >= 4 else None
+            if not self._selected(("grad_x", "grad_x_padded"), self.spec.padded_size):
+                panels = followed_only(panels)  # as the page's PNG / SVG
             if not panels:  # the full correlation: the formula's cell of ∂L/∂x̃, its window lit
                 cell = self._padded_input_grad_cell
                 panels = input_grad_animation(ig, self.sweeps["input_grad"], n, k, c, cell)

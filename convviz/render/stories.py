@@ -7,6 +7,7 @@ readers, zoomed crops) in `convviz.render.selection`. No arithmetic on values ha
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -100,6 +101,13 @@ def written_out(panels: SweepPanels) -> SweepPanels:
     not red as a selection; its window stays lit."""
     out = panels.output
     return panels._replace(output=replace(out, selected=None, written=out.selected))
+
+
+def followed_only(panels: Sequence[Panel]) -> list[Panel]:
+    """A storyboard slide's panels when nothing is selected: the cell the page follows (marked
+    `selected`) is outlined as the cell written out below, and no cell is lit as linked to a
+    selection (the slide shows none)."""
+    return [replace(p, highlight=None, selected=None, written=p.selected) for p in panels]
 
 
 def weight_grad_panels(
