@@ -168,12 +168,14 @@ class ConvSpec:
             size, d = self.in_size[ax], self.dilation[ax]
             lo, hi = self.padding[ax]
             span, padded = self.span[ax], self.padded_size[ax]
-            if span > padded:
-                more = math.ceil((span - padded) / 2)
+            if span > padded:  # the shortfall, split between the two sides
+                short, sides = span - padded, (("above", "below"), ("left", "right"))[ax]
+                split = f"{math.ceil(short / 2)} {sides[0]}, {short // 2} {sides[1]}"
                 raise ConvSpecError(
                     f"the {self.kernel_size[0]}×{self.kernel_size[1]} kernel with dilation {d} "
                     f"spans {span} {unit}, but the padded input has only {padded}: reduce the "
-                    f"kernel or dilation, or pad by at least {more} more on each side"
+                    f"kernel or dilation, or pad {short} more {unit if short > 1 else unit[:-1]} "
+                    f"({split if short > 1 else 'on either side'})"
                 )
             mode = self.padding_mode
             if mode == "reflect" and max(lo, hi) >= size:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -81,18 +83,22 @@ BAD_INPUT = [
         [
             "the 5×5 kernel with dilation 2 spans 9 rows",
             "padded input has only 7",
-            "pad by at least 1 more on each side",
+            "pad 2 more rows (1 above, 1 below)",
         ],
         id="dilated kernel too tall",
     ),
     pytest.param(
         lambda: conv2d(np.ones((1, 1, 3, 3)), np.ones((1, 1, 7, 7)), padding=1),
-        ["spans 7 rows", "only 5", "at least 1 more"],
+        ["spans 7 rows", "only 5", "pad 2 more rows (1 above, 1 below)"],
         id="kernel wider than padded input",
     ),
     pytest.param(
         lambda: spec((1, 1, 5, 1), (1, 1, 1, 4)),
-        ["the 1×4 kernel with dilation 1 spans 4 columns", "only 1", "at least 2 more"],
+        [
+            "the 1×4 kernel with dilation 1 spans 4 columns",
+            "only 1",
+            "pad 3 more columns (2 left, 1 right)",
+        ],
         id="kernel too wide",
     ),
     # --- channels and ranks ----------------------------------------------------------------------
@@ -251,7 +257,7 @@ def test_edges_are_accepted(kwargs, input_shape):
     st.integers(1, 6), st.integers(1, 5), st.integers(1, 4), st.integers(0, 2), st.integers(0, 2)
 )
 def test_span_error_advice_is_right(H, k, d, lo, hi):
-    """'pad by at least M more on each side' fits the kernel, and M - 1 would not."""
+    """'pad M more rows (a above, b below)' fits the kernel, and one row fewer would not."""
     span = d * (k - 1) + 1
     padding = ((lo, hi), (0, 0))
     if span <= H + lo + hi:
@@ -261,9 +267,15 @@ def test_span_error_advice_is_right(H, k, d, lo, hi):
         ConvSpec.create((1, 1, H, 1), (1, 1, k, 1), dilation=(d, 1), padding=padding)
     message = str(info.value)
     assert f"spans {span} rows" in message and f"has only {H + lo + hi}" in message, message
-    more = int(message.split("pad by at least ")[1].split()[0])
-    fixed = ((lo + more, hi + more), (0, 0))
+    more = int(message.split(" or pad ")[1].split()[0])
+    if more == 1:
+        assert message.endswith("pad 1 more row (on either side)"), message
+        above, below = 1, 0
+    else:
+        above, below = map(int, re.search(r"\((\d+) above, (\d+) below\)", message).groups())
+    assert above + below == more and above - below in (0, 1)
+    fixed = ((lo + above, hi + below), (0, 0))
     ConvSpec.create((1, 1, H, 1), (1, 1, k, 1), dilation=(d, 1), padding=fixed)
-    too_little = ((lo + more - 1, hi + more - 1), (0, 0))
+    too_little = ((lo + above - 1, hi + below), (0, 0))
     with pytest.raises(ConvSpecError):
         ConvSpec.create((1, 1, H, 1), (1, 1, k, 1), dilation=(d, 1), padding=too_little)
