@@ -749,6 +749,9 @@ def test_scatter_controls_and_start(scat):
     assert len(meta["labels"]) == len(fig.frames) == 16
     assert meta["active"] == 2 and meta["link"] is None
     assert len(meta["captions"]) == 16 and meta["captions"][0][0].startswith("∂L/∂y[0, 0] = ")
+    # the padded grid's rows and columns as its axes write them: "−1", not "-1"
+    assert "rows −1…1, cols −1…1" in meta["captions"][0][0]
+    assert not any("-" in line for lines in meta["captions"] for line in lines)
     go.Figure(fig.to_dict())
 
 

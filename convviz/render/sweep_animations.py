@@ -223,11 +223,13 @@ def scatter_formulas(scatter: Scatter, steps, grad_out: Panel, result: Panel) ->
         k, t = int(scatter.filters[s]), int(scatter.cells[s])
         r, c = divmod(t, oW)
         g = format_value(scatter.grad_out[k].flat[t])
-        rows, cols = scatter.rows[s], scatter.cols[s]
+        (r0, r1), (c0, c1) = (
+            (format_value(v[0] + o), format_value(v[-1] + o))  # "−1", as the axes write it
+            for v, o in ((scatter.rows[s], ry), (scatter.cols[s], rx))
+        )
         lines.append(
             f"{f'filter {k}: ' if K > 1 else ''}{_name(grad_out)}[{r + gy}, {c + gx}] = {g}: "
-            f"stamp {g}·w onto {_name(result)} rows {rows[0] + ry}…{rows[-1] + ry}, "
-            f"cols {cols[0] + rx}…{cols[-1] + rx}"
+            f"stamp {g}·w onto {_name(result)} rows {r0}…{r1}, cols {c0}…{c1}"
         )
     return lines
 
