@@ -455,7 +455,7 @@ def share_link(ctx: Context) -> None:
     """
     base = str(st.context.url or "").split("?")[0]
     url = f"{base}?{urlencode(to_query(ctx.state))}"
-    st.caption(f"🔗 Share this view: [{as_text(url)}]({url})")
+    st.caption(f":material/link: Share this view: [{as_text(url)}]({url})")  # no emoji font needed
 
 
 def with_selection(ctx: Context) -> Context:
