@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from convviz.presets import PRESETS, PRESETS_BY_KEY
 from convviz.render.theme import theme_for
 from convviz.ui import views
-from convviz.ui.compute import MAX_SCATTER_STEPS, formula_at, value_key
+from convviz.ui.compute import MAX_SCATTER_STEPS, compute_layer, formula_at, value_key
 from convviz.ui.controls import CHANNELS_OPEN
 from convviz.ui.controls import PAGES as APP_PAGES
 from convviz.ui.editors import EDITORS
@@ -612,6 +612,25 @@ def test_a_storyboard_slide_marks_no_selection_when_there_is_none(monkeypatch):
         assert all(p.selected is None and p.highlight is None for p in panels), check
         if check == "mask":
             assert panels[-1].written == (2, 2)
+
+
+def test_typed_in_values_read_typed_in_and_a_chosen_source_replaces_them():
+    """recitation-s2 types in its kernel and ∂L/∂y: the sidebar read "Kernel: random" and
+    "grad_out: ones" beside them, and choosing a source did nothing (the typed values won).
+    They read "typed in"; choosing a source replaces them (x's typed values stay)."""
+    at = open_page(FORWARD, preset="recitation-s2")
+    kernel, gout = side_select(at, "kernel"), side_select(at, "gout")
+    assert kernel.format_func(kernel.value) == "typed in"
+    assert gout.format_func(gout.value) == "typed in"
+    assert state(at)["w"] and state(at)["g"] and state(at)["x"]
+    w_before = compute_layer(value_key(state(at))).forward.w.copy()
+    other = next(v for v in kernel.options if v != "typed in")
+    kernel.set_value(other).run()
+    assert_clean(at)
+    s = state(at)
+    assert s["w"] == "" and s["g"] and s["x"]  # the kernel's values only
+    assert side_select(at, "kernel").format_func(s["kernel"]) != "typed in"
+    assert not np.array_equal(compute_layer(value_key(s)).forward.w, w_before)
 
 
 def test_keyboard_cell_picker_selects_a_cell():

@@ -92,6 +92,8 @@ def _store(name: str) -> None:
         return
     st.session_state[PROBLEMS] = []
     state[name] = value
+    if name in TYPED:  # a source chosen for the kernel or ∂L/∂y replaces its typed-in values
+        state[TYPED[name]] = ""
     if name in LAYER_FIELDS:  # the selection stays while its cell exists (pages check bounds)
         state["preset"] = "custom"
     if name in LAYER_FIELDS:  # values the new shapes no longer fit (a kernel size: w and ∂L/∂y,
@@ -264,10 +266,21 @@ def _channel_controls(state: dict) -> None:
                     _number(name, label, max_value=most)
 
 
+TYPED = {"kernel": "w", "gout": "g"}  # a value source and the typed-in values it stands for
+
+
 def _value_controls(state: dict) -> None:
-    """The kernel, grad_out and the seed of the random values (a note if values were typed in)."""
+    """The kernel, grad_out and the seed of the random values (a note if values were typed in).
+
+    A source whose values were typed in (a recitation's kernel) reads "typed in", not the
+    "random" they replace; choosing a source there replaces them."""
     st.markdown("**Values**")
-    _widget(st.selectbox, "kernel", "Kernel", options=KERNEL_CHOICES)
+
+    def shown(name: str, label=str):
+        now = state[name]
+        return lambda v: "typed in" if state[TYPED[name]] and v == now else label(v)
+
+    _widget(st.selectbox, "kernel", "Kernel", options=KERNEL_CHOICES, format_func=shown("kernel"))
     edited = [name for key, name in (("x", "x"), ("w", "w"), ("g", "∂L/∂y")) if state[key]]
     if edited:
         st.caption(f"Typed-in values in use for {', '.join(edited)} (Re-roll or a preset resets).")
@@ -276,7 +289,7 @@ def _value_controls(state: dict) -> None:
         "gout",
         "grad_out (∂L/∂y)",
         options=FIELDS["gout"].choices,
-        format_func=GRAD_OUT_LABELS.get,
+        format_func=shown("gout", GRAD_OUT_LABELS.get),
     )
     with _row(bottom=True):
         _number("seed", "Seed")
