@@ -534,7 +534,12 @@ def test_impossible_combination_keeps_the_last_valid_charts():
     (err,) = at.error
     assert "spans 5 rows" in err.value and "padded input has only 2" in err.value
     assert figures(at) == valid  # the last valid view stays on screen
-    assert query(at)["H"] == "2"  # the URL keeps what was asked for
+    # the address and the share link hold the layer drawn: a link shared (or reloaded) while an
+    # impossible one is typed opened the default layer under a sidebar of impossible shapes
+    assert (query(at)["H"], query(at)["kH"]) == ("7", "5")
+    share = next(c.value for c in at.main.caption if "Share this view" in c.value)
+    assert "H=7&" in share and "H=2&" not in share
+    assert state(at)["H"] == 2  # the sidebar keeps what was typed, to be fixed
     at.switch_page(WEIGHT_GRAD).run()
     assert len(at.error) == 1 and not at.exception
     assert heat(at, "grad_w:values").shape == (5, 3)
@@ -543,6 +548,9 @@ def test_impossible_combination_keeps_the_last_valid_charts():
     side_number(at, "H").set_value(6).run()
     assert_clean(at)
     assert heat(at, "y:values").shape == (1, 3)
+    # a first visit's own impossible address is kept as it came (nothing valid was drawn yet)
+    at = open_page(FORWARD, pad="valid", kH="5", H="2")
+    assert at.error and query(at)["H"] == "2"
 
 
 def test_edited_values_follow_and_wrong_counts_are_refused():

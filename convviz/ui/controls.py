@@ -446,7 +446,7 @@ def controls() -> Context:
         st.error(
             f"**Cannot compute this layer:** {error}. Showing the last valid settings.", icon="⚠️"
         )
-    st.query_params.from_dict(to_query(state))
+    st.query_params.from_dict(to_query(linked(state, error)))
     view = state if error is None else st.session_state.get(LAST_VALID, DEFAULTS)
     spec = lay.forward.spec
     n, k, c = slice_of(view, spec)
@@ -461,13 +461,22 @@ def sidebar(ctx: Context) -> None:
         watch_viewport(ctx.state["pres"])
 
 
+def linked(state: dict, error: str | None) -> dict:
+    """The state a link holds: the one drawn, so that an impossible layer being typed in (its
+    banner shows the last valid one) is not what a shared or reloaded address opens; a first
+    visit's own impossible address is kept as it came."""
+    if error is None or LAST_VALID not in st.session_state:
+        return state
+    return st.session_state[LAST_VALID] | {"pres": state["pres"]}
+
+
 def share_link(ctx: Context) -> None:
     """The address that reproduces this view (a page body draws it: the selection is in it).
 
     A plain link, not st.code: a code block would load a 1.5 MB syntax highlighter on every page.
     """
     base = str(st.context.url or "").split("?")[0]
-    url = f"{base}?{urlencode(to_query(ctx.state))}"
+    url = f"{base}?{urlencode(to_query(linked(ctx.state, ctx.error)))}"
     st.caption(f":material/link: Share this view: [{as_text(url)}]({url})")  # no emoji font needed
 
 
@@ -476,6 +485,6 @@ def with_selection(ctx: Context) -> Context:
     the Context made by `controls` on the last full run may hold an older selection."""
     state = ctx.state
     _take_chart_selection(state)
-    st.query_params.from_dict(to_query(state))
+    st.query_params.from_dict(to_query(linked(state, ctx.error)))
     view = state if ctx.error is None else st.session_state.get(LAST_VALID, DEFAULTS)
     return replace(ctx, selection=selection_of(view))
