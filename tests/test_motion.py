@@ -645,3 +645,10 @@ def test_the_whole_pass_legend_takes_the_room_under_the_kernel_so_grids_grow(key
         for i, p in enumerate(motion.panels)]  # fmt: skip
     under_all = grid_layout(motion.panels, theme, top=6, bottom=ticks_px(theme) + 80)
     assert min(cells) > under_all.cell  # bigger than with two legend lines under every grid
+
+
+def test_every_legend_swatch_is_told_apart():
+    """The whole pass's legend drew 'window (tap colours)' and 'cell of the formula' as the same
+    black □; each role's swatch (glyph and colour) is its own."""
+    swatches = [(glyph, colour) for colour, glyph, _ in mv.LEGEND.values()]
+    assert len(set(swatches)) == len(swatches)

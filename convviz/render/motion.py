@@ -33,6 +33,7 @@ from convviz.render.theme import (
     TEXT_COLOR,
     TEXT_ON_DARK,
     VALUE_SCALE,
+    tap_colors,
 )
 
 MOTION_FRAME_MS = 110  # one in-between frame at 1× speed
@@ -58,7 +59,8 @@ LEGEND = {
     "inserted": (DILATION_COLOR, "■", "zero inserted by dilation"),
     "pad": (PAD_COLOR, "■", "zero padding"),  # how much: the pad stage says
     "remainder": (REMAINDER_COLOR, "▣", "remainder row/col"),
-    "window": (TEXT_COLOR, "□", "window (tap colours)"),
+    # in the first tap's colour: the formula's cell is the black one
+    "window": (tap_colors(1, 1)[0], "□", "window (tap colours)"),
     "outline": (HIGHLIGHT_COLOR, "□", "cell of the formula"),
     "ring": (PAD_TEXT, "▣", "gradient on the padded ring"),
 }
