@@ -650,5 +650,11 @@ def test_the_whole_pass_legend_takes_the_room_under_the_kernel_so_grids_grow(key
 def test_every_legend_swatch_is_told_apart():
     """The whole pass's legend drew 'window (tap colours)' and 'cell of the formula' as the same
     black □; each role's swatch (glyph and colour) is its own."""
-    swatches = [(glyph, colour) for colour, glyph, _ in mv.LEGEND.values()]
-    assert len(set(swatches)) == len(swatches)
+    from itertools import combinations
+
+    from matplotlib.colors import to_rgb
+
+    for (c1, g1, w1), (c2, g2, w2) in combinations(mv.LEGEND.values(), 2):
+        if g1 == g2:  # the same glyph: colours far apart (not two near-blacks)
+            distance = np.linalg.norm(np.subtract(to_rgb(c1), to_rgb(c2)))
+            assert distance > 0.15, f"{w1!r} and {w2!r} look alike"
