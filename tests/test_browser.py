@@ -31,7 +31,7 @@ WALK = (
     ("Channels", "channels", "Channels", "Channels, filters and the batch", 5),
     ("Matrix view", "matrix", "Matrix", "1. The forward pass: y = M · vec(x)", 2),  # its first tab
     ("Checks", "checks", "Checks", "Why trust the numbers", 0),
-    ("Quiz", "quiz", "Quiz", "Predict, then reveal", 1),
+    ("Quiz", "quiz", "Quiz", "Predict, then reveal", 3),  # ∂L/∂x: w, ∂L/∂y of 3 filters
 )
 CHART_MS = 60_000  # a cold first load (imports, plotly.js) took up to 33 s on 2 busy cores
 RERUN_MS = 10_000
