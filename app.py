@@ -49,10 +49,9 @@ def overview(ctx):
     selected_formula(ctx)
     export_buttons(forward + backward, ctx, "overview", "convviz: the layer at a glance")
 
-    left, middle, right = st.columns([2, 2, 1])
-    with left:
-        st.subheader("Output size")
-        st.code(ctx.spec.describe(), language=None, wrap_lines=True)
+    st.subheader("Output size")  # the whole width: its formula wrapped mid-expression in a column
+    st.code(ctx.spec.describe(), language=None, wrap_lines=True)
+    middle, right = st.columns([3, 1])
     with middle:
         check = reference_check(ctx.key)
         if check is not None:
