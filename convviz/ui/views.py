@@ -339,7 +339,8 @@ def _pick_step(titles: list[str]) -> None:
 
 
 def step_picker(page: str, ctx: Context, titles: list[str], *, leave: str | None = None):
-    """Back / next (PageUp / PageDown, past the ends to the pages around) and a stage selector.
+    """Back and next side by side (PageUp / PageDown, past the ends to the pages around), then a
+    stage selector.
 
     leave : a bool state field (e.g. the whole-pass animation) that choosing a stage turns off;
         while it is on no stage is shown selected (a player lights up where it is).
@@ -366,16 +367,6 @@ def step_picker(page: str, ctx: Context, titles: list[str], *, leave: str | None
             )
         elif st.button(f"◀ {back[1]}", key="nav_back_page", shortcut=BACK_KEY):
             st.switch_page(back[0])
-        following = bool(leave and ctx.state[leave])
-        st.session_state["w_step"] = None if following else titles[current]
-        st.segmented_control(
-            "Step",
-            titles,
-            key="w_step",
-            on_change=left,
-            args=(_pick_step, titles),
-            label_visibility="collapsed",
-        )
         if current < count - 1:
             st.button(
                 "Next ▶",
@@ -392,4 +383,15 @@ def step_picker(page: str, ctx: Context, titles: list[str], *, leave: str | None
                 label, tip = "Next ▶", f"On to the {on[1].lower()} page"
             if st.button(label, key="nav_next_page", shortcut=NEXT_KEY, type="primary", help=tip):
                 st.switch_page(on[0])
+        # after back and next, which stay side by side when a narrow column wraps the row
+        following = bool(leave and ctx.state[leave])
+        st.session_state["w_step"] = None if following else titles[current]
+        st.segmented_control(
+            "Step",
+            titles,
+            key="w_step",
+            on_change=left,
+            args=(_pick_step, titles),
+            label_visibility="collapsed",
+        )
     return current, row
