@@ -47,10 +47,9 @@ from convviz.ui.views import (
 )
 
 # Above the figure: the stage bar (with the whole-pass toggle), the stage's heading and caption
-# (presentation mode: the bar alone). Measured in Chromium: on the last stage the button "Weight
-# gradient ▶" pushes the toggle onto a row of its own (49 px) on a main column under 1400 px.
+# (presentation mode: the bar alone, one row at 1280 px on every stage: its last "Next ▶" is as
+# short as the others).
 STAGE_PX, STAGE_PRES_PX = 140, 40
-WRAPPED_PX, WRAPS_BELOW_PX = 50, 1400
 PAGE = "pages/2_Input_gradient.py"
 page_config(PAGE)
 ctx = controls()
@@ -201,8 +200,7 @@ def input_gradient(ctx):
     )
     titles = [s.title for s in steps]
     current, whole = stage_bar(ctx, titles)
-    wrapped = current == len(titles) - 1 and ctx.theme.figure_w < WRAPS_BELOW_PX
-    above = STAGE_PX if ctx.theme.show_secondary else STAGE_PRES_PX + wrapped * WRAPPED_PX
+    above = STAGE_PX if ctx.theme.show_secondary else STAGE_PRES_PX
     ctx = replace(ctx, theme=ctx.theme.reserve(above))
     if whole:
         whole_pass_view(ctx, sweeps["input_grad"], titles, formula, (key, *cell))
