@@ -19,6 +19,7 @@ from convviz.render.matrix_view import (
     im2col_panel,
     link_of,
     matrix_panel,
+    read_cell,
     spread_panel,
     transpose_panel,
 )
@@ -115,9 +116,16 @@ def backward_section() -> None:
         "used a tap further left (so the kernel is rotated 180°)."
     )
     matrix_chart(lambda: [transpose_panel(ms, link)], "Mt")
-    W = spec.in_size[1]
-    x_cell = divmod(link.inp, W) if link.inp is not None else centre(spec.in_size)
-    st.markdown(f"**Row of Mᵀ for x[{x_cell[0]}, {x_cell[1]}], drawn the textbook way:**")
+    W, why = spec.in_size[1], ""
+    if link.inp is not None:
+        x_cell = divmod(link.inp, W)
+    elif link.out is not None:  # a cell the selected output reads: its column of Mᵀ is in the row
+        x_cell = read_cell(ms, link.out)
+        i, j = divmod(link.out, spec.out_size[1])
+        why = f" (a cell y[{i}, {j}] reads)"
+    else:
+        x_cell = centre(spec.in_size)
+    st.markdown(f"**Row of Mᵀ for x[{x_cell[0]}, {x_cell[1]}]{why}, drawn the textbook way:**")
     say(
         "The rotated kernel's window on the dilated, padded ∂L/∂y. Taps on real ∂L/∂y cells are "
         "this row's nonzeros; taps on inserted zeros (stride) or on the padding ring are its "

@@ -275,6 +275,24 @@ def test_an_unknown_matrix_tab_opens_the_first():
     assert len(figures(at)) == 2 and at.subheader[0].value.startswith("1. The forward pass")
 
 
+def test_the_textbook_row_of_mt_follows_a_selected_output():
+    """With an output cell selected, the backward tab lit its column of Mᵀ but drew the textbook
+    row of the centre x cell, which that output may not read; it draws the row of a cell the
+    output reads (so the two agree) and says so."""
+    at = open_page(MATRIX, timeout=60, preset="remainder", sel="y:1:1")
+    at.session_state[SECTION] = SECTIONS[1]
+    at.run()
+    assert_clean(at)
+    (line,) = [m.value for m in at.markdown if m.value.startswith("**Row of Mᵀ for x[")]
+    assert "(a cell y[1, 1] reads)" in line
+    r, c = map(int, re.search(r"x\[(\d+), (\d+)\]", line).groups())
+    spec = next(p for p in PRESETS if p.key == "remainder").spec()
+    lay = preset_layer(next(p for p in PRESETS if p.key == "remainder"))
+    ms = matrix.matrix_slice(spec, lay.forward.x, lay.forward.w, lay.input_grad.grad_out, 0, 0, 0)
+    out = 1 * spec.out_size[1] + 1
+    assert ms.taps[out, r * spec.in_size[1] + c] != -1  # y[1, 1] reads it
+
+
 @pytest.mark.parametrize("p", FAST, ids=lambda p: p.key)
 def test_quiz_flip_note_gives_the_kernel_row_each_term_uses(p):
     """The reveal's rule a = (x̃ row − s·i) / d, evaluated at each term's ∂L/∂y row i, is the

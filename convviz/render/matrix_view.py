@@ -267,6 +267,13 @@ def grid_panels(ms: MatrixSlice, link: Link) -> list[Panel]:
     ]
 
 
+def read_cell(ms: MatrixSlice, out: int) -> tuple[int, int]:
+    """The middle one of the input cells output `out` (row-major) reads: a row of Mᵀ that holds
+    that output's entry."""
+    cells = np.flatnonzero(ms.taps[out] != -1)
+    return divmod(int(cells[len(cells) // 2]), ms.spec.in_size[1])
+
+
 def spread_panel(ig: InputGradStages, n: int, k: int, c: int, cell: tuple[int, int]) -> Panel:
     """Row `cell` of Mᵀ drawn where the textbook route puts it: the rotated kernel's window on
     the dilated, padded ∂L/∂y. Taps on inserted zeros or the ring are the zeros of that row."""
