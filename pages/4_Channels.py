@@ -82,8 +82,8 @@ def channels(ctx: Context) -> None:
             if not projector and grid.caption:
                 st.caption(grid.caption)
             elif projector and grid.outlined:  # the title and caption that said so are hidden
-                st.caption(f"Outlined: {grid.outlined}, the slice the other pages draw. "
-                           "Click a tile to draw another.")  # fmt: skip
+                st.caption(f"{grid.title}. Outlined: {grid.outlined}, the slice the other pages "
+                           "draw. Click a tile to draw another.")  # fmt: skip
         if grid.key == "grad_w" and "tile" in shown:  # the outlined tile with what makes it
             w_cell = selected_in(ctx, ("grad_w",), spec.kernel_size)  # its window is lit
             chart(

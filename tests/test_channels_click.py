@@ -143,10 +143,12 @@ def test_each_grid_on_the_page_selects_what_its_tiles_are_labelled(preset, pres,
     picks = _fields(state, pres == "1")
     grids = {key: c for key, c in charts.items() if key.startswith("tiles_")}
     assert [k.removeprefix("tiles_").rsplit("_", 3)[0] for k in grids] == shown
-    if pres == "1":  # no title or caption there: one line says what the outline is
+    if pres == "1":  # no title or caption there: one line names the grid and its outline
         outlined = {"x": "c", "grad_w": "k, c", "sum_k": "k"}[shown[0]]
         slice_ = ", ".join(f"{f}={state[f]}" for f in outlined.split(", "))
-        assert any(f"Outlined: {slice_}, the slice" in c.value for c in at.caption)
+        (line,) = [c.value for c in at.caption if f"Outlined: {slice_}, the slice" in c.value]
+        named = {"x": "input x[n=", "grad_w": "∂L/∂w", "sum_k": "∂L/∂x[n="}[shown[0]]
+        assert line.startswith(named), line  # which sample / channel the tiles are of
     for key, chart in grids.items():
         assert list(chart.proto.selection_mode), f"{key} does not take clicks"
         fig = json.loads(chart.proto.spec)
