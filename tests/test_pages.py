@@ -625,20 +625,24 @@ def test_a_storyboard_slide_marks_no_selection_when_there_is_none(monkeypatch):
 def test_typed_in_values_read_typed_in_and_a_chosen_source_replaces_them():
     """recitation-s2 types in its kernel and ∂L/∂y: the sidebar read "Kernel: random" and
     "grad_out: ones" beside them, and choosing a source did nothing (the typed values won).
-    They read "typed in"; choosing a source replaces them (x's typed values stay)."""
+    They read "typed in"; every source stays a choice, the one they replaced too, and choosing
+    it replaces them (x's typed values stay)."""
     at = open_page(FORWARD, preset="recitation-s2")
     kernel, gout = side_select(at, "kernel"), side_select(at, "gout")
-    assert kernel.format_func(kernel.value) == "typed in"
-    assert gout.format_func(gout.value) == "typed in"
-    assert state(at)["w"] and state(at)["g"] and state(at)["x"]
+    assert kernel.value == "typed in" and gout.value == "typed in"
+    assert "random" in kernel.options and len(kernel.options) == 1 + len(KERNEL_CHOICES)
+    assert state(at)["kernel"] == "random" and state(at)["w"] and state(at)["g"]
     w_before = compute_layer(value_key(state(at))).forward.w.copy()
-    other = next(v for v in kernel.options if v != "typed in")
-    kernel.set_value(other).run()
+    kernel.set_value("random").run()  # the source the typed values had replaced
     assert_clean(at)
     s = state(at)
     assert s["w"] == "" and s["g"] and s["x"]  # the kernel's values only
-    assert side_select(at, "kernel").format_func(s["kernel"]) != "typed in"
+    assert side_select(at, "kernel").value == "random"
+    assert "typed in" not in side_select(at, "kernel").options
     assert not np.array_equal(compute_layer(value_key(s)).forward.w, w_before)
+    gout = side_select(at, "gout")
+    gout.set_value("typed in").run()  # keeps them
+    assert state(at)["g"]
 
 
 def test_keyboard_cell_picker_selects_a_cell():

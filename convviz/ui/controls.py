@@ -88,11 +88,16 @@ def as_text(message: str) -> str:
 def _store(name: str) -> None:
     state = st.session_state[STATE]
     value = st.session_state[f"w_{name}"]
-    if state[name] == value:  # re-sent unchanged (a page switch under load): still the preset
+    if value == TYPED_IN:  # the typed-in values kept
+        return
+    # a source chosen for the kernel or ∂L/∂y replaces its typed-in values (even the source
+    # they had replaced)
+    typed = name in TYPED and state[TYPED[name]]
+    if state[name] == value and not typed:  # re-sent unchanged (a page switch under load)
         return
     st.session_state[PROBLEMS] = []
     state[name] = value
-    if name in TYPED:  # a source chosen for the kernel or ∂L/∂y replaces its typed-in values
+    if typed:
         state[TYPED[name]] = ""
     if name in LAYER_FIELDS:  # the selection stays while its cell exists (pages check bounds)
         state["preset"] = "custom"
@@ -267,30 +272,33 @@ def _channel_controls(state: dict) -> None:
 
 
 TYPED = {"kernel": "w", "gout": "g"}  # a value source and the typed-in values it stands for
+TYPED_IN = "typed in"  # the choice a source shows while its values are typed in
+
+
+def _source(state: dict, name: str, label: str, options, word=str) -> None:
+    """A value source's menu: with typed-in values (a recitation's kernel) it reads "typed in",
+    not the "random" they replaced, and every source stays a choice that replaces them."""
+    typed = bool(state[TYPED[name]])
+    key = f"w_{name}"
+    st.session_state[key] = TYPED_IN if typed else state[name]
+    st.selectbox(
+        label,
+        (TYPED_IN, *options) if typed else options,
+        key=key,
+        format_func=lambda v: v if v == TYPED_IN else word(v),
+        on_change=_store,
+        args=(name,),
+    )
 
 
 def _value_controls(state: dict) -> None:
-    """The kernel, grad_out and the seed of the random values (a note if values were typed in).
-
-    A source whose values were typed in (a recitation's kernel) reads "typed in", not the
-    "random" they replace; choosing a source there replaces them."""
+    """The kernel, grad_out and the seed of the random values (a note if values were typed in)."""
     st.markdown("**Values**")
-
-    def shown(name: str, label=str):
-        now = state[name]
-        return lambda v: "typed in" if state[TYPED[name]] and v == now else label(v)
-
-    _widget(st.selectbox, "kernel", "Kernel", options=KERNEL_CHOICES, format_func=shown("kernel"))
+    _source(state, "kernel", "Kernel", KERNEL_CHOICES)
     edited = [name for key, name in (("x", "x"), ("w", "w"), ("g", "∂L/∂y")) if state[key]]
     if edited:
         st.caption(f"Typed-in values in use for {', '.join(edited)} (Re-roll or a preset resets).")
-    _widget(
-        st.selectbox,
-        "gout",
-        "grad_out (∂L/∂y)",
-        options=FIELDS["gout"].choices,
-        format_func=shown("gout", GRAD_OUT_LABELS.get),
-    )
+    _source(state, "gout", "grad_out (∂L/∂y)", FIELDS["gout"].choices, GRAD_OUT_LABELS.get)
     with _row(bottom=True):
         _number("seed", "Seed")
         st.button("Re-roll", on_click=_reroll, help="New random small integers")
