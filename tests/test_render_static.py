@@ -207,6 +207,9 @@ def test_a_cell_written_out_is_outlined_black_and_the_legend_says_so():
     selected = replace(written, written=None, selected=(1, 1))
     assert legend_marks([selected]) == ["highlight", "selected"]
     assert legend_marks([replace(written, selected=(0, 0))]) == ["highlight", "selected", "written"]
+    # lit cells without a cell written out (a stage-1 slide of a selection made elsewhere): they
+    # are linked to the selection, there is no sum for them to be read by
+    assert legend_marks([replace(written, written=None)]) == ["highlight"]
 
 
 def test_numbers_contrast_with_their_cell():

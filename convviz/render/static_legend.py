@@ -59,6 +59,7 @@ def legend_marks(panels: list[Panel]) -> list[str]:
     tapped = [p for p in panels if p.taps is not None and (np.asarray(p.taps) >= 0).any()]
     slides_grad_out = any(p.key == "grad_out" for p in tapped)
     selects = any(p.selected is not None for p in panels)
+    reads = not selects and any(p.written is not None for p in panels)
     present = {
         "pad": any(p.mask("pad_mask").any() for p in panels),
         "dilation": any(p.mask("dilation_mask").any() for p in panels),
@@ -66,8 +67,9 @@ def legend_marks(panels: list[Panel]) -> list[str]:
         "dropped": any(p.mask("dropped_mask").any() for p in panels),
         "tap": bool(tapped) and not slides_grad_out,
         "grad_out_tap": slides_grad_out,
-        "highlight": any(p.mask("highlight").any() for p in panels) and selects,
-        "read": any(p.mask("highlight").any() for p in panels) and not selects,
+        # the window of a cell written out (nothing selected), else cells linked to a selection
+        "highlight": any(p.mask("highlight").any() for p in panels) and not reads,
+        "read": any(p.mask("highlight").any() for p in panels) and reads,
         "selected": selects,
         "written": any(p.written is not None for p in panels),
     }
