@@ -163,7 +163,15 @@ def test_a_selected_input_cell_lights_the_outputs_that_read_it(case):
     (pt, _), (pl, _) = spec.padding
     r, q = cell[0] - pt, cell[1] - pl  # the labels on the padded grid's axes
     sub = f"{r},{q}" if max(abs(r), abs(q)) > 9 or min(r, q) < 0 else f"{r}{q}"
-    assert f"$x_{{{sub}}}$" in text
+    # a cell of the padding ring is x̃'s, not x's: its gradient goes to the ring, where the
+    # mask drops it (zeros) or adds it to the cell it copies; it wrote "∂L/∂x₇₇" for a 7×7 x
+    padding = bool(lay.forward.pad_mask[cell])
+    symbol = "\\tilde{x}" if padding else "x"
+    assert f"${symbol}_{{{sub}}}$" in text, text
+    assert ("is padding, not a cell of x" in text) == (padding and bool(reads))
+    if padding and reads:
+        fate = "drops" if spec.padding_mode == "zeros" else "adds to the cell of x it copies"
+        assert fate in text
     assert text.count(" through ") == len(reads) if reads else "no window" in text
 
 

@@ -349,7 +349,9 @@ def feeds_text(sweep: Sweep, cell: tuple[int, int], spec: ConvSpec) -> str:
     r, q = cell
     hit_r, hit_c = sweep.rows == r, sweep.cols == q  # (T, kh), (T, kw)
     steps = np.flatnonzero(hit_r.any(axis=1) & hit_c.any(axis=1))
-    name = f"x_{{{_sub(r + origin[0], q + origin[1])}}}"
+    label = (r + origin[0], q + origin[1])
+    padding = not all(0 <= v < n for v, n in zip(label, spec.in_size))  # not a cell of x
+    name = ("\\tilde{x}" if padding else "x") + f"_{{{_sub(*label)}}}"
     if steps.size == 0:
         return f"${name}$ is read by no window (a remainder cell): its gradient is 0."
     pairs = [(sweep.targets[t], hit_r[t].argmax(), hit_c[t].argmax()) for t in steps]
@@ -357,9 +359,18 @@ def feeds_text(sweep: Sweep, cell: tuple[int, int], spec: ConvSpec) -> str:
     grad = " + ".join(
         rf"\frac{{\partial L}}{{\partial y_{{{_sub(*o)}}}}} w_{{{a}{b}}}" for o, a, b in pairs
     )
+    rule = rf"$\frac{{\partial L}}{{\partial {name}}} = {grad}$"
+    if not padding:
+        chain = f"${name}$ is read by {reads}. So, by the chain rule, {rule}"
+        return f"{chain} (see the Input gradient page)."
+    fate = (
+        "which the mask drops: the padding is a constant"
+        if spec.padding_mode == "zeros"
+        else f"which the mask adds to the cell of x it copies ({spec.padding_mode} padding)"
+    )
     return (
-        f"${name}$ is read by {reads}. So, by the chain rule, "
-        rf"$\frac{{\partial L}}{{\partial {name}}} = {grad}$ (see the Input gradient page)."
+        f"${name}$ is padding, not a cell of x. It is read by {reads}, so {rule} lands on the "
+        f"padded ring, {fate} (stage 6 of the Input gradient page)."
     )
 
 
