@@ -14,11 +14,13 @@ from convviz.matrix import (
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.matrix_view import (
     SECTIONS,
+    app_selection,
     grid_panels,
     im2col_grad_panel,
     im2col_panel,
     link_of,
     matrix_panel,
+    page_cell,
     read_cell,
     spread_panel,
     transpose_panel,
@@ -27,10 +29,13 @@ from convviz.render.selection import centre
 from convviz.text import slice_name
 from convviz.ui.compute import shared_view
 from convviz.ui.controls import clicked_cell, controls, converted, page_config
+from convviz.ui.state import to_query
 from convviz.ui.views import page_end, page_header
 
 PAGE = "pages/5_Matrix.py"
-SELECTED, SEEN = "mx_selected", "mx_seen"  # this page's own selection: (layer key, panel, r, c)
+# this page's own selection, an entry of any of its charts: (layer key, the app's selection it
+# was mirrored to, panel, r, c); a selection made since on another page (or a link's) wins
+SELECTED, SEEN = "mx_selected", "mx_seen"
 SECTION = "mx_section"  # the open tab of SECTIONS: only its charts are made and sent
 
 page_config(PAGE)
@@ -45,14 +50,31 @@ page_header(
 spec, lay = ctx.spec, ctx.layer
 
 
-def take_clicks() -> None:
-    """A click on any of this page's charts selects that entry, once per click."""
+def take_clicks(ms) -> None:
+    """A click on any of this page's charts selects that entry, once per click; the app's
+    selection (the link's `sel`) follows: the output, input or tap cell the entry links."""
     seen = st.session_state.setdefault(SEEN, {})
     for key in [k for k in st.session_state if str(k).startswith("mx_chart_")]:
         cell = clicked_cell(st.session_state[key])
         if cell is not None and seen.get(key) != cell:
             seen[key] = cell
-            st.session_state[SELECTED] = (ctx.key, *cell)
+            app_cell = app_selection(ms, link_of(ms, *cell))
+            if app_cell is not None:
+                ctx.state["sel"] = ":".join(map(str, app_cell))
+                st.query_params.from_dict(to_query(ctx.state))
+            st.session_state[SELECTED] = (ctx.key, ctx.state["sel"], *cell)
+
+
+def picked_link(ms):
+    """This page's own pick while the app's selection is still the one it set; else the app's
+    selection (from another page or a link), else the middle output."""
+    chosen = st.session_state.get(SELECTED)
+    if chosen and chosen[:2] == (ctx.key, ctx.state["sel"]):
+        return chosen[2:], link_of(ms, *chosen[2:])
+    cell = page_cell(ms, ctx.selection) if ctx.selection else None
+    if cell is not None:
+        return None, link_of(ms, *cell)
+    return None, link_of(ms, "y", *centre(spec.out_size))
 
 
 # numbers wherever the cells are big enough for them (a 4×25 matrix has legible cells)
@@ -73,7 +95,7 @@ def matrix_figure(panels):
 
 def matrix_chart(panels_of, name: str) -> None:
     """The figure of `panels_of()`, built once per view and shared by every session."""
-    shows = (name, ctx.key, ctx.n, ctx.k, ctx.c, picked, THEME)
+    shows = (name, ctx.key, ctx.n, ctx.k, ctx.c, picked, link, THEME)
     st.plotly_chart(
         converted(shared_view(shows, lambda: matrix_figure(panels_of()))),
         key=f"mx_chart_{name}",
@@ -154,17 +176,14 @@ reason = too_large(spec)
 if reason:
     st.info(f"{reason[0].upper()}{reason[1:]}. The transposed convolution below works at any size.")
 else:
-    take_clicks()
     ms = shared_view(  # M for this slice, built once per setting for every session
         ("matrix-slice", ctx.key, ctx.n, ctx.k, ctx.c),
         lambda: matrix_slice(
             spec, lay.forward.x, lay.forward.w, lay.input_grad.grad_out, ctx.n, ctx.k, ctx.c
         ),
     )
-    chosen = st.session_state.get(SELECTED)
-    picked = chosen[1:] if chosen and chosen[0] == ctx.key else None  # this layer's entry
-    link = link_of(ms, *picked) if picked else None
-    link = link or link_of(ms, "y", *centre(spec.out_size))  # the middle output until a click
+    take_clicks(ms)
+    picked, link = picked_link(ms)
     forward_tab, backward_tab, im2col_tab = st.tabs(SECTIONS, key=SECTION, on_change="rerun")
     if forward_tab.open:
         with forward_tab:

@@ -275,6 +275,35 @@ def test_an_unknown_matrix_tab_opens_the_first():
     assert len(figures(at)) == 2 and at.subheader[0].value.startswith("1. The forward pass")
 
 
+@pytest.mark.parametrize(("sel", "says"), [("y:0:0", "output y[0, 0]"), ("x:3:2", "input x[2, 1]")])
+def test_the_matrix_view_opens_on_the_links_selection(sel, says):
+    """A link's (or another page's) selection is the Matrix view's: it opened on y[2, 2]
+    whatever `sel` said, and its clicks never reached the link. An x cell comes in the padded
+    indices of the other pages (classroom pads 1: x̃[3, 2] is x[2, 1])."""
+    at = open_page(MATRIX, timeout=60, preset="classroom", sel=sel)
+    assert_clean(at)
+    assert any(f"**Selected:** {says}" in m.value for m in at.markdown), [
+        m.value for m in at.markdown if "Selected" in m.value
+    ]
+    assert query(at)["sel"] == sel
+
+
+def test_a_matrix_entry_maps_to_the_other_pages_selection_and_back():
+    """Every output and input cell: the page's cell → the app's selection → the page's cell."""
+    from convviz.render.matrix_view import app_selection, link_of, page_cell
+
+    p = next(p for p in PRESETS if p.key == "classroom")
+    spec, lay = p.spec(), preset_layer(p)
+    ms = matrix.matrix_slice(spec, lay.forward.x, lay.forward.w, lay.input_grad.grad_out, 0, 0, 0)
+    for key, (h, w) in (("y", spec.out_size), ("x", spec.in_size)):
+        for r in range(h):
+            for c in range(w):
+                app = app_selection(ms, link_of(ms, key, r, c))
+                assert app[0] == key and page_cell(ms, app) == (key, r, c)
+    assert page_cell(ms, ("x", 0, 0)) is None  # x̃'s padding ring: no cell of x here
+    assert page_cell(ms, ("grad_w", 1, 2)) == ("w", 1, 2)
+
+
 def test_the_textbook_row_of_mt_follows_a_selected_output():
     """With an output cell selected, the backward tab lit its column of Mᵀ but drew the textbook
     row of the centre x cell, which that output may not read; it draws the row of a cell the

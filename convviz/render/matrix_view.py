@@ -94,6 +94,32 @@ def link_of(ms: MatrixSlice, key: str, row: int, col: int) -> Link | None:
     return Link(found["out"], src if src >= 0 else None, found["tap"])
 
 
+def app_selection(ms: MatrixSlice, link: Link | None) -> tuple[str, int, int] | None:
+    """The other pages' selection for a link: its output cell, else its input cell (in the
+    padded-array indices of their x), else None (a tap alone is no cell of theirs)."""
+    spec = ms.spec
+    if link is None:
+        return None
+    if link.out is not None:
+        return ("y", *divmod(link.out, spec.out_size[1]))
+    if link.inp is not None:
+        return ("x", *spec.padded_index(divmod(link.inp, spec.in_size[1])))
+    return None
+
+
+def page_cell(ms: MatrixSlice, selection: tuple[str, int, int]) -> tuple[str, int, int] | None:
+    """This page's grid cell for the other pages' selection: an output, an input cell (x̃'s
+    padding ring has none here), or a tap of ∂L/∂w."""
+    key, r, c = selection
+    if key in ("x", "grad_x_padded"):
+        r, c = ms.spec.padded_label((r, c))
+        key = "grad_x"
+    inside = {"y": ms.spec.out_size, "grad_x": ms.spec.in_size, "grad_w": ms.spec.kernel_size}
+    if key not in inside or not (0 <= r < inside[key][0] and 0 <= c < inside[key][1]):
+        return None
+    return {"y": "y", "grad_x": "x", "grad_w": "w"}[key], r, c
+
+
 def _blank_zeros(m: np.ndarray, taps: np.ndarray) -> np.ndarray:
     """Entries no tap reaches drawn blank (NaN); a tap's zero weight still shows as 0."""
     return np.where(taps == -1, np.nan, m)
