@@ -8,7 +8,7 @@ the cell a padded copy came from. The numeric sum of the terms equals the engine
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -295,6 +295,13 @@ class Formula:
         lines = [" + ".join(parts[i : i + per_line]) for i in range(0, len(parts), per_line)]
         rest = "".join(rf" \\ &\quad + {line}" for line in lines[1:])
         return rf"\begin{{aligned}} {target} &= {lines[0]}{rest} \\ &= {value} \end{{aligned}}"
+
+    def vanishing_last(self) -> Formula:
+        """The same sum with its structurally zero terms (padded or inserted zeros) last, so that
+        a sum cut short writes the terms that count and states the zeros among the rest."""
+        if self.groups or isinstance(self.terms, TermArrays):
+            return self
+        return replace(self, terms=tuple(sorted(self.terms, key=lambda t: t.vanishes)))
 
     def text(self, numeric: bool = False, max_terms: int = 30) -> str:
         """Plain text of the sum; past max_terms, '[n more terms = s]' says what the rest is."""

@@ -553,3 +553,29 @@ def ig_copies(spec: ConvSpec, r: int, q: int) -> int:
     from convviz.ops import copies_mask
 
     return copies_mask(spec.in_size, spec.padding, spec.padding_mode, (r, q)).sum()
+
+
+def test_a_sum_cut_short_on_a_projector_writes_the_terms_that_count():
+    """recitation-s2's ∂L/∂x₂₂ (= 36) cut to 5 terms wrote three zeros of the dilation and
+    folded 3·3 + 4·1 into '[4 more terms = 13]'. With its zero terms last (the player's line on a
+    projector), the four that count are written and the rest is stated as 0."""
+    from convviz.presets import PRESETS_BY_KEY
+    from convviz.stages import layer as make
+
+    p = PRESETS_BY_KEY["recitation-s2"]
+    spec = p.spec()
+    lay = make(spec, *p.values(), p.grad_out_for(np.zeros(spec.output_shape)))
+    f = input_grad_formula(lay.input_grad, 0, 0, 2, 2)
+    g = f.vanishing_last()
+    assert sorted(map(id, g.terms)) == sorted(map(id, f.terms)) and g.value == f.value == 36
+    flags = [t.vanishes for t in g.terms]
+    assert flags == sorted(flags) and any(flags)  # every zero after every real term
+    assert g.text(numeric=True, max_terms=5) == (
+        "∂L/∂x₂₂ = 1·9 + 2·7 + 3·3 + 4·1 + 0·8 + [4 more terms = 0] = 36"
+    )
+    assert g.adds_up(5) and f.adds_up(5)
+    from convviz.render.theme import PRESENTATION
+    from convviz.ui.views import frame_caption
+
+    _, numeric = frame_caption(f, PRESENTATION.fitted(1232, 720))
+    assert "3·3 + 4·1" in numeric, numeric
