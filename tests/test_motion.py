@@ -658,3 +658,9 @@ def test_every_legend_swatch_is_told_apart():
         if g1 == g2:  # the same glyph: colours far apart (not two near-blacks)
             distance = np.linalg.norm(np.subtract(to_rgb(c1), to_rgb(c2)))
             assert distance > 0.15, f"{w1!r} and {w2!r} look alike"
+    from convviz.render.theme import SELECTED_COLOR
+
+    for colour, glyph, words in mv.LEGEND.values():  # an outline is not the selection's red
+        if glyph == "□":
+            distance = np.linalg.norm(np.subtract(to_rgb(colour), to_rgb(SELECTED_COLOR)))
+            assert distance > 0.25, f"{words!r} looks like the selected cell's red"

@@ -59,8 +59,9 @@ LEGEND = {
     "inserted": (DILATION_COLOR, "■", "zero inserted by dilation"),
     "pad": (PAD_COLOR, "■", "zero padding"),  # how much: the pad stage says
     "remainder": (REMAINDER_COLOR, "▣", "remainder row/col"),
-    # in the first tap's colour: the formula's cell is the black one
-    "window": (tap_colors(1, 1)[0], "□", "window (tap colours)"),
+    # in a tap's colour (the second: the first is a red, the selection's colour on a projector);
+    # the formula's cell is the black one
+    "window": (tap_colors(1, 2)[1], "□", "window (tap colours)"),
     "outline": (HIGHLIGHT_COLOR, "□", "cell of the formula"),
     "ring": (PAD_TEXT, "▣", "gradient on the padded ring"),
 }
