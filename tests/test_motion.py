@@ -664,3 +664,30 @@ def test_every_legend_swatch_is_told_apart():
         if glyph == "□":
             distance = np.linalg.norm(np.subtract(to_rgb(colour), to_rgb(SELECTED_COLOR)))
             assert distance > 0.25, f"{words!r} looks like the selected cell's red"
+
+
+def test_a_click_on_the_mask_stage_or_the_whole_pass_selects_a_cell_of_the_gradient():
+    """The storyboard's motions took no click (stage 6's ∂L/∂x̃ → ∂L/∂x above all): its grid now
+    carries the invisible cell markers the other figures have, each naming its ∂L/∂x̃ cell in
+    the pages' selection keys; the grids of ∂L/∂y and w on their way name no cell."""
+    from convviz.render.input_story import stage_motion, whole_pass
+
+    lay = LAYERS["reflect"]
+    ig = lay.input_grad
+    for motion in (
+        stage_motion(ig, 5, 0, 0, 0, ("grad_x", 1, 1)),
+        whole_pass(ig, input_grad_sweep(ig, 0, 0), 0, 0, 0, ("grad_x", 1, 1)),
+    ):
+        fig = mp.motion_figure(motion)
+        (click,) = [t for t in fig.data if t.name and t.name.endswith(":click")]
+        i = [p.key for p in motion.panels].index("grad_x_padded")
+        assert click.name == "grad_x_padded:click" and click.xaxis == (
+            "x" if i == 0 else f"x{i + 1}"
+        )
+        h, w = motion.panels[i].shape
+        oy, ox = motion.panels[i].origin
+        assert len(click.customdata) == h * w
+        for (key, r, c), x, y in zip(click.customdata, click.x, click.y):
+            assert key == "grad_x_padded" and (x, y) == (c + ox, r + oy)
+    assert not any(t.name.endswith(":click") for t in mp.motion_figure(
+        stage_motion(ig, 1, 0, 0, 0, ("grad_x", 1, 1))).data if t.name)  # fmt: skip

@@ -10,7 +10,13 @@ import plotly.graph_objects as go
 
 from convviz.render.animation_frames import animated_figure, deep_update, grid_lines_trace
 from convviz.render.geometry import GridLayout, axis_ids, grid_layout, ticks_px
-from convviz.render.grids import base_layout, format_values, panel_axes, panel_header
+from convviz.render.grids import (
+    base_layout,
+    click_overlay,
+    format_values,
+    panel_axes,
+    panel_header,
+)
 from convviz.render.motion import (
     FAINT_GRID,
     HOLLOW,
@@ -209,8 +215,18 @@ def motion_figure(
         {"name": str(fi), "data": [_nested({k: s[gi][k] for k in varying[gi]}) for gi in moving]}
         for fi, s in enumerate(states)
     ]
+    # a click on ∂L/∂x̃ (→ ∂L/∂x) selects that cell, as on the other stages; the grids of ∂L/∂y
+    # and w on their way are no cell a page selects
+    data += [
+        overlay
+        for i, p in enumerate(motion.panels)
+        if p.key in CLICKABLE and (overlay := click_overlay(p, i, geo)) is not None
+    ]
     player, steps = _player(motion, frames), np.arange(len(frames))
     return animated_figure(data, layout, frame_dicts, animated, steps, start, player)
+
+
+CLICKABLE = ("grad_x_padded",)  # motion panels whose cells the pages select
 
 
 def _motion_layout(motion: Motion, theme: Theme, title: str | None):
