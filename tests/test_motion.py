@@ -687,6 +687,7 @@ def test_a_click_on_the_mask_stage_or_the_whole_pass_selects_a_cell_of_the_gradi
         h, w = motion.panels[i].shape
         oy, ox = motion.panels[i].origin
         assert len(click.customdata) == h * w
+        assert click.hoverinfo == "none"  # no label of a value the motion has yet to compute
         for (key, r, c), x, y in zip(click.customdata, click.x, click.y):
             assert key == "grad_x_padded" and (x, y) == (c + ox, r + oy)
     assert not any(t.name.endswith(":click") for t in mp.motion_figure(

@@ -216,9 +216,10 @@ def motion_figure(
         for fi, s in enumerate(states)
     ]
     # a click on ∂L/∂x̃ (→ ∂L/∂x) selects that cell, as on the other stages; the grids of ∂L/∂y
-    # and w on their way are no cell a page selects
+    # and w on their way are no cell a page selects. No hover label: it would tell a cell's
+    # final value while the motion is still computing it.
     data += [
-        overlay
+        overlay | {"hoverinfo": "none", "hovertemplate": None}
         for i, p in enumerate(motion.panels)
         if p.key in CLICKABLE and (overlay := click_overlay(p, i, geo)) is not None
     ]
