@@ -161,19 +161,16 @@ def _legend_px(lines: list[str], theme: Theme) -> int:
 def _legend_beside(motion: Motion, panels, theme: Theme, geo: GridLayout) -> dict | None:
     """The legend in the room under a short grid (the kernel beside an 11×11 ∂L/∂y), when it
     fits there: the grids then take the height a legend under them all would have taken."""
-    rooms = []
-    for i, p in enumerate(panels):
-        below = geo.plot_h - p.shape[0] * geo.cell_of(i)  # px from this grid's foot down
-        rooms.append((below - ticks_px(theme), i))
-    for room, i in sorted(rooms, reverse=True):
+    # px from each grid's foot down to the plot area's, the largest first
+    belows = sorted(((geo.plot_h - p.shape[0] * geo.cell_of(i), i) for i, p in enumerate(panels)))
+    for below, i in reversed(belows):
         column = geo.columns[i] if geo.columns else panels[i].shape[1] * geo.cell_of(i)
         lines = _legend_lines(motion, theme, column)
         most = int(column / (0.5 * (theme.font_size - 1)))
         widest = max((len(words) + 2 for _, _, words in legend_items(motion)), default=0)
-        if widest <= most and _legend_px(lines, theme) <= room:
+        if widest <= most and _legend_px(lines, theme) <= below - ticks_px(theme):
             x0, x1 = (v * geo.plot_w for v in geo.x_domains[i])
             left = (x0 + x1) / 2 - column / 2  # the column's left edge (the grid is centred)
-            below = geo.plot_h - panels[i].shape[0] * geo.cell_of(i)
             return _legend(lines, theme, geo, left / geo.plot_w, below)
     return None
 

@@ -137,10 +137,10 @@ def panel_shapes(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> list[di
         path = _cell_domain_path(tuple(panel.selected), panel.shape, lw / geo.cell_of(i))
         shapes += [
             _path_shape(
-                i, path, "selected halo", True, line={"color": HALO_COLOR, "width": 4 * lw}
+                i, path, "selected halo", domain=True, line={"color": HALO_COLOR, "width": 4 * lw}
             ),
             _path_shape(
-                i, path, "selected", True, line={"color": SELECTED_COLOR, "width": 2.4 * lw}
+                i, path, "selected", domain=True, line={"color": SELECTED_COLOR, "width": 2.4 * lw}
             ),
         ]
     return shapes
