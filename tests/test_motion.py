@@ -668,8 +668,9 @@ def test_every_legend_swatch_is_told_apart():
 
 def test_a_click_on_the_mask_stage_or_the_whole_pass_selects_a_cell_of_the_gradient():
     """The storyboard's motions took no click (stage 6's ∂L/∂x̃ → ∂L/∂x above all): its grid now
-    carries the invisible cell markers the other figures have, each naming its ∂L/∂x̃ cell in
-    the pages' selection keys; the grids of ∂L/∂y and w on their way name no cell."""
+    carries the invisible cell markers the other figures have, in the pages' selection keys. A
+    cell of x selects its ∂L/∂x cell (the mask's result; it selected the ∂L/∂x̃ cell, headed
+    "padded input x̃"), a ring cell its ∂L/∂x̃ cell; the grids of ∂L/∂y and w name no cell."""
     from convviz.render.input_story import stage_motion, whole_pass
 
     lay = LAYERS["reflect"]
@@ -688,7 +689,14 @@ def test_a_click_on_the_mask_stage_or_the_whole_pass_selects_a_cell_of_the_gradi
         oy, ox = motion.panels[i].origin
         assert len(click.customdata) == h * w
         assert click.hoverinfo == "none"  # no label of a value the motion has yet to compute
-        for (key, r, c), x, y in zip(click.customdata, click.x, click.y):
-            assert key == "grad_x_padded" and (x, y) == (c + ox, r + oy)
+        ring = ig.pad_mask.ravel()
+        assert ring.any() and not ring.all()
+        for (key, r, c), x, y, on_ring in zip(click.customdata, click.x, click.y, ring):
+            if on_ring:  # padded indices, drawn at their labels
+                assert key == "grad_x_padded" and (x, y) == (c + ox, r + oy)
+                assert not (0 <= r + oy < ig.spec.in_size[0] and 0 <= c + ox < ig.spec.in_size[1])
+            else:  # x's indices, which are the labels
+                assert key == "grad_x" and (x, y) == (c, r)
+                assert 0 <= r < ig.spec.in_size[0] and 0 <= c < ig.spec.in_size[1]
     assert not any(t.name.endswith(":click") for t in mp.motion_figure(
         stage_motion(ig, 1, 0, 0, 0, ("grad_x", 1, 1))).data if t.name)  # fmt: skip

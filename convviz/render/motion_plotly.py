@@ -212,11 +212,11 @@ def motion_figure(
         {"name": str(fi), "data": [_nested({k: s[gi][k] for k in varying[gi]}) for gi in moving]}
         for fi, s in enumerate(states)
     ]
-    # a click on ∂L/∂x̃ (→ ∂L/∂x) selects that cell, as on the other stages; the grids of ∂L/∂y
+    # a click on ∂L/∂x̃ (→ ∂L/∂x) selects a cell, as on the other stages; the grids of ∂L/∂y
     # and w on their way are no cell a page selects. No hover label: it would tell a cell's
     # final value while the motion is still computing it.
     data += [
-        overlay | {"hoverinfo": "none", "hovertemplate": None}
+        _selecting_grad_x(overlay, p) | {"hoverinfo": "none", "hovertemplate": None}
         for i, p in enumerate(motion.panels)
         if p.key in CLICKABLE and (overlay := click_overlay(p, i, geo)) is not None
     ]
@@ -225,6 +225,18 @@ def motion_figure(
 
 
 CLICKABLE = ("grad_x_padded",)  # motion panels whose cells the pages select
+
+
+def _selecting_grad_x(overlay: dict, panel: Panel) -> dict:
+    """The click markers of ∂L/∂x̃ → ∂L/∂x: a cell of x selects its ∂L/∂x cell (what the mask
+    makes of it), a cell of the padded ring its ∂L/∂x̃ cell (dropped, or folded onto x)."""
+    ring = panel.mask("pad_mask").ravel()
+    oy, ox = panel.origin
+    overlay["customdata"] = [
+        [key, r, c] if on_ring else ["grad_x", r + oy, c + ox]
+        for (key, r, c), on_ring in zip(overlay["customdata"], ring)
+    ]
+    return overlay
 
 
 def _motion_layout(motion: Motion, theme: Theme, title: str | None):

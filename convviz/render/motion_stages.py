@@ -108,6 +108,17 @@ def rotate_motion(st: InputGradStages, k: int, c: int, tweens: int = 3) -> Motio
     )  # fmt: skip
 
 
+def result_panel(st: InputGradStages, n: int, c: int) -> Panel:
+    """The grid on which ∂L/∂x̃ becomes ∂L/∂x (its ring is the padding: `pad_mask`)."""
+    spec = st.spec
+    (pt, _), (pl, _) = spec.padding
+    return Panel(
+        np.zeros(spec.padded_size), f"∂L/∂x̃[n={n}, c={c}] → ∂L/∂x", "grad_x_padded",
+        pad_mask=st.pad_mask, origin=(-pt, -pl),
+        subtitle=f"{shape_text(spec.padded_size)} → {shape_text(spec.in_size)}",
+    )  # fmt: skip
+
+
 def mask_motion(
     st: InputGradStages, n: int, c: int, tweens: int = 8, selected: np.ndarray | None = None
 ) -> Motion:
@@ -116,7 +127,6 @@ def mask_motion(
     selected : (Hp, Wp) bool, padded cells to outline (a selected cell and its copies); the
         outlines travel (or drop) with the ring values they mark.
     """
-    (pt, _), (pl, _) = st.spec.padding
     start = {
         "grad_x_padded": result_cells(st, n, c, None, ring=False),
         "ring": result_cells(st, n, c, None, ring=True),
@@ -126,10 +136,7 @@ def mask_motion(
     scenes += mask_keys(st, n, c, start)
     if selected is not None and np.any(selected):
         scenes = with_outlines(st, scenes, selected)
-    panel = blank_panel(
-        st.spec.padded_size, f"∂L/∂x̃[n={n}, c={c}] → ∂L/∂x", "grad_x_padded", (-pt, -pl),
-        f"{shape_text(st.spec.padded_size)} → {shape_text(st.spec.in_size)}",
-    )  # fmt: skip
+    panel = result_panel(st, n, c)
     motion = Motion(
         "mask", (panel,), dict.fromkeys(scenes[0].groups, 0), tuple(scenes),
         even_tweens(scenes, tweens),
@@ -147,7 +154,6 @@ def backward_motion(
     selected : (Hp, Wp) bool, padded cells to outline once ∂L/∂x̃ is complete (as `mask_motion`).
     """
     spec = st.spec
-    (pt, _), (pl, _) = spec.padding
     grad = grad_out_cells(st, n, k, False)
     base = {
         "grad_out": grad,
@@ -185,10 +191,7 @@ def backward_motion(
     panels = (
         _grad_panel(st, n, k, "padded"),
         blank_panel(spec.kernel_size, f"w[k={k}, c={c}] → rot180", "w_rot"),
-        blank_panel(
-            spec.padded_size, f"∂L/∂x̃[n={n}, c={c}] → ∂L/∂x", "grad_x_padded", (-pt, -pl),
-            f"{shape_text(spec.padded_size)} → {shape_text(spec.in_size)}",
-        ),
+        result_panel(st, n, c),
     )  # fmt: skip
     where = {g: 0 for g in ("grad_out", "inserted", "pad", "remainder", "window")}
     where.update(taps=1, grad_x_padded=2, ring=2, grad_x=2, selected=2)
