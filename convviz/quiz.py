@@ -248,7 +248,7 @@ def _zeros_question(lay: Layer, n: int, k: int) -> Question:
         None,
         tuple(t for t in traps if t.value != answer),
         (
-            f"Dilated: ({spec.out_size[0]}−1)·{sh}+1 × ({spec.out_size[1]}−1)·{sw}+1 = "
+            f"Dilated: [({spec.out_size[0]}−1)·{sh} + 1] × [({spec.out_size[1]}−1)·{sw} + 1] = "
             f"{dH}×{dW}, with {int(ig.dilation_mask.sum())} inserted zeros.",
             f"Padded by d·(k−1) per side plus the remainder at the bottom/right: top {gt}, "
             f"bottom {gb}, left {gl}, right {gr}, giving {Hg}×{Wg}.",

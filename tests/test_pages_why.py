@@ -181,6 +181,19 @@ def test_quiz_questions_are_reproducible_and_answers_are_the_engines():
         assert lay is not None
 
 
+@pytest.mark.parametrize("p", PRESETS, ids=lambda p: p.key)
+def test_quiz_arithmetic_reads_right_with_the_usual_precedence(p):
+    """The zeros answer's size of the dilated ∂L/∂y, read as written: "(5−1)·2+1 × (5−1)·2+1"
+    read as 8 + 8 + 1 = 17, not 9·9; it is bracketed now."""
+    lay = preset_layer(p)
+    (zeros,) = [q for q in quiz_of(p) if q.kind == "zeros"]
+    written, h, w = re.match(r"Dilated: (.+?) = (\d+)×(\d+),", zeros.notes[0]).groups()
+    python = written.translate(str.maketrans({"−": "-", "·": "*", "×": "*", "[": "(", "]": ")"}))
+    dH, dW = lay.forward.spec.dilated_out_size
+    assert (int(h), int(w)) == (dH, dW)
+    assert eval(python) == dH * dW  # our own text: digits, brackets and operators
+
+
 def test_a_sum_too_long_for_hand_work_is_not_asked_and_the_page_says_why():
     """qa-channels' sums add 250 products (∂L/∂x over 10 filters of 5×5) to 9216 (∂L/∂w): the
     quiz asked them beside grids whose numbers are hidden. It asks about the layer's shape
