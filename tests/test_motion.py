@@ -700,3 +700,27 @@ def test_a_click_on_the_mask_stage_or_the_whole_pass_selects_a_cell_of_the_gradi
                 assert 0 <= r < ig.spec.in_size[0] and 0 <= c < ig.spec.in_size[1]
     assert not any(t.name.endswith(":click") for t in mp.motion_figure(
         stage_motion(ig, 1, 0, 0, 0, ("grad_x", 1, 1))).data if t.name)  # fmt: skip
+
+
+def test_the_whole_pass_of_a_big_multi_filter_layer_says_its_colours_and_its_sum():
+    """qa-channels' whole pass hides its numbers: each grid's scale line gave "■ 0" (the motion's
+    blank panels), now the range of the numbers its cells take. Its result grid sums the 10
+    filters' correlations while the motion draws filter 0's: its title says so."""
+    from convviz.render.input_story import whole_pass
+
+    (qa,) = [p for p in PRESETS if p.key == "qa-channels"]
+    ig = preset_layer(qa).input_grad
+    motion = whole_pass(ig, input_grad_sweep(ig, 0, 0), 0, 0, 0, ("grad_x", 1, 1))
+    fig = mp.motion_figure(motion, theme_for(True, (1280, 720)))
+    grad, result = (fig.layout.annotations[i].text for i in (0, 2))
+    for text, values in (
+        (grad, ig.grad_out[0, 0]),
+        (result, np.concatenate([ig.grad_x_padded[0, 0].ravel(), ig.grad_x[0, 0].ravel()])),
+    ):
+        assert "hidden" in text
+        lo, hi = format_values(np.array([values.min(), values.max()]))
+        assert f"■</span> {lo} ·" in text and text.endswith(f"■</span> {hi}</span>")
+    assert "Σ over 10 filters" in result and "Σ" not in grad
+    small = LAYERS["recitation-s2"].input_grad  # one filter: no sum
+    one = whole_pass(small, input_grad_sweep(small, 0, 0), 0, 0, 0, ("grad_x", 1, 1))
+    assert not any("Σ" in a.text for a in mp.motion_figure(one).layout.annotations)

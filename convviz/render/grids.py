@@ -124,16 +124,23 @@ def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
     }
 
 
-def panel_header(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
+def panel_header(
+    i: int, panel: Panel, theme: Theme, geo: GridLayout, coloured: np.ndarray | None = None
+) -> dict:
     """The title (bold) and subtitle above panel i, as one annotation: the titles of a row stand
-    at one height (the top of the headers' room), a longer subtitle reaching lower."""
+    at one height (the top of the headers' room), a longer subtitle reaching lower.
+
+    coloured : the numbers whose colours the grid shows, when not the panel's values (a motion
+        draws its cells over a blank panel).
+    """
     xa, ya = axis_ids(i)
     column = geo.columns[i] if geo.columns else panel.shape[1] * geo.cell_of(i)
     hidden = not shows_text(panel, theme, geo, i)
     lines = subtitle_lines(panel, theme, column, hidden)
     text = "<br>".join(f"<b>{line}</b>" for line in title_lines(panel, theme, column))
     if hidden:  # colours without numbers: what the colours mean, one line
-        lines = [*lines, scale_line(np.asarray(panel.values, dtype=float))]
+        values = panel.values if coloured is None else coloured
+        lines = [*lines, scale_line(np.asarray(values, dtype=float))]
     if lines:
         style = f"font-size:{theme.font_size - 1}px;color:{MUTED_TEXT}"
         text += "".join(f"<br><span style='{style}'>{line}</span>" for line in lines)

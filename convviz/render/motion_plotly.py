@@ -262,10 +262,23 @@ def _motion_layout(motion: Motion, theme: Theme, title: str | None):
     layout = base_layout(geo, theme, shown_title)
     for i, p in enumerate(panels):
         layout.update(panel_axes(i, p, theme, geo))
-        layout["annotations"].append(panel_header(i, p, theme, geo))
+        layout["annotations"].append(panel_header(i, p, theme, geo, _coloured(motion, i)))
     if legend is not None:
         layout["annotations"].append(legend)
     return layout, geo
+
+
+def _coloured(motion: Motion, i: int) -> np.ndarray:
+    """The numbers of the value-coloured cells drawn on panel i (its colour scale's range)."""
+    drawn = [
+        g.value
+        for name, g in motion.scenes[0].groups.items()
+        if motion.where[name] == i and g.role in VALUE_COLOURED
+    ]
+    return np.concatenate(drawn) if drawn else np.zeros(1)
+
+
+VALUE_COLOURED = ("value", "ring")  # roles filled by the value scale
 
 
 def _player(motion: Motion, frames: list[Scene]) -> dict:

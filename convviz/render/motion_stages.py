@@ -45,6 +45,7 @@ from convviz.render.selection import sampled_steps
 from convviz.render.theme import tap_colors
 from convviz.stages import InputGradStages, WeightGradStages
 from convviz.sweeps import Sweep
+from convviz.text import count
 
 
 def _grad_panel(st: InputGradStages, n: int, k: int, extent: str) -> Panel:
@@ -109,11 +110,14 @@ def rotate_motion(st: InputGradStages, k: int, c: int, tweens: int = 3) -> Motio
 
 
 def result_panel(st: InputGradStages, n: int, c: int) -> Panel:
-    """The grid on which ∂L/∂x̃ becomes ∂L/∂x (its ring is the padding: `pad_mask`)."""
+    """The grid on which ∂L/∂x̃ becomes ∂L/∂x (its ring is the padding: `pad_mask`). Its title
+    says when its numbers add up every filter's correlation, where the motion draws one."""
     spec = st.spec
     (pt, _), (pl, _) = spec.padding
+    K = spec.out_channels
+    over = f" (Σ over {count(K, 'filter')})" if K > 1 else ""
     return Panel(
-        np.zeros(spec.padded_size), f"∂L/∂x̃[n={n}, c={c}] → ∂L/∂x", "grad_x_padded",
+        np.zeros(spec.padded_size), f"∂L/∂x̃[n={n}, c={c}] → ∂L/∂x{over}", "grad_x_padded",
         pad_mask=st.pad_mask, origin=(-pt, -pl),
         subtitle=f"{shape_text(spec.padded_size)} → {shape_text(spec.in_size)}",
     )  # fmt: skip
