@@ -188,10 +188,10 @@ def zoom_panels(
     op = replace(operand, highlight=high, taps=taps)
     out = replace(output, selected=tuple(cell), highlight=None)
     (kh, kw), (oh, ow), (H, W) = kernel.shape, output.shape, operand.shape
+    whole = max(rows[-1] - rows[0], cols[-1] - cols[0]) < most  # the window fits the crop
+    window = "the window" if whole else "the window's top-left corner"
     panels = [
-        crop(
-            op, _span(rows[0], rows[-1], H, most), _span(cols[0], cols[-1], W, most), "the window"
-        ),
+        crop(op, _span(rows[0], rows[-1], H, most), _span(cols[0], cols[-1], W, most), window),
         kernel
         if max(kernel.shape) <= most
         else crop(kernel, (0, min(kh, most)), (0, min(kw, most)), "its top-left corner"),

@@ -88,6 +88,8 @@ def animation(
     if max(max(p.shape) for p in panels) > ctx.theme.max_text_cells:  # numbers hidden
         st.caption("At this size the grids show colours (scales above them); close up, numbers:")
         zoom = zoom_panels(sweep, *panels, cell=cell)
+        if max(panels[2].shape) <= ctx.theme.max_text_cells:  # the result, numbered above
+            zoom = zoom[:2]
         chart(panels_figure(zoom, ctx.theme), f"{name}_zoom")
     export_buttons(still or panels, ctx, name, title, formula, sweep, channel)
 
