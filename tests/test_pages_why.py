@@ -349,3 +349,17 @@ def test_quiz_flip_note_gives_the_kernel_row_each_term_uses(p):
         for t in terms:
             i, a = t.left.index[0], t.right.index[0]
             assert eval(expr, {"i": i}) == a, (rule, t)  # our own arithmetic
+
+
+@pytest.mark.parametrize("p", PRESETS, ids=lambda p: p.key)
+def test_the_matrix_views_textbook_grid_is_numbered_as_on_the_input_gradient_page(p):
+    """Matrix view's row of Mᵀ drawn the textbook way numbered the dilated, padded ∂L/∂y 0…6;
+    the Input gradient page numbers the same grid −2…4 (∂L/∂y's first cell is 0)."""
+    from convviz.render.input_story import input_grad_story
+    from convviz.render.matrix_view import spread_panel
+
+    ig = preset_layer(p).input_grad
+    spread = spread_panel(ig, 0, 0, 0, (0, 0))
+    (padded,) = [q for q in input_grad_story(ig, 0, 0, 0)[2].panels if q.key == "padded"]
+    assert spread.origin == padded.origin and spread.shape == padded.shape
+    np.testing.assert_array_equal(spread.values, padded.values)

@@ -305,6 +305,7 @@ def spread_panel(ig: InputGradStages, n: int, k: int, c: int, cell: tuple[int, i
     the dilated, padded ∂L/∂y. Taps on inserted zeros or the ring are the zeros of that row."""
     spec = ig.spec
     (pt, _), (pl, _) = spec.padding
+    (gt, _), (gl, _) = spec.full_padding
     (dh, dw), (kH, kW) = spec.dilation, spec.kernel_size
     pr, pc = cell[0] + pt, cell[1] + pl  # the cell in padded-input coordinates
     taps = np.full(ig.padded.shape[2:], -1)
@@ -318,5 +319,6 @@ def spread_panel(ig: InputGradStages, n: int, k: int, c: int, cell: tuple[int, i
         pad_mask=ig.padded_ring,
         dilation_mask=ig.padded_dilation_mask,
         taps=taps,
+        origin=(-gt, -gl),  # numbered as on the Input gradient page: ∂L/∂y's first cell is 0
         subtitle=f"the rotated kernel's window for x[{cell[0]}, {cell[1]}]",
     )
