@@ -183,3 +183,17 @@ def test_a_click_that_clears_the_selection_changes_nothing():
     after = _pick_with(state, "tiles_grad_w", {"selection": {"points": []}}, ("k", "c"))
     assert (after[controls.STATE]["k"], after[controls.STATE]["c"]) == (1, 1)
     assert after[controls.PROBLEMS] == ["a link problem"]
+
+
+@pytest.mark.parametrize("shape", [(1, 3, 5, 5), (3, 2, 3, 3), (2, 4, 40, 40)])
+def test_a_column_title_stands_clear_of_the_selected_tiles_outline(shape):
+    """The title "c=0" sat on the top edge of the red box around the selected tile."""
+    R, C = shape[:2]
+    arrays = np.arange(np.prod(shape), dtype=float).reshape(shape)
+    rows, cols = [f"k={r}" for r in range(R)], [f"c={c}" for c in range(C)]
+    fig = heatmap_grid(arrays, rows, cols, selected=(0, 0))
+    (box,) = fig.layout.shapes
+    title = next(a for a in fig.layout.annotations if a.text == "c=0")
+    plot_h = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    box_top_px = (box.y1 - title.y) * plot_h + box.line.width / 2  # above the title's anchor
+    assert title.yanchor == "bottom" and (title.yshift or 0) >= box_top_px + 1

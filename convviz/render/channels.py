@@ -13,6 +13,7 @@ from convviz.render.grids import format_value, format_values
 
 GAP_PX = 18  # between heatmaps
 LABEL_PX = 26  # room for a column title above / a row title to the right
+OUTLINE_PX = 7  # room beyond a tile for its outline: 4 px off, its 3 px line centred there
 RIGHT_PX = 130  # right of the grid: the row labels, then the colour scale
 CLICK_CELLS = 16  # per tile side at most, a click target per cell (which shows the cell's value)
 CLICK_BLOCKS = 8  # per side of a bigger tile: a target spans a block of cells (a lighter figure)
@@ -170,8 +171,9 @@ def _scale(lim: float, lo: float, hi: float, g: _Tiles) -> dict:
 def _label(text: str, x: float, y: float, size: int | None, side: str) -> dict:
     """A column label (side 'top', centred above its tile) or a row label ('right')."""
     note = {"text": text, "x": x, "y": y, "xref": "paper", "yref": "paper", "showarrow": False}
-    if side == "top":  # 'auto' would slide labels near the edges sideways
-        note.update(xanchor="center", yanchor="bottom", font={"size": size})
+    if side == "top":  # 'auto' would slide labels near the edges sideways; clear of the box
+        # a selected tile's outline draws beyond it (`_outline`)
+        note.update(xanchor="center", yanchor="bottom", yshift=OUTLINE_PX, font={"size": size})
     else:
         note.update(xanchor="left")
     return note
@@ -180,7 +182,7 @@ def _label(text: str, x: float, y: float, size: int | None, side: str) -> dict:
 def _outline(g: _Tiles, r: int, c: int) -> dict:
     """A box around tile (r, c): the (filter, channel) the other views show."""
     x0, y0 = g.origin(r, c)
-    pad_x, pad_y = 4 / g.width, 4 / g.height
+    pad_x, pad_y = (OUTLINE_PX - 3) / g.width, (OUTLINE_PX - 3) / g.height
     return {
         "type": "rect",
         "xref": "paper",
