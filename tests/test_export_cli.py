@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from convviz.export import cli
 from convviz.export.story import ANIMATIONS, Story
+from convviz.presets import PRESETS_BY_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -207,3 +209,66 @@ def test_storyboard_slides_mark_a_selection_only_when_there_is_one():
     chosen = Story.of(link="?preset=recitation-s2&sel=grad_x:1:1").stills()
     assert chosen[6].panels[1].selected == (1, 1) and chosen[6].panels[1].written is None
     assert chosen[1].panels[0].highlight.any()  # the ∂L/∂y cells that reach it
+
+
+MOTIONS = ("input-grad-step2", "input-grad-step3", "input-grad-step4", "input-grad-step6",
+           "backward-pass", "weight-window")  # fmt: skip
+SWEEPS = ("forward", "full-correlation", "weight-grad")
+
+
+def _named(story: Story, names, exts) -> list[str]:
+    return [story.file_name(n, ext) for n in names for ext in exts]
+
+
+@pytest.mark.parametrize("preset", [p for p in PRESETS_BY_KEY if p != "qa-channels"])
+def test_a_small_layer_draws_every_animation_as_gif_and_mp4(preset):
+    story = Story.of(preset)
+    assert [j.name for j in cli.jobs(story, ["gif", "mp4"])] == _named(
+        story, ANIMATIONS, ("gif", "mp4")
+    )
+
+
+def test_a_wide_layer_draws_only_its_sliding_windows():
+    """qa-channels' 100-wide grid: a motion's GIF took minutes and 13–18 MB (the app offers none
+    over MAX_GIF_SIDE); the sliding windows' GIFs take seconds."""
+    story = Story.of("qa-channels")
+    assert [j.name for j in cli.jobs(story, ["gif", "mp4"])] == _named(
+        story, SWEEPS, ("gif", "mp4")
+    )
+    assert sorted((*MOTIONS, *SWEEPS)) == sorted(ANIMATIONS)
+
+
+def _main_without_drawing(monkeypatch, *args: str) -> int:
+    """cli.main with the real job list, each file's bytes faked (no drawing)."""
+    real = cli.jobs
+    monkeypatch.setattr(
+        cli,
+        "jobs",
+        lambda story, formats: [replace(j, make=lambda: b"") for j in real(story, formats)],
+    )
+    return cli.main([*args, "--quiet"])
+
+
+@pytest.mark.parametrize(
+    ("formats", "kinds"), [("gif", "GIFs"), ("png,gif,mp4", "GIFs and MP4s"), ("png,html", None)]
+)
+def test_a_wide_layer_says_in_one_line_which_motions_it_skipped(
+    formats, kinds, tmp_path, monkeypatch, capsys
+):
+    args = ("--preset", "qa-channels", "--formats", formats, "--out", str(tmp_path))
+    assert _main_without_drawing(monkeypatch, *args) == 0
+    out, err = capsys.readouterr()
+    assert all(line.startswith("wrote ") for line in out.splitlines())
+    if kinds is None:  # no GIF or MP4 asked: nothing skipped
+        assert err == ""
+        return
+    assert err.count("\n") == 1 and err.startswith(f"skipped 6 motion {kinds} (")
+    assert all(name in err for name in MOTIONS) and "wider than 12 cells" in err
+    assert not any(name in err for name in SWEEPS)
+
+
+def test_a_small_layer_skips_nothing(tmp_path, monkeypatch, capsys):
+    args = ("--preset", "classroom", "--formats", "gif,mp4", "--out", str(tmp_path))
+    assert _main_without_drawing(monkeypatch, *args) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and len(out.splitlines()) == 2 * len(ANIMATIONS)

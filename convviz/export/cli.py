@@ -1,7 +1,9 @@
 """`python -m convviz export`: every stage of a layer in every chosen format, from a shell.
 
 The layer is a preset or the app's share link; files are named as the app's downloads
-(convviz-{preset}-{name}.{ext}). Each file is written under a temporary name in the output
+(convviz-{preset}-{name}.{ext}). A layer too wide for a motion's GIF in the app (its padded
+grid over `render.motion.MAX_GIF_SIDE` cells) gets no motion GIF or MP4 here either, and one
+line on stderr says so. Each file is written under a temporary name in the output
 folder and renamed when complete, so an interrupted run leaves no half-written file.
 """
 
@@ -19,12 +21,13 @@ from pathlib import Path
 from convviz.export.story import Animation, ExportError, Story
 from convviz.formulas import SHORT_TERMS
 from convviz.presets import PRESETS_BY_KEY
+from convviz.render.motion import MAX_GIF_SIDE
 
 FORMATS = ("png", "svg", "gif", "mp4", "html", "tex", "pdf", "py")
 WHAT = {
     "png": "every stage as a PNG for slides (200 dpi)",
     "svg": "every stage as an SVG (numbers stay editable text)",
-    "gif": "every animation as a GIF, the backward-pass motions included",
+    "gif": f"every animation as a GIF (a motion when the grid is <= {MAX_GIF_SIDE} cells wide)",
     "mp4": "every animation as an H.264 MP4 (>= 1280 px wide), from the GIF's own frames",
     "html": "every animation as an offline HTML page, and the whole lecture in one page",
     "tex": "the stages as bmatrix blocks and the cells' formulas, a standalone .tex",
@@ -149,7 +152,7 @@ def _animation_jobs(story: Story, anims: list[Animation], formats: list[str]) ->
         return rendered[anim.name]
 
     out: list[Job] = []
-    for anim in anims:
+    for anim in filter(story.drawable, anims):  # a wide layer's motions: see skipped()
         if "gif" in formats:
             out.append(Job(story.file_name(anim.name, "gif"), lambda a=anim: draw(a).gif))
         if "mp4" in formats:
@@ -157,6 +160,21 @@ def _animation_jobs(story: Story, anims: list[Animation], formats: list[str]) ->
                 Job(story.file_name(anim.name, "mp4"), lambda a=anim: _mp4(draw, rendered, a))
             )
     return out
+
+
+def skipped(story: Story, formats: list[str]) -> str | None:
+    """One line naming the motions whose GIF and MP4 a wide layer leaves out, and why (None
+    when nothing is left out): the app offers a motion's GIF only up to MAX_GIF_SIDE cells."""
+    videos = [f.upper() + "s" for f in ("gif", "mp4") if f in formats]
+    left_out = [a.name for a in story.animations() if not story.drawable(a)] if videos else []
+    if not left_out:
+        return None
+    kinds = " and ".join(videos)
+    return (
+        f"skipped {len(left_out)} motion {kinds} ({', '.join(left_out)}): grids wider than "
+        f"{MAX_GIF_SIDE} cells take minutes to draw (this one is {max(story.spec.padded_size)}); "
+        f"the PNG/SVG stills and the sliding-window {kinds} cover this layer"
+    )
 
 
 def _html_jobs(story: Story, anims: list[Animation], formats: list[str]) -> list[Job]:
@@ -258,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         p.error(f"cannot create --out {args.out}: {exc.strerror}")
     todo = jobs(story, formats)
+    note = skipped(story, formats)
+    if note:
+        print(note, file=sys.stderr)
     bar = Progress(len(todo), not args.quiet and sys.stderr.isatty())
     written = []
     try:

@@ -28,6 +28,7 @@ from convviz.render.input_story import (
     stage_motion,
     whole_pass,
 )
+from convviz.render.motion import gif_fits
 from convviz.render.panel import Panel
 from convviz.render.selection import centre, feeding_cells, opening
 from convviz.render.stories import (
@@ -295,6 +296,12 @@ class Story:
             )
         )
         return tuple(out)
+
+    def drawable(self, anim: Animation) -> bool:
+        """Whether the animation is drawn as a GIF and MP4: a sliding window always, a motion
+        when the layer is narrow enough to draw in seconds (`render.motion.gif_fits`, the app's
+        rule)."""
+        return anim.sweep is not None or gif_fits(self.spec)
 
     def animations(self) -> list[Animation]:
         """Every animation of the three pages, in lecture order."""

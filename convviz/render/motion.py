@@ -35,6 +35,7 @@ from convviz.render.theme import (
     VALUE_SCALE,
     tap_colors,
 )
+from convviz.spec import ConvSpec
 
 MOTION_FRAME_MS = 110  # one in-between frame at 1× speed
 ARC_DEG = 20  # a turn is drawn as keyframes this many degrees apart
@@ -65,6 +66,12 @@ LEGEND = {
     "outline": (HIGHLIGHT_COLOR, "□", "cell of the formula"),
     "ring": (PAD_TEXT, "▣", "gradient on the padded ring"),
 }
+
+
+def gif_fits(spec: ConvSpec) -> bool:
+    """Whether the layer's motions are drawn as GIFs (and MP4s): its padded grid is at most
+    MAX_GIF_SIDE cells wide. Every frame draws every cell, so a 100-wide grid takes minutes."""
+    return max(spec.padded_size) <= MAX_GIF_SIDE
 
 
 def legend_items(motion: Motion) -> list[tuple[str, str, str]]:
