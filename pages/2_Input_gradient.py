@@ -16,7 +16,7 @@ from convviz.render.input_story import (
     stage_motion,
     whole_pass,
 )
-from convviz.render.motion import MAX_GIF_SIDE
+from convviz.render.motion import gif_fits
 from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import centre, feeding_cells, opening
@@ -109,7 +109,7 @@ def whole_pass_view(ctx, sweep, titles: list[str], formula: Formula, selected) -
     captions = motion_captions(fig, ctx, grad_x_sums(ctx, formula))
     pres = not ctx.theme.show_secondary
     player(fig, "whole_pass", captions, presentation=pres, follow=follow)
-    if max(ctx.spec.padded_size) <= MAX_GIF_SIDE:
+    if gif_fits(ctx.spec):
         st.download_button(
             "⬇ GIF of the whole pass",
             lambda: motion_gif(whole_motion().coarser(3)),

@@ -73,6 +73,21 @@ def test_more_exports_are_offered_and_deferred(path, stage, query, animated):
         assert proto.deferred_file_id and not proto.url  # made on the click, not on the run
 
 
+def test_a_layer_too_wide_for_motion_videos_offers_their_html_and_says_why():
+    """qa-channels' storyboard offered the MP4 and GIF of its 100-wide motions: one click cost
+    minutes (`render.motion.gif_fits`, the command line's rule). The sliding windows keep theirs."""
+    at = _page("pages/2_Input_gradient.py", "input-grad-step3", preset="qa-channels", step="3")
+    assert list(_more(at)) == ["HTML of this animation", "HTML of the whole backward pass", *COMMON]
+    said = [c.value for c in at.caption if c.value.startswith("No MP4 or GIF")]
+    assert said == [
+        f"No MP4 or GIF of {what} at this size: grids over 12 cells wide take minutes to draw; "
+        "the HTML plays it."
+        for what in ("this animation", "the whole backward pass")
+    ]
+    forward = _more(_page("pages/1_Forward.py", "forward", preset="qa-channels"))
+    assert list(forward) == ["MP4 of this animation", "HTML of this animation", *COMMON]
+
+
 def test_the_cells_formula_is_there_to_copy():
     at = _page("pages/1_Forward.py", "forward", sel="y:1:0")
     (box,) = [t for t in at.text_area if "LaTeX" in t.label]

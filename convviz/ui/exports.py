@@ -7,15 +7,19 @@ for the layer, slice and selection on screen.
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from convviz.export import html, latex, snippet, video
 from convviz.export.handout import handout_pdf
 from convviz.export.story import ANIMATIONS, Animation, Story
 from convviz.formulas import Formula
+from convviz.render.motion import MAX_GIF_SIDE
 from convviz.ui.controls import Context
 
 BACKWARD = "backward-pass"
+TOO_WIDE = f"grids over {MAX_GIF_SIDE} cells wide take minutes to draw; the HTML plays it"
 
 
 def story_of(ctx: Context) -> Story:
@@ -92,13 +96,18 @@ def more_exports(ctx: Context, name: str, formula: Formula | None = None) -> Non
         animated = [n for n in (name, BACKWARD) if n in ANIMATIONS]
         if not name.startswith(("input-grad", "full-correlation")):
             animated = animated[:1]
+        story = story_of(ctx)
         for anim in dict.fromkeys(animated):
             what = "the whole backward pass" if anim == BACKWARD else "this animation"
-            _download(ctx, name, f"⬇ MP4 of {what}", lambda a=anim: _mp4(ctx, a), anim, "mp4",
-                      "video/mp4", "H.264, ≥ 1280 px wide, from the GIF's frames")  # fmt: skip
+            videos = [("mp4", "video/mp4", _mp4, "H.264, ≥ 1280 px wide, from the GIF's frames")]
             if anim != name or anim.startswith("input-grad"):  # no GIF button beside it yet
-                _download(ctx, name, f"⬇ GIF of {what}", lambda a=anim: _gif(ctx, a), anim, "gif",
-                          "image/gif", "the same frames as the MP4")  # fmt: skip
+                videos.append(("gif", "image/gif", _gif, "the same frames as the MP4"))
+            if not story.drawable(_animation(ctx, anim)):
+                st.caption(f"No MP4 or GIF of {what} at this size: {TOO_WIDE}.")
+                videos = []
+            for ext, mime, make, tip in videos:
+                data = partial(make, ctx, anim)
+                _download(ctx, name, f"⬇ {ext.upper()} of {what}", data, anim, ext, mime, tip)
             _download(ctx, name, f"⬇ HTML of {what}", lambda a=anim: _html(ctx, a), anim, "html",
                       "text/html", "one offline file that plays, steps and scrubs")  # fmt: skip
         for label, make, file, ext, mime, tip in _EVERY_STAGE:
