@@ -342,6 +342,22 @@ def test_hover_lights_the_linked_cells(tab: Page, app_url):
     assert animation(tab) == (15, 16), "hovering is not a step"
 
 
+def test_no_toolbar_covers_the_titles_on_a_projector(tab: Page, app_url):
+    """Hovering a chart shows plotly's and Streamlit's toolbars over its top-right corner, where
+    the last panel's title is: in normal mode (the camera exports a frame), not on a projector."""
+    shown = """() => [...document.querySelectorAll(
+        '.modebar, [data-testid="stElementToolbar"]')]
+      .filter(e => e.getBoundingClientRect().height > 0 && getComputedStyle(e).display !== 'none')
+      .length"""
+    for pres, visible in (("0", True), ("1", False)):
+        goto(tab, f"{app_url}/Forward?preset=recitation-s2&pres={pres}")
+        settle(tab)
+        x, y = tab.evaluate(CELL_XY, ["xaxis3", "yaxis3", 0, 0])
+        tab.mouse.move(x, y)
+        tab.wait_for_timeout(500)
+        assert bool(tab.evaluate(shown)) == visible, pres
+
+
 # --- a click selects a cell ----------------------------------------------------------------------
 
 
