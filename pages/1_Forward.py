@@ -3,7 +3,7 @@
 import streamlit as st
 
 from convviz.formulas import forward_formula
-from convviz.render.selection import opening
+from convviz.render.selection import first_reader, opening
 from convviz.render.stories import feeds_text, forward_panels, written_out
 from convviz.ui.compute import forward_formula_of, sweeps_for
 from convviz.ui.controls import controls, page_config
@@ -37,7 +37,8 @@ def forward(ctx):
     y_cell = selected_in(ctx, ("y",), spec.out_size)
     x_cell = selected_in(ctx, ("x",), spec.padded_size)
     panels = forward_panels(fw, sweep, ctx.n, ctx.k, ctx.c, selected=y_cell, reading=x_cell)
-    start, cell = opening(sweep, y_cell)
+    # an input cell selected: the sum of the first output that reads it (its window holds it)
+    start, cell = opening(sweep, y_cell or first_reader(sweep, x_cell))
     formula = forward_formula_of(ctx.key, ctx.n, ctx.k, *cell)  # built once per cell
     animation(
         ctx,

@@ -645,6 +645,22 @@ def test_typed_in_values_read_typed_in_and_a_chosen_source_replaces_them():
     assert state(at)["g"]
 
 
+@pytest.mark.parametrize(
+    "preset, sel, reader",
+    [("recitation-s1", "x:0:0", (0, 0)), ("recitation-s1", "x:2:1", (1, 0)),
+     ("classroom", "x:0:0", (0, 0)), ("classroom", "x:8:8", (3, 3))],
+)  # fmt: skip
+def test_a_selected_input_cell_opens_on_an_output_that_reads_it(preset, sel, reader):
+    """Selecting x[0, 0] opened the animation and the formula on the last output, y[1, 1],
+    whose window does not hold x[0, 0], while the note said y[0, 0] reads it."""
+    at = open_page(FORWARD, preset=preset, sel=sel)
+    assert_clean(at)
+    assert headers(at)[0] == f"Output cell y[{reader[0]}, {reader[1]}]"
+    spec = compute_layer(value_key(at.session_state["cv_state"])).forward.spec
+    active = figures(at)[0]["layout"]["meta"]["player"]["active"]
+    assert active == reader[0] * spec.out_size[1] + reader[1]
+
+
 def test_keyboard_cell_picker_selects_a_cell():
     at = open_page(FORWARD)
     assert at.expander[0].label == "Select a cell with the keyboard"

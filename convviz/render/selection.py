@@ -75,6 +75,18 @@ def step_of(sweep: Sweep, cell: tuple[int, int]) -> int:
     return int(cell[0]) * sweep.out_size[1] + int(cell[1])
 
 
+def reads(sweep: Sweep, cell: tuple[int, int]) -> np.ndarray:
+    """(T,) bool: whether step t's window reads operand cell `cell` (array indices)."""
+    r, q = cell
+    return (sweep.rows == r).any(axis=1) & (sweep.cols == q).any(axis=1)
+
+
+def first_reader(sweep: Sweep, cell: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The first output cell whose window reads operand cell `cell` (None: none reads it)."""
+    steps = np.flatnonzero(reads(sweep, cell)) if cell is not None else ()
+    return tuple(map(int, sweep.targets[steps[0]])) if len(steps) else None
+
+
 def opening(sweep: Sweep, selected: tuple[int, int] | None) -> tuple[int, tuple[int, int]]:
     """The step an animation opens on and the output cell whose sum the page writes: the
     selected cell's, else the last one (the full result on screen)."""
@@ -124,9 +136,7 @@ def feeding_cells(formula: Formula, k: int, shape: tuple[int, int]) -> np.ndarra
 
 def users_of(output: Panel, sweep: Sweep, cell: tuple[int, int]) -> Panel:
     """The output Panel with the cells whose window covers operand `cell` highlighted."""
-    r, q = cell
-    covers = (sweep.rows == r).any(axis=1) & (sweep.cols == q).any(axis=1)  # (T,)
-    return replace(output, highlight=covers.reshape(sweep.out_size))
+    return replace(output, highlight=reads(sweep, cell).reshape(sweep.out_size))
 
 
 ZOOM_CELLS = 11  # the most rows/columns a zoomed crop shows: legible numbers at any layer size

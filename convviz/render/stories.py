@@ -20,6 +20,7 @@ from convviz.render.panel import Panel, SweepPanels
 from convviz.render.selection import (
     adds_cells,
     in_panel,
+    reads,
     step_of,
     tap_grid,
     users_of,
@@ -347,21 +348,21 @@ def feeds_text(sweep: Sweep, cell: tuple[int, int], spec: ConvSpec) -> str:
     (pt, _), (pl, _) = spec.padding
     origin = (-pt, -pl)
     r, q = cell
-    hit_r, hit_c = sweep.rows == r, sweep.cols == q  # (T, kh), (T, kw)
-    steps = np.flatnonzero(hit_r.any(axis=1) & hit_c.any(axis=1))
+    hit_r, hit_c = sweep.rows == r, sweep.cols == q  # (T, kh), (T, kw): the taps
+    steps = np.flatnonzero(reads(sweep, cell))
     label = (r + origin[0], q + origin[1])
     padding = not all(0 <= v < n for v, n in zip(label, spec.in_size))  # not a cell of x
     name = ("\\tilde{x}" if padding else "x") + f"_{{{_sub(*label)}}}"
     if steps.size == 0:
         return f"${name}$ is read by no window (a remainder cell): its gradient is 0."
     pairs = [(sweep.targets[t], hit_r[t].argmax(), hit_c[t].argmax()) for t in steps]
-    reads = ", ".join(f"$y_{{{_sub(*o)}}}$ through $w_{{{a}{b}}}$" for o, a, b in pairs)
+    read_by = ", ".join(f"$y_{{{_sub(*o)}}}$ through $w_{{{a}{b}}}$" for o, a, b in pairs)
     grad = " + ".join(
         rf"\frac{{\partial L}}{{\partial y_{{{_sub(*o)}}}}} w_{{{a}{b}}}" for o, a, b in pairs
     )
     rule = rf"$\frac{{\partial L}}{{\partial {name}}} = {grad}$"
     if not padding:
-        chain = f"${name}$ is read by {reads}. So, by the chain rule, {rule}"
+        chain = f"${name}$ is read by {read_by}. So, by the chain rule, {rule}"
         return f"{chain} (see the Input gradient page)."
     fate = (
         "which the mask drops: the padding is a constant"
@@ -369,7 +370,7 @@ def feeds_text(sweep: Sweep, cell: tuple[int, int], spec: ConvSpec) -> str:
         else f"which the mask adds to the cell of x it copies ({spec.padding_mode} padding)"
     )
     return (
-        f"${name}$ is padding, not a cell of x. It is read by {reads}, so {rule} lands on the "
+        f"${name}$ is padding, not a cell of x. It is read by {read_by}, so {rule} lands on the "
         f"padded ring, {fate} (stage 6 of the Input gradient page)."
     )
 
