@@ -187,7 +187,8 @@ def test_a_click_that_clears_the_selection_changes_nothing():
 
 @pytest.mark.parametrize("shape", [(1, 3, 5, 5), (3, 2, 3, 3), (2, 4, 40, 40)])
 def test_a_column_title_stands_clear_of_the_selected_tiles_outline(shape):
-    """The title "c=0" sat on the top edge of the red box around the selected tile."""
+    """The title "c=0" sat on the top edge of the red box around the selected tile, and a row's
+    title "k=2" under its right edge."""
     R, C = shape[:2]
     arrays = np.arange(np.prod(shape), dtype=float).reshape(shape)
     rows, cols = [f"k={r}" for r in range(R)], [f"c={c}" for c in range(C)]
@@ -197,3 +198,10 @@ def test_a_column_title_stands_clear_of_the_selected_tiles_outline(shape):
     plot_h = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
     box_top_px = (box.y1 - title.y) * plot_h + box.line.width / 2  # above the title's anchor
     assert title.yanchor == "bottom" and (title.yshift or 0) >= box_top_px + 1
+    if R > 1:  # the row title right of the last column: the box around tile (R − 1, C − 1)
+        fig = heatmap_grid(arrays, rows, cols, selected=(R - 1, C - 1))
+        (box,) = fig.layout.shapes
+        label = next(a for a in fig.layout.annotations if a.text == f"k={R - 1}")
+        plot_w = fig.layout.width - fig.layout.margin.l - fig.layout.margin.r
+        box_right_px = (box.x1 - label.x) * plot_w + box.line.width / 2
+        assert label.xanchor == "left" and (label.xshift or 0) >= box_right_px + 1

@@ -171,11 +171,11 @@ def _scale(lim: float, lo: float, hi: float, g: _Tiles) -> dict:
 def _label(text: str, x: float, y: float, size: int | None, side: str) -> dict:
     """A column label (side 'top', centred above its tile) or a row label ('right')."""
     note = {"text": text, "x": x, "y": y, "xref": "paper", "yref": "paper", "showarrow": False}
-    if side == "top":  # 'auto' would slide labels near the edges sideways; clear of the box
-        # a selected tile's outline draws beyond it (`_outline`)
+    # each clear of a selected tile's outline, which draws beyond the tile (`_outline`)
+    if side == "top":  # 'auto' would slide labels near the edges sideways
         note.update(xanchor="center", yanchor="bottom", yshift=OUTLINE_PX, font={"size": size})
     else:
-        note.update(xanchor="left")
+        note.update(xanchor="left", xshift=OUTLINE_PX)
     return note
 
 
