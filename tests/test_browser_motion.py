@@ -213,7 +213,7 @@ def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
         symbolic, numeric = tab.locator(FORMULA).inner_text().splitlines()[:2]
         want = ig.grad_x_padded[0, 0, cell[1], cell[2]]
         assert symbolic.startswith("∂L/∂x̃") and numeric.endswith(f"= {want:g}"), (cell, numeric)
-        assert f"Window at ∂L/∂x̃[{cell[1] - pt}, {cell[2] - pl}]" in meta["captions"][frame][0]
+        assert f"Computing ∂L/∂x̃[{cell[1] - pt}, {cell[2] - pl}]" in meta["captions"][frame][0]
     # past the end of the story: the next page (not a storyboard stage alone)
     tab.evaluate(f"() => {PLAYER}.show({len(labels) - 1})")
     at_frame(tab, len(labels) - 1)

@@ -376,7 +376,7 @@ def test_window_of_the_full_correlation_sits_where_the_sweep_puts_it():
     sweep = input_grad_sweep(ig)
     motion = mst.backward_motion(ig, sweep, 0, 0, 0)
     (gt, _), (gl, _) = ig.spec.full_padding
-    stops = [s for s in motion.scenes if s.stage == ms.CORRELATE and "Window at" in s.caption]
+    stops = [s for s in motion.scenes if s.stage == ms.CORRELATE and "Computing" in s.caption]
     for s in stops:
         r, q = (int(v) for v in s.caption.split("∂L/∂x̃[")[1].split("]")[0].split(", "))
         t = r * ig.spec.padded_size[1] + q  # no padding in this preset

@@ -104,7 +104,7 @@ def test_the_player_follows_the_stage_bar_and_writes_the_frames_sums():
         f = input_grad_formula(ig, 0, 0, r, c, padded=True)
         assert captions[i][:2] == [f.text(numeric=n, max_terms=27) for n in (False, True)]
         assert captions[i][1].endswith(f"= {ig.grad_x_padded[0, 0, r, c]:g}")
-        assert captions[i][2].startswith("Window at ∂L/∂x̃")  # then the stage's words
+        assert captions[i][2].startswith("Computing ∂L/∂x̃")  # then the stage's words
     # the mask's frames and the end: the followed ∂L/∂x cell, [2, 2] = 36 in the recitation
     end = captions[-1]
     assert end[1].startswith("∂L/∂x₂₂") and end[1].endswith("= 36")

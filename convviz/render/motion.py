@@ -40,7 +40,7 @@ from convviz.spec import ConvSpec
 MOTION_FRAME_MS = 110  # one in-between frame at 1× speed
 ARC_DEG = 20  # a turn is drawn as keyframes this many degrees apart
 CELL_FRAME_BUDGET = 60_000  # moving cells × frames one figure may send (payload bound)
-MAX_WINDOW_STOPS = 16  # window positions the whole pass shows of the full correlation
+MAX_WINDOW_STOPS = 25  # window positions a motion shows of a sweep: all of a 5×5 one
 MAX_GIF_SIDE = 12  # the app offers a motion's GIF up to grids this wide (drawing costs seconds)
 FAINT_GRID = "#e2e8f0"
 

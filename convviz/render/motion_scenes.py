@@ -267,7 +267,8 @@ def correlate_keys(st: InputGradStages, sweep: Sweep, n: int, c: int, base: dict
         done = (np.arange(T) <= t).reshape(Hp, Wp)
         r, q = sweep.targets[t]
         say = (
-            f"Window at ∂L/∂x̃[{r - pt}, {q - pl}]: rot180 w over the padded grid, stride 1"
+            # true all the way: while the window glides there and when the number appears
+            f"Computing ∂L/∂x̃[{r - pt}, {q - pl}]: rot180 w over the padded grid, stride 1"
             + (f" (every {k} steps shown)" if k > 1 else "")
             + many
         )

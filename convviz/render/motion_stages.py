@@ -253,7 +253,7 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
         q = np.tile(sweep.cols[t], oH) - pl
         a, b = sweep.targets[t]
         say = (
-            f"The window steps by the dilation ({dh}×{dw}); here it gives "
+            f"The window steps by the dilation ({dh}×{dw}) to the one of "
             f"∂L/∂w[{a}, {b}] = Σ x̃·∂L/∂y."
         )
         groups = {**scenes[-1].groups, "window": window.at(r, q)}
