@@ -146,3 +146,33 @@ def test_storyboard_exports_carry_the_followed_cells_formula(step):
     # the full correlation writes ∂L/∂x̃ (the grid it fills), in padded indices
     x = r"\tilde{x}" if step == "5" else "x"
     assert rf"\frac{{\partial L}}{{\partial {x}" in areas[0].value
+
+
+def test_the_gif_animates_the_figures_panels_not_the_slides(monkeypatch):
+    """With nothing selected the PNG/SVG slide outlines the cell it writes out (`written`); the
+    GIF was drawn from those panels too: each frame outlined that cell as well as the one being
+    written, and its legend listed three black squares."""
+    from streamlit.runtime.media_file_manager import MediaFileManager
+    from streamlit.testing.v1 import app_test
+
+    from convviz.render import static_gif
+
+    made: dict[str, object] = {}
+
+    class Recording(MediaFileManager):
+        def add_deferred(self, data_callable, *args, **kwargs):
+            file_id = super().add_deferred(data_callable, *args, **kwargs)
+            made[file_id] = data_callable
+            return file_id
+
+    drawn = []
+    monkeypatch.setattr(app_test, "MediaFileManager", Recording)
+    # sweep_gif(sweep, *panels, theme, ...): the panels it animates
+    monkeypatch.setattr(static_gif, "sweep_gif", lambda sweep, *args, **_: drawn.append(args[:-1]))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["preset"] = "recitation-s2"
+    at.switch_page("pages/1_Forward.py").run()
+    buttons = {d.proto.label: d.proto for d in at.get("download_button")}
+    made[buttons["⬇ GIF animation"].deferred_file_id]()
+    (panels,) = drawn
+    assert [p.key for p in panels[:1]] == ["x"] and all(p.written is None for p in panels)

@@ -91,7 +91,11 @@ def animation(
         if max(panels[2].shape) <= ctx.theme.max_text_cells:  # the result, numbered above
             zoom = zoom[:2]
         chart(panels_figure(zoom, ctx.theme), f"{name}_zoom")
-    export_buttons(still or panels, ctx, name, title, formula, sweep, channel)
+
+    def gif(fps: float) -> bytes:  # its own panels: not a slide's written-out cell on each frame
+        return static_gif.sweep_gif(sweep, *panels, ctx.theme, channel=channel, fps=fps)
+
+    export_buttons(still or panels, ctx, name, title, formula, gif)
 
 
 def frame_caption(formula: Formula, theme) -> list[str]:
@@ -238,10 +242,10 @@ def export_buttons(
     name: str,
     title: str,
     formula: Formula | None = None,
-    sweep: Sweep | None = None,
-    channel: int = 0,
+    gif: Callable[[float], bytes] | None = None,
 ) -> None:
-    """PNG and SVG downloads of a stage (and a GIF of its sweep), drawn only when clicked."""
+    """PNG and SVG downloads of a stage (and a GIF of its sweep: `gif(fps)`), drawn only when
+    clicked."""
     latex = f"${formula.latex(numeric=True, max_terms=SHORT_TERMS)}$" if formula else None
     text = formula.text(numeric=True, max_terms=SHORT_TERMS) if formula else None
     args = (panels, ctx.theme, title, latex, text)
@@ -258,7 +262,7 @@ def export_buttons(
         from convviz.ui.exports import more_exports  # only export rows need the exports
 
         more_exports(ctx, name, formula)
-        if sweep is None:
+        if gif is None:
             return
         speed = st.segmented_control(
             "GIF speed",
@@ -270,8 +274,7 @@ def export_buttons(
             help="The GIF's speed (1×: 4 steps a second); it holds the last frame.",
         )
         fps = GIF_FPS * (speed or 1.0)  # None when the chosen speed is clicked again
-        gif = partial(static_gif.sweep_gif, sweep, *panels, ctx.theme, channel=channel, fps=fps)
-        download("⬇ GIF animation", gif, "gif", "image/gif")
+        download("⬇ GIF animation", partial(gif, fps), "gif", "image/gif")
 
 
 GIF_FPS, GIF_SPEEDS = 4, (0.5, 1.0, 2.0)
