@@ -70,6 +70,22 @@ def test_a_selection_outside_the_grids_is_no_selection(sel):
     assert state["sel"] == "" and any("not a cell of this layer" in p for p in problems)
 
 
+@pytest.mark.parametrize(
+    "query, says",
+    [
+        ({"n": "7"}, "'n=7' is not a sample of this layer (1 sample); showing n=0"),
+        ({"k": "15"}, "'k=15' is not a filter of this layer (1 filter); showing k=0"),
+        ({"cin": "3", "c": "3"}, "'c=3' is not a channel of this layer (3 channels); showing c=2"),
+    ],
+)
+def test_a_slice_past_the_layers_counts_is_said_and_clipped(query, says):
+    """`?n=7&k=15&c=15` on a one-sample, one-filter, one-channel layer showed slice 0 silently."""
+    state, problems = from_query(query)
+    field = next(f for f in ("n", "k", "c") if f in says[:3])
+    assert says in problems and state[field] == int(says[-1])
+    assert not from_query({"cin": "3", "c": "2"})[1]  # a slice of the layer: nothing to say
+
+
 def test_a_selection_inside_a_grid_is_kept():
     assert selection_of(dict(DEFAULTS, sel="y:1:1")) == ("y", 1, 1)
     assert selection_of(dict(DEFAULTS, sel="grad_x_padded:2:2")) == ("grad_x_padded", 2, 2)

@@ -14,6 +14,7 @@ import numpy as np
 
 from convviz.presets import DEFAULT_PRESET, PRESETS_BY_KEY, Preset
 from convviz.spec import PADDING_MODES, PADDING_WORDS, ConvSpec, ConvSpecError, parse_padding
+from convviz.text import count
 from convviz.values import GRAD_OUT_KINDS, NAMED_KERNELS, layer_values
 
 EXPLICIT = "explicit"  # the padding kind of per-side amounts: the UI's word, not the engine's
@@ -299,8 +300,17 @@ def cell_grids(spec: ConvSpec) -> dict[str, tuple[int, int]]:
 
 
 def _drop_misfits(state: dict, spec: ConvSpec) -> list[str]:
-    """Reset a selection or edited values that do not fit the layer; say what was reset."""
+    """Reset a slice, a selection or edited values that do not fit the layer; say what was
+    reset."""
     problems = []
+    for field, counted in SLICE_COUNTS.items():
+        many, word = state[counted], SLICE_WORDS[field]
+        if state[field] >= many:
+            problems.append(
+                f"'{field}={state[field]}' is not a {word} of this layer ({count(many, word)}); "
+                f"showing {field}={many - 1}"
+            )
+            state[field] = many - 1
     if state["sel"] and selection_of(state, spec) is None:
         problems.append(
             f"'sel={state['sel']}' is not a cell of this layer "
@@ -389,6 +399,7 @@ def _check_work(spec: ConvSpec) -> None:
 # The slice fields and the count field that bounds each: sample n < batch, filter k < C_out,
 # channel c < C_in.
 SLICE_COUNTS = {"n": "batch", "k": "cout", "c": "cin"}
+SLICE_WORDS = {"n": "sample", "k": "filter", "c": "channel"}
 
 
 def picked_slice(
