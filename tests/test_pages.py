@@ -739,6 +739,20 @@ def test_storyboard_next_and_back_move_the_step():
     assert at.markdown[0].value == titles[-2]
 
 
+def test_the_storyboard_opens_at_its_start_going_on_and_at_its_end_going_back():
+    """PageUp from a freshly opened Weight gradient link went back to stage 1 of the storyboard,
+    and Forward's way on opened it wherever it was last left: as through slides, going on starts
+    at stage 1 and going back arrives at stage 6."""
+    at = open_page(WEIGHT_GRAD)
+    at.button(key="nav_back_page").click().run()
+    assert_clean(at)
+    assert query(at)["step"] == "6" and is_step(at.markdown[0].value, 6)
+    at = open_page(FORWARD, step="4")
+    at.button(key="nav_next_page").click().run()
+    assert_clean(at)
+    assert query(at)["step"] == "1" and is_step(at.markdown[0].value, 1)
+
+
 def test_every_page_ends_with_the_way_on():
     for page, label in [(OVERVIEW, "next: forward ▶"), (FORWARD, "next: input gradient ▶"),
                         (WEIGHT_GRAD, "next: channels ▶")]:  # fmt: skip

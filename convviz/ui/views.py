@@ -27,6 +27,7 @@ from convviz.ui.controls import (
     with_selection,
 )
 from convviz.ui.player import player
+from convviz.ui.state import FIELDS
 
 
 def page_header(ctx: Context, title: str, intro: str) -> None:
@@ -300,11 +301,17 @@ def page_nav(page: str, *, keys: bool = True) -> None:
     with st.container(horizontal=True, horizontal_alignment="distribute"):
         shortcut = BACK_KEY if keys else None
         if back and st.button(f"◀ {back[1]}", key=f"{name}_back_page", shortcut=shortcut):
-            st.switch_page(back[0])
+            _enter(back[0], FIELDS["step"].hi)  # back, as through slides: at its end
         shortcut = NEXT_KEY if keys else None
         label = f"next: {on[1].lower()} ▶" if on else ""
         if on and st.button(label, key=f"{name}_next_page", type="primary", shortcut=shortcut):
-            st.switch_page(on[0])
+            _enter(on[0], 1)
+
+
+def _enter(path: str, step: int) -> None:
+    """Go to page `path`; the input-gradient storyboard, if that is the page, opens at `step`."""
+    st.session_state[STATE]["step"] = step
+    st.switch_page(path)
 
 
 def page_body(draw: Callable[[Context], None]) -> Callable[[Context], None]:
