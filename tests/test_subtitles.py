@@ -4,7 +4,7 @@ and the first part is kept whole (wrapped if it must be); in normal mode every w
 import numpy as np
 import pytest
 
-from convviz.render.geometry import HIDDEN_NOTE, subtitle_lines
+from convviz.render.geometry import HIDDEN_NOTE, _wrap_clauses, subtitle_lines
 from convviz.render.grids import panels_figure
 from convviz.render.panel import Panel
 from convviz.render.theme import PRESENTATION, THEME
@@ -83,3 +83,13 @@ def test_titles_of_a_row_stand_at_one_height_whatever_their_subtitles():
     tallest = max(a.text.count("<br>") + 1 for a in heads)
     assert heads[0].yshift >= tallest * 1.3 * LAPTOP.title_font_size  # room for the tallest
     assert heads[0].yshift <= fig.layout.margin.t  # inside the figure
+
+
+def test_an_index_is_never_broken_across_lines():
+    """Matrix view's 'x[i, j] is column 5·i + j of M' wrapped as 'x[i,' / 'j] is …': the comma
+    inside an index read as a place to break."""
+    text = "5×5; x[i, j] is column 5·i + j of M"
+    for chars in range(8, 40):
+        lines = _wrap_clauses(text, chars)
+        assert " ".join(lines) == text
+        assert any("x[i, j]" in line for line in lines), (chars, lines)

@@ -132,8 +132,10 @@ def _wrap_clauses(text: str, chars: int) -> list[str]:
 
     def wrap(part: str) -> list[str]:
         glued = re.sub(r" (?=\S+$)", "\u00a0", part)  # the last word kept with the one before
-        return [line.replace("\u00a0", " ") for line in textwrap.wrap(glued, chars)]
+        return textwrap.wrap(glued, chars)
 
+    # an index ('x[i, j]') is never broken: its spaces are glued until the lines are made
+    text = re.sub(r"\[[^\]]*\]", lambda m: m.group().replace(" ", "\u00a0"), text)
     by_clause: list[str] = []
     for clause in re.split(r"(?<=,) |(?<= ·) ", text) if text else []:
         if by_clause and len(by_clause[-1]) + 1 + len(clause) <= chars:
@@ -141,7 +143,8 @@ def _wrap_clauses(text: str, chars: int) -> list[str]:
         else:
             by_clause += wrap(clause)
     by_word = wrap(text) if text else []
-    return by_clause if len(by_clause) <= len(by_word) else by_word
+    lines = by_clause if len(by_clause) <= len(by_word) else by_word
+    return [line.replace("\u00a0", " ") for line in lines]
 
 
 def _header_h(lines: int, theme: Theme) -> int:
