@@ -572,3 +572,23 @@ def test_module_never_imports_pyplot():
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_gifs_products_panel_names_what_slides(classroom, panels):
+    """The weight-gradient GIF's middle panel read "window × kernel" while it multiplies by
+    ∂L/∂y; it names what slides over the window on each page."""
+    from convviz.render.stories import weight_grad_panels
+    from convviz.sweeps import weight_grad_sweep
+
+    lay, sweep = classroom
+    ig, wg = lay.input_grad, lay.weight_grad
+    full = input_grad_sweep(ig, 0, 0)
+    slid = weight_grad_sweep(wg, 0, 0)
+    for s, ps, name in (
+        (sweep, panels, "window × kernel"),
+        (full, input_grad_animation(ig, full, 0, 0, 0), "window × rot180(w)"),
+        (slid, weight_grad_panels(wg, slid, 0, 0, 0), "window × ∂L/∂y"),
+    ):
+        fig = static_gif._gif_scene(s, *ps, static.THEME, 0, 4).fig
+        titles = [ax.get_title() for ax in fig.axes]
+        assert name in titles, (name, titles)

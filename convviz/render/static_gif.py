@@ -66,6 +66,8 @@ def _term(a: float, b: float) -> str:
 # What a sweep's output is and what its channel axis runs over, by the output panel's key: the
 # forward sums over input channels c, the full correlation over filters k, ∂L/∂w over samples n.
 SWEEP_AXES = {"y": ("y", "c"), "grad_x_padded": ("∂L/∂x̃", "k"), "grad_w": ("∂L/∂w", "n")}
+# What slides over the window, by the output panel's key (the products panel's second factor).
+SLIDING = {"y": "kernel", "grad_x_padded": "rot180(w)", "grad_w": "∂L/∂y"}
 
 
 def sweep_caption(
@@ -124,17 +126,18 @@ def _kernel_taps(kernel: Panel) -> np.ndarray:
 
 
 def _products_panel(
-    sweep: Sweep, steps: np.ndarray, channel: int, taps: np.ndarray
+    sweep: Sweep, steps: np.ndarray, channel: int, taps: np.ndarray, sliding: str = "kernel"
 ) -> tuple[Panel, Normalize]:
     """The kernel-shaped grid of window · kernel for the first step, on a norm fit for all steps.
 
     taps : (kh, kw) the kernel's tap index per cell, so each product wears its tap's colour.
+    sliding : what the kernel is (∂L/∂y for a weight gradient), for the panel's title.
     """
     kw = sweep.kernel.shape[2]
     prods = sweep.products[steps, channel]  # (frames, kh, kw)
     panel = Panel(
         prods[0],
-        "window × kernel",
+        f"window × {sliding}",
         "products",
         taps=taps,
         subtitle=f"Σ = {number(-np.abs(sweep.partial[:, channel]).max())}",  # the widest it gets
@@ -239,7 +242,7 @@ def _gif_scene(
     if not taps_told_apart(kernel, theme.max_text_cells):  # the kernel shows its values
         taps, kernel = None, replace(kernel, taps=None)
     steps = gif_steps(sweep.steps, max_frames)  # frames the browser shows too
-    products, norm = _products_panel(sweep, steps, channel, taps)
+    products, norm = _products_panel(sweep, steps, channel, taps, SLIDING.get(output.key, "kernel"))
     bare = dict(taps=None, highlight=None, selected=None)
     panels = [replace(operand, **bare), kernel, products, replace(output, **bare)]
     caption = 2 * LINE * theme.font_size
