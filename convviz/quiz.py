@@ -240,8 +240,8 @@ def _zeros_question(lay: Layer, n: int, k: int) -> Question:
     (gt, gb), (gl, gr) = spec.full_padding
     return Question(
         "zeros",
-        f"Before the full correlation, ∂L/∂y{_slice(lay, n=n, k=k)} "
-        f"({spec.out_size[0]}×{spec.out_size[1]}) is dilated by the stride ({sh}×{sw}) and "
+        f"Before the full correlation, the {spec.out_size[0]}×{spec.out_size[1]} "
+        f"∂L/∂y{_slice(lay, n=n, k=k)} is dilated by the stride ({sh}×{sw}) and "
         f"padded. **How many of the cells of the dilated, padded ∂L/∂y are zeros that the "
         f"dilation or the padding put there?**",
         float(answer),

@@ -192,6 +192,7 @@ def test_quiz_arithmetic_reads_right_with_the_usual_precedence(p):
     dH, dW = lay.forward.spec.dilated_out_size
     assert (int(h), int(w)) == (dH, dW)
     assert eval(python) == dH * dW  # our own text: digits, brackets and operators
+    assert ") (" not in zeros.prompt  # "∂L/∂y (for n = 0, k = 0) (5×5)" read as two asides
 
 
 def test_a_sum_too_long_for_hand_work_is_not_asked_and_the_page_says_why():
