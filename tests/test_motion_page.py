@@ -134,6 +134,6 @@ def test_the_weight_gradient_motion_writes_each_windows_sum():
         f = weight_grad_formula(wg, 0, 0, a, b)
         assert captions[i][:2] == [f.text(numeric=n, max_terms=27) for n in (False, True)]
         assert captions[i][1].endswith(f"= {wg.grad_w[0, 0, a, b]:g}")  # the engine's number
-        assert captions[i][2].startswith("The window steps by the dilation")
+        assert captions[i][2].startswith(f"Computing ∂L/∂w[{a}, {b}] = Σ x̃·∂L/∂y: the window steps")
     assert seen == {(a, b) for a in range(3) for b in range(3)}  # every tap's window
     assert all(len(captions[i]) == 1 for i, s in enumerate(labels) if s != "sweep")

@@ -268,6 +268,9 @@ def _motion_layout(motion: Motion, theme: Theme, title: str | None):
     return layout, geo
 
 
+VALUE_COLOURED = ("value", "ring")  # roles filled by the value scale
+
+
 def _coloured(motion: Motion, i: int) -> np.ndarray:
     """The numbers of the value-coloured cells drawn on panel i (its colour scale's range)."""
     drawn = [
@@ -276,9 +279,6 @@ def _coloured(motion: Motion, i: int) -> np.ndarray:
         if motion.where[name] == i and g.role in VALUE_COLOURED
     ]
     return np.concatenate(drawn) if drawn else np.zeros(1)
-
-
-VALUE_COLOURED = ("value", "ring")  # roles filled by the value scale
 
 
 def _player(motion: Motion, frames: list[Scene]) -> dict:

@@ -253,8 +253,8 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
         q = np.tile(sweep.cols[t], oH) - pl
         a, b = sweep.targets[t]
         say = (
-            f"The window steps by the dilation ({dh}×{dw}) to the one of "
-            f"∂L/∂w[{a}, {b}] = Σ x̃·∂L/∂y."
+            # true all the way, as the full correlation's: while the window glides there too
+            f"Computing ∂L/∂w[{a}, {b}] = Σ x̃·∂L/∂y: the window steps by the dilation ({dh}×{dw})."
         )
         groups = {**scenes[-1].groups, "window": window.at(r, q)}
         scenes.append(Scene("sweep", say, groups, cell=("grad_w", int(a), int(b))))
