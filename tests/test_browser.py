@@ -342,7 +342,7 @@ def test_hover_lights_the_linked_cells(tab: Page, app_url):
     assert animation(tab) == (15, 16), "hovering is not a step"
 
 
-def test_no_toolbar_covers_the_titles_on_a_projector(tab: Page, app_url):
+def test_on_a_projector_no_toolbar_covers_the_titles_and_figures_are_centred(tab: Page, app_url):
     """Hovering a chart shows plotly's and Streamlit's toolbars over its top-right corner, where
     the last panel's title is: in normal mode (the camera exports a frame), not on a projector."""
     shown = """() => [...document.querySelectorAll(
@@ -356,6 +356,15 @@ def test_no_toolbar_covers_the_titles_on_a_projector(tab: Page, app_url):
         tab.mouse.move(x, y)
         tab.wait_for_timeout(500)
         assert bool(tab.evaluate(shown)) == visible, pres
+    # and a figure narrower than the projector stands in its middle, as on a slide (the rule
+    # had been written on an element as wide as its figure, which left it on the left)
+    goto(tab, f"{app_url}/Input_gradient?preset=classroom&pres=1&step=6", charts=2)
+    settle(tab)
+    chart, column = tab.evaluate("""() => [document.querySelector('.js-plotly-plot'),
+        document.querySelector('[data-testid="stMainBlockContainer"]')].map(e => {
+          const r = e.getBoundingClientRect(); return [r.left, r.right]; })""")
+    assert column[1] - column[0] - (chart[1] - chart[0]) > 200  # room to the side
+    assert abs((chart[0] - column[0]) - (column[1] - chart[1])) < 40  # padding aside
 
 
 # --- a click selects a cell ----------------------------------------------------------------------
