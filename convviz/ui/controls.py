@@ -29,7 +29,7 @@ from convviz.ui.state import (
     KERNEL_CHOICES,
     LAYER_FIELDS,
     PAD_KINDS,
-    SLICE_COUNTS,
+    clip_slice,
     drop_misfit_edits,
     from_query,
     picked_slice,
@@ -399,12 +399,6 @@ def _padding_caption(state: dict) -> None:
     st.caption(f"'{state['pad']}' pads top {top}, bottom {bottom}, left {left}, right {right}")
 
 
-def _clip_slice(state: dict) -> None:
-    """Keep n, k, c inside the batch and channel counts (bounded widgets need valid values)."""
-    for field, count in SLICE_COUNTS.items():
-        state[field] = min(state[field], state[count] - 1)
-
-
 # A laptop: less blank space above the title, so an animation's player is above the fold.
 NORMAL_CSS = ".block-container { padding-top: 3.5rem; }"
 PRESENTATION_CSS = (Path(__file__).parent / "presentation.css").read_text()
@@ -436,7 +430,7 @@ def controls() -> Context:
     redraws the many sidebar widgets after them, so a change shows sooner.
     """
     state = _state()
-    _clip_slice(state)
+    clip_slice(state)  # bounded widgets need valid values
     for problem in st.session_state.get(PROBLEMS, []):  # until the reader changes something
         custom = "this is a custom layer" in problem  # information, not a fault of the link
         (st.info if custom else st.warning)(f"Link: {as_text(problem)}.")

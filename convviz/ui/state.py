@@ -302,15 +302,11 @@ def cell_grids(spec: ConvSpec) -> dict[str, tuple[int, int]]:
 def _drop_misfits(state: dict, spec: ConvSpec) -> list[str]:
     """Reset a slice, a selection or edited values that do not fit the layer; say what was
     reset."""
-    problems = []
-    for field, counted in SLICE_COUNTS.items():
-        many, word = state[counted], SLICE_WORDS[field]
-        if state[field] >= many:
-            problems.append(
-                f"'{field}={state[field]}' is not a {word} of this layer ({count(many, word)}); "
-                f"showing {field}={many - 1}"
-            )
-            state[field] = many - 1
+    problems = [
+        f"'{field}={was}' is not a {SLICE_WORDS[field]} of this layer "
+        f"({count(state[SLICE_COUNTS[field]], SLICE_WORDS[field])}); showing {field}={state[field]}"
+        for field, was in clip_slice(state).items()
+    ]
     if state["sel"] and selection_of(state, spec) is None:
         problems.append(
             f"'sel={state['sel']}' is not a cell of this layer "
@@ -400,6 +396,16 @@ def _check_work(spec: ConvSpec) -> None:
 # channel c < C_in.
 SLICE_COUNTS = {"n": "batch", "k": "cout", "c": "cin"}
 SLICE_WORDS = {"n": "sample", "k": "filter", "c": "channel"}
+
+
+def clip_slice(state: dict) -> dict[str, int]:
+    """Keep n, k, c inside the batch and channel counts; returns {field: value it had} of those
+    it moved."""
+    moved = {}
+    for field, counted in SLICE_COUNTS.items():
+        if state[field] >= state[counted]:
+            moved[field], state[field] = state[field], state[counted] - 1
+    return moved
 
 
 def picked_slice(
