@@ -80,8 +80,8 @@ def test_a_layer_too_wide_for_motion_videos_offers_their_html_and_says_why():
     assert list(_more(at)) == ["HTML of this animation", "HTML of the whole backward pass", *COMMON]
     said = [c.value for c in at.caption if c.value.startswith("No MP4 or GIF")]
     assert said == [
-        f"No MP4 or GIF of {what} at this size: grids over 12 cells wide take minutes to draw; "
-        "the HTML plays it."
+        f"No MP4 or GIF of {what} at this size: grids wider than 12 cells take minutes to draw; "
+        "its HTML plays."
         for what in ("this animation", "the whole backward pass")
     ]
     forward = _more(_page("pages/1_Forward.py", "forward", preset="qa-channels"))

@@ -21,7 +21,7 @@ from pathlib import Path
 from convviz.export.story import Animation, ExportError, Story
 from convviz.formulas import SHORT_TERMS
 from convviz.presets import PRESETS_BY_KEY
-from convviz.render.motion import MAX_GIF_SIDE
+from convviz.render.motion import GIF_TOO_WIDE, MAX_GIF_SIDE
 
 FORMATS = ("png", "svg", "gif", "mp4", "html", "tex", "pdf", "py")
 WHAT = {
@@ -171,8 +171,8 @@ def skipped(story: Story, formats: list[str]) -> str | None:
         return None
     kinds = " and ".join(videos)
     return (
-        f"skipped {len(left_out)} motion {kinds} ({', '.join(left_out)}): grids wider than "
-        f"{MAX_GIF_SIDE} cells take minutes to draw (this one is {max(story.spec.padded_size)}); "
+        f"skipped {len(left_out)} motion {kinds} ({', '.join(left_out)}): {GIF_TOO_WIDE} "
+        f"(this one is {max(story.spec.padded_size)}); "
         f"the PNG/SVG stills and the sliding-window {kinds} cover this layer"
     )
 

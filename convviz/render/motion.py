@@ -68,6 +68,9 @@ LEGEND = {
 }
 
 
+GIF_TOO_WIDE = f"grids wider than {MAX_GIF_SIDE} cells take minutes to draw"  # why none
+
+
 def gif_fits(spec: ConvSpec) -> bool:
     """Whether the layer's motions are drawn as GIFs (and MP4s): its padded grid is at most
     MAX_GIF_SIDE cells wide. Every frame draws every cell, so a 100-wide grid takes minutes."""

@@ -15,11 +15,10 @@ from convviz.export import html, latex, snippet, video
 from convviz.export.handout import handout_pdf
 from convviz.export.story import ANIMATIONS, Animation, Story
 from convviz.formulas import Formula
-from convviz.render.motion import MAX_GIF_SIDE
+from convviz.render.motion import GIF_TOO_WIDE
 from convviz.ui.controls import Context
 
 BACKWARD = "backward-pass"
-TOO_WIDE = f"grids over {MAX_GIF_SIDE} cells wide take minutes to draw; the HTML plays it"
 
 
 def story_of(ctx: Context) -> Story:
@@ -103,7 +102,7 @@ def more_exports(ctx: Context, name: str, formula: Formula | None = None) -> Non
             if anim != name or anim.startswith("input-grad"):  # no GIF button beside it yet
                 videos.append(("gif", "image/gif", _gif, "the same frames as the MP4"))
             if not story.drawable(_animation(ctx, anim)):
-                st.caption(f"No MP4 or GIF of {what} at this size: {TOO_WIDE}.")
+                st.caption(f"No MP4 or GIF of {what} at this size: {GIF_TOO_WIDE}; its HTML plays.")
                 videos = []
             for ext, mime, make, tip in videos:
                 data = partial(make, ctx, anim)
