@@ -20,17 +20,17 @@ from dataclasses import replace
 import numpy as np
 import plotly.graph_objects as go
 
-from convviz.render.geometry import GridLayout, axis_ids, grid_layout, ticks_px
+from convviz.render.geometry import GridLayout, axis_ids
 from convviz.render.grids import (
-    add_legend,
     add_panels,
     base_layout,
     format_values,
     heatmap,
+    layout_with_legend,
     tap_heatmap,
 )
 from convviz.render.panel import Panel
-from convviz.render.shapes import legend_note
+from convviz.render.shapes import legend_items
 from convviz.render.theme import GRID_LINE, PENDING_COLOR, TAP_CYCLE, Theme
 from convviz.sweeps import Sweep
 
@@ -277,20 +277,19 @@ def animation_layout(
     """
     line = theme.font_size + 8
     top = (theme.title_font_size + 18 if title else 6) + (line if subtitle else 0)
-    legend_px = theme.font_size + 12 if legend_note(panels) else 0
-    bottom = ticks_px(theme) + legend_px + 6
-    geo = grid_layout(panels, theme, top=top, bottom=bottom)
+    items = legend_items(panels)
+    geo, legend = layout_with_legend(panels, items, theme, top)
     if not theme.show_secondary and geo.cell < theme.cell_px_for_font:
         bare = [replace(p, subtitle="") for p in panels]
-        without = grid_layout(bare, theme, top=top, bottom=bottom)
-        if without.cell >= theme.cell_px_for_font:
-            panels, geo = bare, without
+        without = layout_with_legend(bare, items, theme, top)
+        if without[0].cell >= theme.cell_px_for_font:
+            panels, (geo, legend) = bare, without
     layout = base_layout(geo, theme, title)
     if subtitle:
         layout.setdefault("title", {"text": "", "x": 0.0, "xanchor": "left"})
         layout["title"]["subtitle"] = {"text": "", "font": {"size": theme.font_size + 1}}
     add_panels(layout, panels, theme, geo)
-    add_legend(layout, panels, theme, geo, ticks_px(theme))
+    layout["annotations"] += [legend] if legend else []
     return geo, layout
 
 

@@ -10,6 +10,7 @@ their sizes and the headers come from `convviz.render.geometry`, the outlines ov
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from itertools import pairwise
 
 import numpy as np
@@ -28,7 +29,7 @@ from convviz.render.geometry import (
 )
 from convviz.render.panel import Panel
 from convviz.render.selection import told_apart
-from convviz.render.shapes import legend_note, panel_shapes
+from convviz.render.shapes import legend_items, panel_shapes
 from convviz.render.theme import (
     BACKGROUND,
     DILATION_COLOR,
@@ -387,22 +388,83 @@ def add_panels(layout: dict, panels: Sequence[Panel], theme: Theme, geo: GridLay
         layout["shapes"].extend(panel_shapes(p, i, theme, geo))
 
 
-def add_legend(layout: dict, panels: Sequence[Panel], theme: Theme, geo: GridLayout, y_px: float):
-    note = legend_note(panels)
-    if note:
-        layout["annotations"].append(
-            {
-                "text": note,
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0,
-                "y": geo.px_to_paper_y(y_px),
-                "xanchor": "left",
-                "yanchor": "top",
-                "showarrow": False,
-                "font": {"size": theme.font_size - 1, "color": MUTED_TEXT},
-            }
-        )
+Legend = list[tuple[str, str, str]]  # (glyph, colour, words) of each mark a figure draws
+
+
+def _legend_lines(items: Legend, theme: Theme, width: float) -> list[str]:
+    """The items, each in its colour, wrapped to lines that fit `width` px."""
+    lines, chars, most = [], 0, int(width / (0.5 * (theme.font_size - 1)))  # measured: ~0.42
+    for glyph, col, words in items:
+        item = f"<span style='color:{col}'>{glyph}</span> {words}"
+        if lines and chars + len(words) + 6 <= most:
+            lines[-1] += "    " + item
+            chars += len(words) + 6
+        else:
+            lines.append(item)
+            chars = len(words) + 2
+    return lines
+
+
+def _legend_px(lines: list[str], theme: Theme) -> int:
+    return (theme.font_size + 4) * len(lines) + 8
+
+
+def _legend(lines: list[str], theme: Theme, geo: GridLayout, x: float = 0, below: int = 0) -> dict:
+    """The legend at paper x, under the index labels of a grid whose foot is `below` px above
+    the plot area's (0: under every grid)."""
+    return {
+        "text": "<br>".join(lines), "xref": "paper", "yref": "paper", "x": x,
+        "y": geo.px_to_paper_y(ticks_px(theme) - below), "xanchor": "left", "yanchor": "top",
+        "align": "left", "showarrow": False,
+        "font": {"size": theme.font_size - 1, "color": MUTED_TEXT},
+    }  # fmt: skip
+
+
+def _legend_beside(items: Legend, panels, theme: Theme, geo: GridLayout) -> dict | None:
+    """The legend in the room under a short grid (the kernel beside a 9×9 input), when it fits
+    there: the grids then take the height a legend under them all would have taken."""
+    # px from each grid's foot down to the plot area's, the largest first
+    belows = sorted(((geo.plot_h - p.shape[0] * geo.cell_of(i), i) for i, p in enumerate(panels)))
+    widest = max(len(words) + 2 for _, _, words in items)
+    for below, i in reversed(belows):
+        column = geo.columns[i] if geo.columns else panels[i].shape[1] * geo.cell_of(i)
+        lines = _legend_lines(items, theme, column)
+        if widest <= int(column / (0.5 * (theme.font_size - 1))) and _legend_px(
+            lines, theme
+        ) <= below - ticks_px(theme):
+            x0, x1 = (v * geo.plot_w for v in geo.x_domains[i])
+            left = (x0 + x1) / 2 - column / 2  # the column's left edge (the grid is centred)
+            return _legend(lines, theme, geo, left / geo.plot_w, below)
+    return None
+
+
+def layout_with_legend(
+    panels: Sequence[Panel], items: Legend, theme: Theme, top: int
+) -> tuple[GridLayout, dict | None]:
+    """The panels' geometry (`grid_layout`) and the legend of `items` (None without items).
+
+    The legend goes in the room under a short grid when it fits there; else beside the grids
+    when the figure may widen by it; else under every grid, wrapped to the figure's width, and
+    the grids leave it that height.
+    """
+    geo = grid_layout(panels, theme, top=top, bottom=ticks_px(theme) + 6)
+    if not items:
+        return geo, None
+    legend = _legend_beside(items, panels, theme, geo)
+    if legend is not None:
+        return geo, legend
+    lines = _legend_lines(items, theme, 0)  # one item a line
+    right = 16 + int(max(len(words) + 2 for _, _, words in items) * 0.5 * (theme.font_size - 1))
+    if geo.width + right <= theme.figure_w and _legend_px(lines, theme) <= geo.plot_h:
+        # beside the grids, at their foot: the figure widens, the grids keep their height
+        geo = replace(geo, margin={**geo.margin, "r": geo.margin["r"] + right})
+        return geo, {**_legend(lines, theme, geo, 1 + 16 / geo.plot_w), "y": 0, "yanchor": "bottom"}
+    lines = _legend_lines(items, theme, theme.figure_w)
+    for _ in range(2):  # the figure's width depends on the legend's lines, and they on it
+        bottom = ticks_px(theme) + _legend_px(lines, theme) + 6
+        geo = grid_layout(panels, theme, top=top, bottom=bottom)
+        lines = _legend_lines(items, theme, geo.width - 16)
+    return geo, _legend(lines, theme, geo)
 
 
 def panels_figure(
@@ -414,11 +476,10 @@ def panels_figure(
     """
     panels = told_apart(panels, theme.max_text_cells)
     title_px = theme.title_font_size + 18 if title else 6
-    legend_px = theme.font_size + 12 if legend_note(panels) else 0
-    geo = grid_layout(panels, theme, top=title_px, bottom=ticks_px(theme) + legend_px + 6)
+    geo, legend = layout_with_legend(panels, legend_items(panels), theme, title_px)
     layout = base_layout(geo, theme, title)
     add_panels(layout, panels, theme, geo)
-    add_legend(layout, panels, theme, geo, ticks_px(theme))
+    layout["annotations"] += [legend] if legend else []
     data = [t for i, p in enumerate(panels) for t in panel_traces(p, i, theme, geo)]
     data += [c for i, p in enumerate(panels) if (c := click_overlay(p, i, geo)) is not None]
     return go.Figure(data=data, layout=layout)

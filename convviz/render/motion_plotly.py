@@ -9,11 +9,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 from convviz.render.animation_frames import animated_figure, deep_update, grid_lines_trace
-from convviz.render.geometry import GridLayout, axis_ids, grid_layout, ticks_px
+from convviz.render.geometry import GridLayout, axis_ids
 from convviz.render.grids import (
     base_layout,
     click_overlay,
     format_values,
+    layout_with_legend,
     panel_axes,
     panel_header,
 )
@@ -29,7 +30,7 @@ from convviz.render.motion import (
     legend_items,
 )
 from convviz.render.panel import Panel
-from convviz.render.theme import FONT_FAMILY, MUTED_TEXT, THEME, Theme
+from convviz.render.theme import FONT_FAMILY, THEME, Theme
 
 
 def _faint_grid(i: int, panel: Panel, geo: GridLayout) -> dict:
@@ -128,53 +129,6 @@ def _group_trace(name: str, c: Cells, i: int, look: _Look) -> dict:
     return trace
 
 
-def _legend_lines(motion: Motion, theme: Theme, width: int) -> list[str]:
-    """The roles drawn, each in its colour, wrapped to lines that fit `width` px."""
-    items = legend_items(motion)
-    lines, chars, most = [], 0, int(width / (0.5 * (theme.font_size - 1)))  # measured: ~0.42
-    for glyph, col, words in items:
-        item = f"<span style='color:{col}'>{glyph}</span> {words}"
-        if lines and chars + len(words) + 6 <= most:
-            lines[-1] += "    " + item
-            chars += len(words) + 6
-        else:
-            lines.append(item)
-            chars = len(words) + 2
-    return lines
-
-
-def _legend(lines: list[str], theme: Theme, geo: GridLayout, x: float = 0, below: int = 0) -> dict:
-    """The legend at paper x, under the index labels of a grid whose foot is `below` px above
-    the plot area's (0: under every grid)."""
-    return {
-        "text": "<br>".join(lines), "xref": "paper", "yref": "paper", "x": x,
-        "y": geo.px_to_paper_y(ticks_px(theme) - below), "xanchor": "left", "yanchor": "top",
-        "align": "left", "showarrow": False,
-        "font": {"size": theme.font_size - 1, "color": MUTED_TEXT},
-    }  # fmt: skip
-
-
-def _legend_px(lines: list[str], theme: Theme) -> int:
-    return (theme.font_size + 4) * len(lines) + 8
-
-
-def _legend_beside(motion: Motion, panels, theme: Theme, geo: GridLayout) -> dict | None:
-    """The legend in the room under a short grid (the kernel beside an 11×11 ∂L/∂y), when it
-    fits there: the grids then take the height a legend under them all would have taken."""
-    # px from each grid's foot down to the plot area's, the largest first
-    belows = sorted(((geo.plot_h - p.shape[0] * geo.cell_of(i), i) for i, p in enumerate(panels)))
-    for below, i in reversed(belows):
-        column = geo.columns[i] if geo.columns else panels[i].shape[1] * geo.cell_of(i)
-        lines = _legend_lines(motion, theme, column)
-        most = int(column / (0.5 * (theme.font_size - 1)))
-        widest = max((len(words) + 2 for _, _, words in legend_items(motion)), default=0)
-        if widest <= most and _legend_px(lines, theme) <= below - ticks_px(theme):
-            x0, x1 = (v * geo.plot_w for v in geo.x_domains[i])
-            left = (x0 + x1) / 2 - column / 2  # the column's left edge (the grid is centred)
-            return _legend(lines, theme, geo, left / geo.plot_w, below)
-    return None
-
-
 def motion_figure(
     motion: Motion, theme: Theme = THEME, *, title: str | None = None, start: int | None = None
 ) -> go.Figure:
@@ -250,15 +204,7 @@ def _motion_layout(motion: Motion, theme: Theme, title: str | None):
     panels = motion.panels
     if not theme.show_secondary:
         panels = tuple(replace(p, subtitle="") for p in panels)
-    geo = grid_layout(panels, theme, top=top, bottom=ticks_px(theme) + 6)
-    legend = _legend_beside(motion, panels, theme, geo) if legend_items(motion) else None
-    if legend is None:  # under every grid, wrapped to the figure's width (which the room sets)
-        lines = _legend_lines(motion, theme, theme.figure_w)
-        for _ in range(2):
-            bottom = ticks_px(theme) + _legend_px(lines, theme) + 6
-            geo = grid_layout(panels, theme, top=top, bottom=bottom)
-            lines = _legend_lines(motion, theme, geo.width - 16)
-        legend = _legend(lines, theme, geo) if lines else None
+    geo, legend = layout_with_legend(panels, legend_items(motion), theme, top)
     layout = base_layout(geo, theme, shown_title)
     for i, p in enumerate(panels):
         layout.update(panel_axes(i, p, theme, geo))

@@ -146,23 +146,16 @@ def panel_shapes(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> list[di
     return shapes
 
 
-def legend_note(panels: Sequence[Panel]) -> str:
-    """One line naming the cell roles present, each in its colour."""
-
-    def swatch(color: str, glyph: str = "■") -> str:
-        return f"<span style='color:{color}'>{glyph}</span>"
-
-    items = []
-    if any(p.mask("pad_mask").any() for p in panels):
-        items.append(f"{swatch(PAD_COLOR)} padding")
-    if any(p.mask("dilation_mask").any() for p in panels):
-        items.append(f"{swatch(DILATION_COLOR)} zero inserted by dilation")
-    if any(p.mask("remainder_mask").any() for p in panels):
-        items.append(f"{swatch(REMAINDER_COLOR, '┅')} remainder: no window reaches it")
-    if any(p.mask("dropped_mask").any() for p in panels):
-        items.append(f"{swatch(DROPPED_COLOR, '✕')} dropped by the mask")
-    if any(p.mask("highlight").any() for p in panels):
-        items.append(f"{swatch(HIGHLIGHT_COLOR, '⬚')} linked to the selection")
+def legend_items(panels: Sequence[Panel]) -> list[tuple[str, str, str]]:
+    """(glyph, colour, words) of each cell role the panels draw."""
+    marks = (
+        ("pad_mask", "■", PAD_COLOR, "padding"),
+        ("dilation_mask", "■", DILATION_COLOR, "zero inserted by dilation"),
+        ("remainder_mask", "┅", REMAINDER_COLOR, "remainder: no window reaches it"),
+        ("dropped_mask", "✕", DROPPED_COLOR, "dropped by the mask"),
+        ("highlight", "⬚", HIGHLIGHT_COLOR, "linked to the selection"),
+    )
+    items = [(g, c, w) for m, g, c, w in marks if any(p.mask(m).any() for p in panels)]
     if any(p.selected is not None for p in panels):
-        items.append(f"{swatch(SELECTED_COLOR, '□')} selected")
-    return "    ".join(items)
+        items.append(("□", SELECTED_COLOR, "selected"))
+    return items
