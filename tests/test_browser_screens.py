@@ -58,8 +58,8 @@ def problems_of(
 ) -> list[str]:
     """What breaks the screen rule on one drawn page (an empty list when it holds).
 
-    Small grids (up to 7 rows at 720 px, 9 at 1080 px, 9 columns) keep 48 px cells with 20 px
-    numbers; at 720 px the storyboard's stage bar takes the room of 10 px a cell: 36 / 16 px.
+    Small grids (up to 9 rows and 9 columns) keep 48 px cells with 20 px numbers; at 720 px the
+    storyboard's stage bar takes the room of 10 px a cell: 36 / 16 px.
     one_view : the page shows one figure sized to the screen (Channels): it ends on the screen.
     """
     out = []
@@ -78,7 +78,7 @@ def problems_of(
     if animated:
         if main["box"][3] > view["height"] or view["player"][3] > view["height"]:
             out.append(f"figure / player bottom {main['box'][3]:.0f} / {view['player'][3]:.0f}")
-        small = 7 if view["height"] < 1000 else 9  # rows 48 px cells can fit, with the player
+        small = 9  # rows 48 px cells can fit, with the player
         rows = max(r for _, _, r in main["cells"])
         cols = max(c for _, c, _ in main["cells"])
         least, font = (36, 16) if storyboard and view["height"] < 1000 else (47.5, 20)

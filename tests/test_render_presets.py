@@ -44,7 +44,7 @@ def check_screen_rule(fig, panels, theme) -> None:
     rows = max(p.shape[0] for p in panels)
     if not theme.show_secondary:
         assert fig.layout.height <= theme.figure_h, "the figure and its player fit the screen"
-        small = 7 if theme.figure_h < 600 else 9  # rows that 48 px cells fit in 720 / 1080 px
+        small = 9  # rows that 48 px cells fit in, at 720 px as at 1080 px
         if rows <= small and max(p.shape[1] for p in panels) <= 9:
             assert cell >= 48, f"{cell:.0f} px cells on a projector"
             heatmaps = [t for t in fig.data if t.type == "heatmap" and t.text is not None]
@@ -104,8 +104,16 @@ def test_channel_grids_build_at_every_size(size, rows, cols):
     assert all(0 <= lo < hi <= 1 for lo, hi in domains)
 
 
-@pytest.mark.parametrize("key", ["recitation-s2", "keras-same", "recitation-s1"])
-def test_full_correlation_on_a_projector_has_48_px_cells_below_the_stage_bar(key):
+@pytest.mark.parametrize(
+    ("key", "above", "with_room"),
+    [
+        ("recitation-s2", 40, True),  # the stage bar: 48 px cells with every subtitle
+        ("keras-same", 40, True),
+        ("recitation-s1", 40, True),
+        ("recitation-s2", 115, False),  # 48 px cells only without the subtitles
+    ],
+)
+def test_full_correlation_on_a_projector_has_48_px_cells_below_the_stage_bar(key, above, with_room):
     # the input-gradient page keeps 40 px for its stage bar (pages/2_Input_gradient.py); panel
     # subtitles give way where that is what 48 px cells need, and only there
     from convviz.presets import PRESETS_BY_KEY
@@ -116,9 +124,8 @@ def test_full_correlation_on_a_projector_has_48_px_cells_below_the_stage_bar(key
     lay = layer(spec, x, w, np.ones(spec.output_shape))
     ig = input_grad_sweep(lay.input_grad)
     panels = input_grad_animation(lay.input_grad, ig, 0, 0, 0)
-    theme = SCREENS["presentation-1280x720"].reserve(40)
+    theme = SCREENS["presentation-1280x720"].reserve(above)
     fig = sweep_figure(ig, *panels, theme)
     assert _grid_px(fig, 0, panels[0].shape[1]) >= 48
     headers = [a.text for a in fig.layout.annotations if a.xref and a.xref.endswith("domain")]
-    with_room = key == "recitation-s1"  # small grids: 48 px cells with their subtitles
     assert any("<span" in h for h in headers[:3]) == with_room

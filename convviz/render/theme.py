@@ -74,7 +74,7 @@ class Theme:
 
     def fitted(self, width: int, height: int) -> Theme:
         """This theme sized for a main column `width` px wide in a window `height` px tall."""
-        chrome = 300 if self.show_secondary else 232  # page title, player and formula
+        chrome = 300 if self.show_secondary else 175  # page title, player and formula
         return replace(self, figure_w=max(320, width), figure_h=max(240, height - chrome))
 
     def reserve(self, px: int) -> Theme:

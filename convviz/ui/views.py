@@ -36,7 +36,7 @@ def page_header(ctx: Context, title: str, intro: str) -> None:
         st.title(title)
         st.caption(intro)
     else:
-        st.markdown(f"**{title}**")
+        st.container(key="cv_title").markdown(f"**{title}**")
 
 
 def chart(fig, key: str) -> None:
