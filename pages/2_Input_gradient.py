@@ -49,7 +49,7 @@ from convviz.ui.views import (
 # Above the figure: the stage bar (with the whole-pass toggle), the stage's heading and caption
 # (presentation mode: the bar alone, one row at 1280 px on every stage: its last "Next ▶" is as
 # short as the others).
-STAGE_PX, STAGE_PRES_PX = 140, 40
+STAGE_PX, STAGE_PRES_PX = 140, 48
 PAGE = "pages/2_Input_gradient.py"
 page_config(PAGE)
 ctx = controls()

@@ -337,15 +337,15 @@ def test_whole_pass_tells_the_player_its_stages_and_each_frames_cell(key):
 
 # the viewport the browser reports at 1280×720 / 1920×1080, sidebar folded (main column, window
 # height), less the page's stage bar (pages/2_Input_gradient.py: STAGE_PRES_PX)
-PROJECTORS = {720: ((1232, 720), 7), 1080: ((1872, 1080), 13)}
-STAGE_PRES_PX = 40
+PROJECTORS = {720: ((1232, 720), 8), 1080: ((1872, 1080), 13)}
+STAGE_PRES_PX = 48
 
 
 @pytest.mark.parametrize("height", [720, 1080])
 @pytest.mark.parametrize("key", [p.key for p in PRESETS])
 def test_whole_pass_on_a_projector_has_48_px_cells_where_they_fit(key, height):
     """Issue 6's rule on the whole pass: cells ≥ 48 px with ≥ 20 px numbers while the tallest grid
-    (the padded ∂L/∂y) has room for them (7 rows at 720 px, 13 at 1080); no title, no panel
+    (the padded ∂L/∂y) has room for them (8 rows at 720 px, 13 at 1080); no title, no panel
     subtitles, no stage line in the figure (the page's stage bar says where it is)."""
     viewport, rows_fit = PROJECTORS[height]
     theme = theme_for(True, viewport).reserve(STAGE_PRES_PX)
@@ -362,6 +362,26 @@ def test_whole_pass_on_a_projector_has_48_px_cells_where_they_fit(key, height):
         cell = min(drawn_cell_px(fig, i, p) for i, p in enumerate(motion.panels))
         fonts = [t.textfont.size for t in fig.data if (t.name or "").startswith("motion:")]
         assert cell >= 47.5 and min(fonts) >= 20, (cell, fonts)
+
+
+@pytest.mark.parametrize("key", list(LAYERS))
+def test_storyboard_stages_on_a_720_px_projector_keep_big_cells(key):
+    """Each stage's motion below the stage bar at 1280×720: a grid of up to 9 rows (classroom's
+    mask: 9×9 → 7×7) has ≥ 44 px cells and ≥ 20 px numbers (it had 28 px and 12 px: the page's
+    title row and a legend row under the grid took the height)."""
+    viewport, _ = PROJECTORS[720]
+    theme = theme_for(True, viewport).reserve(STAGE_PRES_PX)
+    from convviz.render.input_story import stage_motion
+
+    ig = LAYERS[key].input_grad
+    for stage in (1, 2, 3, 5):  # dilate, pad, rotate, mask
+        motion = stage_motion(ig, stage, 0, 0, 0)
+        fig = mp.motion_figure(motion, theme)
+        assert fig.layout.height <= theme.figure_h and fig.layout.width <= theme.figure_w
+        if max(p.shape[0] for p in motion.panels) <= 9:
+            cell = min(drawn_cell_px(fig, i, p) for i, p in enumerate(motion.panels))
+            fonts = [t.textfont.size for t in fig.data if (t.name or "").startswith("motion:")]
+            assert cell >= 44 and min(fonts) >= 20, (stage, cell, fonts)
 
 
 def drawn_cell_px(fig, i: int, panel) -> float:

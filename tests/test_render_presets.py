@@ -107,14 +107,14 @@ def test_channel_grids_build_at_every_size(size, rows, cols):
 @pytest.mark.parametrize(
     ("key", "above", "with_room"),
     [
-        ("recitation-s2", 40, True),  # the stage bar: 48 px cells with every subtitle
-        ("keras-same", 40, True),
-        ("recitation-s1", 40, True),
+        ("recitation-s2", 48, True),  # the stage bar: 48 px cells with every subtitle
+        ("keras-same", 48, True),
+        ("recitation-s1", 48, True),
         ("recitation-s2", 115, False),  # 48 px cells only without the subtitles
     ],
 )
 def test_full_correlation_on_a_projector_has_48_px_cells_below_the_stage_bar(key, above, with_room):
-    # the input-gradient page keeps 40 px for its stage bar (pages/2_Input_gradient.py); panel
+    # the input-gradient page keeps 48 px for its stage bar (pages/2_Input_gradient.py); panel
     # subtitles give way where that is what 48 px cells need, and only there
     from convviz.presets import PRESETS_BY_KEY
 
