@@ -257,7 +257,7 @@ def export_buttons(
             label, data, file_name=file_name, mime=mime, on_click="ignore", key=f"{ext}_{name}"
         )
 
-    with st.container(horizontal=True, vertical_alignment="center"):
+    with st.container(horizontal=True, vertical_alignment="center", key=f"cv_exports_{name}"):
         download("⬇ PNG for slides", partial(_png, *args), "png", "image/png")
         download("⬇ SVG", partial(_svg, *args), "svg", "image/svg+xml")
         from convviz.ui.exports import more_exports  # only export rows need the exports
