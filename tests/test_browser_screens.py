@@ -27,7 +27,7 @@ PAGES = (
 LOAD_MS = 60_000  # the Q&A's 5×100×100 layer with 10 filters is slow to compute cold
 
 # Geometry of the drawn page: every chart's box, its panels' cell size, its annotations' boxes,
-# the heatmaps' number sizes, and the first player's box.
+# the heatmaps' number sizes, the first player's box and the first export row's.
 MEASURE = """() => {
   const box = el => { const r = el.getBoundingClientRect();
                       return [r.left, r.top, r.right, r.bottom]; };
@@ -44,7 +44,8 @@ MEASURE = """() => {
             notes: Array.from(gd.querySelectorAll('g.annotation')).map(box)};
   });
   const player = document.querySelector('[class*="st-key-player_"]');
-  return {charts, player: player ? box(player) : null,
+  const exports = document.querySelector('[class*="st-key-cv_exports"]');
+  return {charts, player: player ? box(player) : null, exports: exports ? box(exports) : null,
           height: window.innerHeight, width: window.innerWidth};
 }"""
 
@@ -78,6 +79,9 @@ def problems_of(
     if animated:
         if main["box"][3] > view["height"] or view["player"][3] > view["height"]:
             out.append(f"figure / player bottom {main['box'][3]:.0f} / {view['player'][3]:.0f}")
+        top, bottom = view["exports"][1], view["exports"][3]
+        if top < view["height"] < bottom:
+            out.append(f"the export row is cut by the screen's edge ({top:.0f}-{bottom:.0f} px)")
         small = 9  # rows 48 px cells can fit, with the player
         rows = max(r for _, _, r in main["cells"])
         cols = max(c for _, c, _ in main["cells"])
