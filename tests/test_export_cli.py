@@ -186,7 +186,7 @@ def test_the_full_correlation_slide_lights_the_cell_its_formula_writes(preset):
     slide wrote ∂L/∂x₂₂, lit nothing)."""
     story = Story.of(preset)
     step5 = story.stills()[5]
-    assert step5.name == "input-grad-step5"
+    assert step5.name == "full-correlation"  # the file name of the page's PNG / SVG and GIF
     operand, _, out = step5.panels
     (pt, _), (pl, _) = story.spec.padding
     H, W = story.spec.in_size

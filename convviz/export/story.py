@@ -268,6 +268,7 @@ class Story:
         ]
         for i, step in enumerate(self.steps):
             panels, formula = step.panels, self.input_grad_formula if i >= 4 else None
+            name = f"input-grad-step{i + 1}"
             if not self._selected(("grad_x", "grad_x_padded"), self.spec.padded_size):
                 panels = followed_only(panels)  # as the page's PNG / SVG
             if not panels:  # the full correlation: the formula's cell of ∂L/∂x̃, its window lit
@@ -276,9 +277,8 @@ class Story:
                 if self._input_grad_cell[0] != "grad_x_padded":
                     panels = written_out(panels)
                 formula = input_grad_formula(ig, n, c, *cell, padded=True)
-            out.append(
-                Still(f"input-grad-step{i + 1}", step.heading, step.caption, panels, formula)
-            )
+                name = "full-correlation"  # as the page's downloads and the animation
+            out.append(Still(name, step.heading, step.caption, panels, formula))
         wg = self.layer.weight_grad
         wg_panels = weight_grad_panels(
             wg, self.sweeps["weight_grad"], n, k, c, self._weight_grad_cell
