@@ -30,7 +30,6 @@ from convviz.ui.compute import (
     sweeps_for,
 )
 from convviz.ui.controls import STATE, controls, page_config
-from convviz.ui.player import player
 from convviz.ui.views import (
     animated_chart,
     animation,
@@ -105,10 +104,8 @@ def whole_pass_view(ctx, sweep, titles: list[str], formula: Formula, selected) -
     # each stage's button in the bar (6 · ∂L/∂x is the mask's result: its button)
     stages = player_meta(fig)["stages"]
     follow = {s: titles.index(s) if s in titles else len(titles) - 1 for s in stages}
-    chart(fig, "whole_pass")
     captions = motion_captions(fig, ctx, grad_x_sums(ctx, formula))
-    pres = not ctx.theme.show_secondary
-    player(fig, "whole_pass", captions, presentation=pres, follow=follow)
+    animated_chart(fig, "whole_pass", ctx, captions, follow=follow)
     if gif_fits(ctx.spec):
         st.download_button(
             "⬇ GIF of the whole pass",

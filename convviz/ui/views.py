@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from functools import partial
 
 import streamlit as st
@@ -134,11 +135,22 @@ def motion_captions(fig, ctx: Context, formula_of) -> list[list[str]]:
 
 
 def animated_chart(
-    fig, name: str, ctx: Context, captions: list[list[str]] | None, primary: bool = True
+    fig,
+    name: str,
+    ctx: Context,
+    captions: list[list[str]] | None,
+    primary: bool = True,
+    follow: dict[str, int] | None = None,
 ) -> None:
-    """An animated figure and the player that drives it (the primary one takes the keys)."""
-    chart(fig, name)
-    player(fig, name, captions, presentation=not ctx.theme.show_secondary, primary=primary)
+    """An animated figure and the player that drives it (see `player`).
+
+    The primary one, the page's main figure, takes the keys; on a projector it and its player
+    end the first screen: what follows starts below its edge, never cut by it (presentation.css).
+    """
+    pres = not ctx.theme.show_secondary
+    with st.container(key="cv_screen") if primary else nullcontext():
+        chart(fig, name)
+        player(fig, name, captions, presentation=pres, primary=primary, follow=follow)
 
 
 def selected_in(ctx: Context, keys: tuple[str, ...], shape: tuple[int, int]):
