@@ -30,6 +30,7 @@ class Preset:
     x: tuple | None = None  # explicit input values (H rows of W), for hand-worked examples
     w: tuple | None = None  # explicit 2D kernel values
     g: tuple | None = None  # explicit 2D grad_out values (oH rows of oW)
+    worked: tuple[int, int] | None = None  # the ∂L/∂x cell the note works out (not quizzed)
 
     def spec(self) -> ConvSpec:
         return ConvSpec.create(
@@ -78,6 +79,7 @@ PRESETS: tuple[Preset, ...] = (
         x=((1, 2, 3), (4, 5, 6), (7, 8, 9)),
         w=((1, 2), (3, 4)),
         g=((1, -2), (3, -1)),
+        worked=(1, 1),
     ),
     Preset(
         "recitation-s2",

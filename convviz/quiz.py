@@ -415,17 +415,25 @@ def _grad_w_question(lay: Layer, k: int, c: int, rng) -> Question | None:
 
 
 def questions(
-    lay: Layer, n: int, k: int, c: int, seed: int, padding_word: str | None
+    lay: Layer,
+    n: int,
+    k: int,
+    c: int,
+    seed: int,
+    padding_word: str | None,
+    worked: tuple[int, int] | None = None,
 ) -> list[Question]:
     """The questions for this layer and seed, the mistakes students make most first.
 
     padding_word : the word the padding was given as ('valid', 'same', 'full'), or None when it
         was given as amounts.
+    worked : a ∂L/∂x cell whose sum the app works out for the reader (a preset's note): not
+        asked.
     """
     rng = np.random.default_rng(seed)
     H, W = lay.forward.spec.in_size
     flat = rng.permutation(H * W)[:MAX_CANDIDATES]
-    cells = [(int(i) // W, int(i) % W) for i in flat]
+    cells = [(int(i) // W, int(i) % W) for i in flat if (int(i) // W, int(i) % W) != worked]
     found = [
         _grad_x_question(lay, n, c, cells),
         _zeros_question(lay, n, k),

@@ -6,6 +6,7 @@ import secrets
 import streamlit as st
 
 from convviz import quiz
+from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.quiz_view import given_rows
 from convviz.ui.compute import compute_layer, shared_view
@@ -27,8 +28,8 @@ def _from_url(param: str, key: str, default: int, hi: int) -> None:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def questions_for(key: tuple, n: int, k: int, c: int, seed: int, word: str):
-    return quiz.questions(compute_layer(key), n, k, c, seed, word)
+def questions_for(key: tuple, n: int, k: int, c: int, seed: int, word: str, worked):
+    return quiz.questions(compute_layer(key), n, k, c, seed, word, worked)
 
 
 def _next(count: int) -> None:
@@ -53,7 +54,9 @@ page_header(
 )
 word = (ctx.state if ctx.error is None else st.session_state.get(LAST_VALID, DEFAULTS))["pad"]
 word = None if word == EXPLICIT else word  # amounts per side: the quiz states them
-asked = questions_for(ctx.key, ctx.n, ctx.k, ctx.c, st.session_state[SEED], word)
+preset = PRESETS_BY_KEY.get(ctx.state["preset"]) if ctx.error is None else None
+worked = preset.worked if preset and (ctx.n, ctx.c) == (0, 0) else None  # what its note works out
+asked = questions_for(ctx.key, ctx.n, ctx.k, ctx.c, st.session_state[SEED], word, worked)
 index = st.session_state[INDEX] % len(asked)
 q = asked[index]
 st.query_params[PARAM_SEED] = str(st.session_state[SEED])

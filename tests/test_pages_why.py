@@ -33,7 +33,7 @@ def preset_layer(p):
 
 def quiz_of(p, seed: int = 0):
     st = preset_state(p)
-    return quiz.questions(preset_layer(p), 0, 0, 0, seed, st["pad"])
+    return quiz.questions(preset_layer(p), 0, 0, 0, seed, st["pad"], p.worked)
 
 
 @pytest.mark.parametrize("p", PRESETS, ids=lambda p: p.key)
@@ -123,6 +123,20 @@ def test_quiz_right_then_wrong(p):
     if second.traps:  # the named mistake
         assert any(second.traps[0].hint in shown(i.value) for i in at.info)
     assert "score this session: **1 / 2**" in at.markdown[0].value
+
+
+def test_the_quiz_does_not_ask_the_sum_the_preset_note_works_out():
+    """recitation-s1's note (on the Overview) works ∂L/∂x₁₁ out to 3; seed 0's first question
+    asked exactly that. The note's arithmetic is the engine's, and no seed asks that cell."""
+    (p,) = [p for p in PRESETS if p.worked]
+    *_, stated = re.search(r"= ([−\d]+)\.$", p.note).groups()
+    assert preset_layer(p).input_grad.grad_x[0, 0][p.worked] == int(stated.replace("−", "-"))
+    cell = f"∂L/∂x[{p.worked[0]}, {p.worked[1]}]"
+    asked = [q for seed in range(40) for q in quiz_of(p, seed) if q.kind == "grad_x"]
+    assert len(asked) == 40 and not [q for q in asked if cell in q.prompt]
+    at = open_page(QUIZ, preset=p.key)  # the page asks what quiz_of asks
+    assert_clean(at)
+    assert cell not in at.markdown[1].value and "∂L/∂x[" in at.markdown[1].value
 
 
 def submit(at):
