@@ -553,6 +553,20 @@ def test_impossible_combination_keeps_the_last_valid_charts():
     assert at.error and query(at)["H"] == "2"
 
 
+@pytest.mark.parametrize("name", ["H", "kW", "seed"])
+def test_an_emptied_number_field_keeps_its_number_and_says_so(name):
+    """Emptying a sidebar number field made it its minimum (H = 1), silently, and the layer
+    custom. It keeps the layer's number, shows it again, and a toast says why."""
+    at = open_page(FORWARD)
+    before, drawn = dict(state(at)), figures(at)
+    side_number(at, name).set_value(None).run()
+    assert_clean(at)
+    assert state(at) == before and figures(at) == drawn
+    assert side_number(at, name).value == before[name]  # the field shows the number again
+    (toast,) = at.toast
+    assert "needs a number: it stays" in toast.value and str(before[name]) in toast.value
+
+
 def test_edited_values_follow_and_wrong_counts_are_refused():
     at = open_page(FORWARD, preset="d2l")
     st = state(at)

@@ -85,10 +85,13 @@ def as_text(message: str) -> str:
     return message.translate(_MARKDOWN)
 
 
-def _store(name: str) -> None:
+def _store(name: str, label: str = "") -> None:
     state = st.session_state[STATE]
     value = st.session_state[f"w_{name}"]
     if value == TYPED_IN:  # the typed-in values kept
+        return
+    if value is None:  # a number field emptied: the layer keeps its number (the field shows it)
+        st.toast(f"{label} needs a number: it stays {state[name]}.", icon=":material/info:")
         return
     # a source chosen for the kernel or ∂L/∂y replaces its typed-in values (even the source
     # they had replaced)
@@ -123,7 +126,7 @@ def _widget(fn, name: str, label: str, **kwargs):
     """Draw a widget seeded from the state; it writes back through `_store`."""
     key = f"w_{name}"
     st.session_state[key] = st.session_state[STATE][name]
-    on_change, args = (_apply_preset, ()) if name == "preset" else (_store, (name,))
+    on_change, args = (_apply_preset, ()) if name == "preset" else (_store, (name, label))
     return fn(label, key=key, on_change=on_change, args=args, **kwargs)
 
 
@@ -154,6 +157,7 @@ def _number(name: str, label: str, max_value: int | None = None):
         st.number_input,
         name,
         label,
+        value=None,  # emptied, it reads None (not its minimum): `_store` keeps the last number
         min_value=f.lo,
         max_value=f.hi if max_value is None else max_value,
         step=1,
