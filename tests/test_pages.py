@@ -23,7 +23,7 @@ from convviz.ui.compute import MAX_SCATTER_STEPS, compute_layer, formula_at, val
 from convviz.ui.controls import CHANNELS_OPEN
 from convviz.ui.controls import PAGES as APP_PAGES
 from convviz.ui.editors import EDITORS
-from convviz.ui.state import DEFAULTS, KERNEL_CHOICES
+from convviz.ui.state import DEFAULTS, FIELDS, KERNEL_CHOICES
 from convviz.ui.views import PICKER
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -320,7 +320,8 @@ def test_channels_and_batch_change_the_shapes():
     grad_w = [d for d in figures(at)[1]["data"] if d["type"] == "heatmap"]
     assert len(grad_w) == 6  # grad_w: 3 filters × 2 channels
     # the slice selectors are bounded by the new counts
-    assert side_number(at, "k").max == 2
+    side_number(at, "k").set_value(3).run()
+    assert at.toast[0].value == "filter k takes 0 to 2: it stays 0." and state(at)["k"] == 0
     side_number(at, "k").set_value(2).run()
     assert_clean(at)
     assert query(at)["k"] == "2"
@@ -553,18 +554,28 @@ def test_impossible_combination_keeps_the_last_valid_charts():
     assert at.error and query(at)["H"] == "2"
 
 
-@pytest.mark.parametrize("name", ["H", "kW", "seed"])
-def test_an_emptied_number_field_keeps_its_number_and_says_so(name):
+@pytest.mark.parametrize(
+    ("name", "typed", "says"),
+    [
+        ("H", None, "needs a number"),
+        ("kW", None, "needs a number"),
+        ("seed", None, "needs a number"),
+        ("H", 500, f"takes 1 to {FIELDS['H'].hi}"),
+        ("kW", 0, f"takes 1 to {FIELDS['kW'].hi}"),
+    ],
+)
+def test_an_emptied_or_out_of_range_number_field_keeps_its_number_and_says_so(name, typed, says):
     """Emptying a sidebar number field made it its minimum (H = 1), silently, and the layer
-    custom. It keeps the layer's number, shows it again, and a toast says why."""
+    custom; a number past its range stayed in the field, marked only by a red icon, beside a
+    layer that kept the last one. The field shows the layer's number again; a toast says why."""
     at = open_page(FORWARD)
     before, drawn = dict(state(at)), figures(at)
-    side_number(at, name).set_value(None).run()
+    side_number(at, name).set_value(typed).run()
     assert_clean(at)
     assert state(at) == before and figures(at) == drawn
     assert side_number(at, name).value == before[name]  # the field shows the number again
     (toast,) = at.toast
-    assert "needs a number: it stays" in toast.value and str(before[name]) in toast.value
+    assert toast.value == f"{side_number(at, name).label} {says}: it stays {before[name]}."
 
 
 def test_edited_values_follow_and_wrong_counts_are_refused():

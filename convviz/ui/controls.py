@@ -85,13 +85,15 @@ def as_text(message: str) -> str:
     return message.translate(_MARKDOWN)
 
 
-def _store(name: str, label: str = "") -> None:
+def _store(name: str, label: str = "", lo: int | None = None, hi: int | None = None) -> None:
     state = st.session_state[STATE]
     value = st.session_state[f"w_{name}"]
     if value == TYPED_IN:  # the typed-in values kept
         return
-    if value is None:  # a number field emptied: the layer keeps its number (the field shows it)
-        st.toast(f"{label} needs a number: it stays {state[name]}.", icon=":material/info:")
+    # a number field emptied or out of its range: the layer keeps its number (the field shows it)
+    if value is None or (lo is not None and not lo <= value <= hi):
+        asks = "needs a number" if value is None else f"takes {lo} to {hi}"
+        st.toast(f"{label} {asks}: it stays {state[name]}.", icon=":material/info:")
         return
     # a source chosen for the kernel or ∂L/∂y replaces its typed-in values (even the source
     # they had replaced)
@@ -122,11 +124,13 @@ def _reroll() -> None:
     state.update(seed=secrets.randbelow(FIELDS["seed"].hi + 1), x="", w="", g="", preset="custom")
 
 
-def _widget(fn, name: str, label: str, **kwargs):
-    """Draw a widget seeded from the state; it writes back through `_store`."""
+def _widget(fn, name: str, label: str, bounds: tuple[int, int] | None = None, **kwargs):
+    """Draw a widget seeded from the state; it writes back through `_store` (which refuses a
+    number outside `bounds`)."""
     key = f"w_{name}"
     st.session_state[key] = st.session_state[STATE][name]
-    on_change, args = (_apply_preset, ()) if name == "preset" else (_store, (name, label))
+    args = (name, label, *(bounds or ()))
+    on_change, args = (_apply_preset, ()) if name == "preset" else (_store, args)
     return fn(label, key=key, on_change=on_change, args=args, **kwargs)
 
 
@@ -153,15 +157,10 @@ def _slider(name: str, label: str):
 
 def _number(name: str, label: str, max_value: int | None = None):
     f = FIELDS[name]
-    return _widget(
-        st.number_input,
-        name,
-        label,
-        value=None,  # emptied, it reads None (not its minimum): `_store` keeps the last number
-        min_value=f.lo,
-        max_value=f.hi if max_value is None else max_value,
-        step=1,
-    )
+    # no min_value / max_value: the widget would show a number out of range beside a layer
+    # that keeps the last one, or make an emptied field its minimum; `_store` refuses both
+    bounds = (f.lo, f.hi if max_value is None else max_value)
+    return _widget(st.number_input, name, label, bounds, value=None, step=1)
 
 
 PAGES = (
