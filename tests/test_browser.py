@@ -467,6 +467,32 @@ def test_stride_change_redraws_and_survives_a_page_switch(tab: Page, app_url):
     expect(tab.get_by_text("∂L/∂y arrives from the next layer: 7×7").first).to_be_visible()
 
 
+def test_number_fields_show_their_numbers_and_refuse_empty_or_out_of_range(tab: Page, app_url):
+    """Every sidebar number field has room for its number (a clear button covered the narrow
+    padding fields'); emptied or typed past its range, a field is refused with a toast and shows
+    the layer's number again (emptied, it became its minimum; past the range, it kept 500)."""
+    goto(tab, f"{app_url}/Forward?preset=classroom")
+    room = tab.evaluate(
+        """() => Array.from(document.querySelectorAll('[data-testid="stNumberInputContainer"]'))
+          .filter(c => c.offsetParent).map(c => {
+            const input = c.querySelector('input'), box = input.getBoundingClientRect();
+            const ends = Array.from(c.querySelectorAll('button')).filter(b => b.offsetParent)
+              .map(b => b.getBoundingClientRect().left);
+            const pad = parseFloat(getComputedStyle(input).paddingLeft);
+            return Math.min(box.right, ...ends) - box.left - pad;
+          })"""
+    )
+    assert len(room) >= 8 and min(room) >= 16, room  # two digits of the sidebar's font
+    field = tab.get_by_label("Input height")
+    for typed, says in (("", "needs a number"), ("500", "takes 1 to")):
+        field.fill(typed)
+        field.press("Enter")
+        expect(tab.get_by_text(f"Input height {says}")).to_be_visible(timeout=RERUN_MS)
+        settle(tab)
+        expect(field).to_have_value("7")
+    assert "H=7" in tab.url
+
+
 def test_a_copied_link_reproduces_the_view(tab: Page, app_url):
     goto(tab, f"{app_url}/Forward")
     stride = stride_input(tab)

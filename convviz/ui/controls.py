@@ -404,6 +404,9 @@ def _padding_caption(state: dict) -> None:
 
 # A laptop: less blank space above the title, so an animation's player is above the fold.
 NORMAL_CSS = ".block-container { padding-top: 3.5rem; }"
+# Both modes: no clear button in the number fields (the narrow padding fields showed it over
+# their number); an emptied field is refused all the same (`_store`).
+COMMON_CSS = '[data-testid="stNumberInputClearButton"] { display: none; }'
 PRESENTATION_CSS = (Path(__file__).parent / "presentation.css").read_text()
 
 
@@ -423,7 +426,7 @@ def page_config(page: str) -> None:
         layout="wide",
         initial_sidebar_state="collapsed" if pres else "expanded",
     )
-    st.html(f"<style>{PRESENTATION_CSS if pres else NORMAL_CSS}</style>")
+    st.html(f"<style>{COMMON_CSS}{PRESENTATION_CSS if pres else NORMAL_CSS}</style>")
 
 
 def controls() -> Context:
