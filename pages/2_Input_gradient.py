@@ -49,6 +49,7 @@ from convviz.ui.views import (
 # (presentation mode: the bar alone, one row at 1280 px on every stage: its last "Next ▶" is as
 # short as the others).
 STAGE_PX, STAGE_PRES_PX = 140, 48
+STAGE_ROW_PX = 1220  # the main column the presentation bar needs on one row; below, it takes two
 PAGE = "pages/2_Input_gradient.py"
 page_config(PAGE)
 ctx = controls()
@@ -197,7 +198,8 @@ def input_gradient(ctx):
     )
     titles = [s.title for s in steps]
     current, whole = stage_bar(ctx, titles)
-    above = STAGE_PX if ctx.theme.show_secondary else STAGE_PRES_PX
+    rows = 1 if ctx.theme.figure_w >= STAGE_ROW_PX else 2
+    above = STAGE_PX if ctx.theme.show_secondary else rows * STAGE_PRES_PX
     ctx = replace(ctx, theme=ctx.theme.reserve(above))
     if whole:
         whole_pass_view(ctx, sweeps["input_grad"], titles, formula, (key, *cell))

@@ -43,6 +43,9 @@ MAX_FIGURE_PX = 820
 # open (normal mode) or folded (presentation mode, 1.5 rem of padding each side).
 DEFAULT_VIEWPORT = (MAX_FIGURE_PX, 720)
 PRESENTATION_VIEWPORT = (1232, 720)
+# The main column the presentation player's bar needs on one row (its keys hint wraps below it,
+# at a 1152 px window of a 4:3 projector's 1024 or a 1152 px one).
+PLAYER_ROW_PX = 1120
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,9 @@ class Theme:
 
     def fitted(self, width: int, height: int) -> Theme:
         """This theme sized for a main column `width` px wide in a window `height` px tall."""
-        chrome = 300 if self.show_secondary else 175  # page title, player and formula
+        chrome = 300  # page title, player and formula (a laptop's page scrolls)
+        if not self.show_secondary:  # measured in Chromium; the player's bar is one row wide
+            chrome = 175 if width >= PLAYER_ROW_PX else 201  # from PLAYER_ROW_PX, else two
         return replace(self, figure_w=max(320, width), figure_h=max(240, height - chrome))
 
     def reserve(self, px: int) -> Theme:
