@@ -588,6 +588,32 @@ def test_motion_gifs_carry_a_legend_that_fits_their_frame(which):
         assert text.get_position()[1] > H + 0.2  # under the caption
 
 
+def test_motion_gifs_label_rows_and_columns_as_the_browser_does():
+    """A GIF's grids had no indices, so 'Computing ∂L/∂x̃[2, 3]' could not be found on it:
+    each grid's rows are numbered left of it and its columns under it, from −padding on a
+    padded grid, inside the frame and clear of the caption."""
+    from convviz.text import number
+
+    ig = LAYERS["recitation-s2"].input_grad
+    motion = mst.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
+    canvas, ax, _, _ = mg._gif_stills(motion, 20)
+    canvas.draw()
+    rows = [t.get_text() for t in ax.texts if t.get_ha() == "right"]
+    cols = [t for t in ax.texts if t.get_ha() == "center" and t.get_va() == "top"]
+    panels = motion.panels
+    assert rows == [number(p.origin[0] + r) for p in panels for r in range(p.shape[0])]
+    assert [t.get_text() for t in cols] == [
+        number(p.origin[1] + q) for p in panels for q in range(p.shape[1])
+    ]
+    assert "−2" in rows  # the padded ∂L/∂y counts from −2
+    width, H = canvas.figure.bbox.width, max(p.shape[0] for p in motion.panels)
+    renderer = canvas.get_renderer()
+    for t in [*cols, *(t for t in ax.texts if t.get_ha() == "right")]:
+        box = t.get_window_extent(renderer)
+        assert box.x0 >= 0 and box.x1 <= width
+        assert t.get_position()[1] < H + mg.INDEX  # above the caption's line
+
+
 def test_the_whole_pass_counts_stages_as_the_storyboard_does():
     """The storyboard has 6 stages; the end state is the mask's result: 'stage 6 · ∂L/∂x' in the
     player and 'stage 6/6' on the GIF (it said stage 7, of a bar of 6)."""

@@ -21,6 +21,7 @@ from convviz.render.motion import (
 )
 from convviz.render.panel import Panel
 from convviz.render.theme import BACKGROUND, MUTED_TEXT, TEXT_COLOR
+from convviz.text import number
 
 GAP = 1.5  # cells between two panels
 TOP = 2.4  # rows of room above the grids: the stage line and the titles
@@ -29,6 +30,8 @@ FONT = 0.36  # cell numbers' size in points per pixel of cell; titles 0.9 of it
 SMALL = 0.62  # captions and the legend, of the cells' font
 EM = SMALL * FONT * 100 / 72  # the small text's size in cells (at 100 dpi, any cell size)
 LINE = 1.25 * EM  # a line of small text, in cells
+INDEX = 0.6  # rows under the grids for their column indices (row indices sit in the gaps)
+LEFT = 1.4  # cells left of the first grid: its row indices
 
 
 def panel_columns(motion: Motion) -> list[float]:
@@ -53,7 +56,7 @@ def gif_size_cells(motion: Motion) -> tuple[float, float]:
     """(width, height) of motion_gif's frame in cells (× cell_px: pixels)."""
     columns = panel_columns(motion)
     high = max(p.shape[0] for p in motion.panels)
-    width = sum(columns) + GAP * (len(columns) - 1) + 1
+    width = sum(columns) + GAP * (len(columns) - 1) + LEFT
     return width, high + _top(motion) + _bottom(motion, width)
 
 
@@ -66,7 +69,7 @@ def _bottom(motion: Motion, width: float) -> float:
     """Rows under the grids: the longest caption's lines, then the legend's."""
     legend = len(_legend_rows(motion, width))
     caption = _caption_lines(motion, width) * LINE
-    return 0.7 + caption + (0.3 + legend * LINE if legend else 0.0) + 0.4
+    return INDEX + 0.7 + caption + (0.3 + legend * LINE if legend else 0.0) + 0.4
 
 
 def _text_cells(text: str) -> float:
@@ -116,7 +119,7 @@ def motion_gif(motion: Motion, *, cell_px: int = 40, frame_ms: int = MOTION_FRAM
         if len(motion.stages) > 1:
             drawn.append(ax.text(-0.5, -1.9, _stage_line(motion, f.stage),
                                  fontsize=font, weight="bold", color=TEXT_COLOR))  # fmt: skip
-        drawn.append(ax.text(-0.5, H + 0.2, f.caption[:150], fontsize=font * SMALL,
+        drawn.append(ax.text(-0.5, H + INDEX + 0.2, f.caption[:150], fontsize=font * SMALL,
                              color=MUTED_TEXT, va="top", wrap=True))  # fmt: skip
         canvas.draw()
         rgba = np.asarray(canvas.buffer_rgba())
@@ -152,7 +155,7 @@ def _gif_stills(motion: Motion, cell_px: int):
     fig.patch.set_facecolor(BACKGROUND)
     canvas = FigureCanvasAgg(fig)
     ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(-1.0, W - 1)
+    ax.set_xlim(-LEFT, W - LEFT)
     ax.set_ylim(H - 0.5 + _bottom(motion, W), -0.5 - _top(motion))
     ax.set_axis_off()
     font = cell_px * FONT
@@ -162,12 +165,13 @@ def _gif_stills(motion: Motion, cell_px: int):
         dy, dx = -p.origin[0], x0 - p.origin[1]
         shift.append((dy, dx))
         _gif_extent(ax, p, dy, dx)
+        _gif_indices(ax, p, x0, font * SMALL)
         ax.text(left + col / 2 - 0.5, -0.8, p.title, ha="center", va="bottom",
                 fontsize=font * 0.9, weight="bold", color=TEXT_COLOR)  # fmt: skip
         if i in motion.backdrops:
             _gif_cells(ax, backdrop_cells(motion.backdrops[i]), dy, dx, font)
         left += col + GAP
-    legend_top = H + 0.2 + _caption_lines(motion, W) * LINE + 0.3  # under the caption
+    legend_top = H + INDEX + 0.2 + _caption_lines(motion, W) * LINE + 0.3  # under the caption
     for r, row in enumerate(_legend_rows(motion, W)):
         x = -0.5
         for text, ink in row:
@@ -185,6 +189,18 @@ def _gif_extent(ax, p: Panel, dy: float, dx: float) -> None:
         ax.plot([x0 + q, x0 + q], [y0, y0 + h], color=FAINT_GRID, lw=1, zorder=0)
     for r in range(h + 1):
         ax.plot([x0, x0 + w], [y0 + r, y0 + r], color=FAINT_GRID, lw=1, zorder=0)
+
+
+def _gif_indices(ax, p: Panel, x0: float, font: float) -> None:
+    """A panel's row indices left of its grid and column indices under it, as the browser
+    labels them (array index + origin: a padded grid counts from −padding)."""
+    (h, w), (oy, ox) = p.shape, p.origin
+    for r in range(h):
+        ax.text(x0 - 0.62, r, number(r + oy), ha="right", va="center", fontsize=font,
+                color=MUTED_TEXT)  # fmt: skip
+    for q in range(w):
+        ax.text(x0 + q, h - 0.38, number(q + ox), ha="center", va="top", fontsize=font,
+                color=MUTED_TEXT)  # fmt: skip
 
 
 def _gif_cells(ax, c: Cells, dy: float, dx: float, font: float) -> list:
