@@ -433,7 +433,7 @@ def questions(
     rng = np.random.default_rng(seed)
     H, W = lay.forward.spec.in_size
     flat = rng.permutation(H * W)[:MAX_CANDIDATES]
-    cells = [(int(i) // W, int(i) % W) for i in flat if (int(i) // W, int(i) % W) != worked]
+    cells = [cell for i in flat if (cell := divmod(int(i), W)) != worked]
     found = [
         _grad_x_question(lay, n, c, cells),
         _zeros_question(lay, n, k),

@@ -391,9 +391,13 @@ def add_panels(layout: dict, panels: Sequence[Panel], theme: Theme, geo: GridLay
 Legend = list[tuple[str, str, str]]  # (glyph, colour, words) of each mark a figure draws
 
 
+def _legend_char_px(theme: Theme) -> float:
+    return 0.5 * (theme.font_size - 1)  # a legend character, a little wide (measured: ~0.42)
+
+
 def _legend_lines(items: Legend, theme: Theme, width: float) -> list[str]:
     """The items, each in its colour, wrapped to lines that fit `width` px."""
-    lines, chars, most = [], 0, int(width / (0.5 * (theme.font_size - 1)))  # measured: ~0.42
+    lines, chars, most = [], 0, int(width / _legend_char_px(theme))
     for glyph, col, words in items:
         item = f"<span style='color:{col}'>{glyph}</span> {words}"
         if lines and chars + len(words) + 6 <= most:
@@ -425,13 +429,11 @@ def _legend_beside(items: Legend, panels, theme: Theme, geo: GridLayout) -> dict
     there: the grids then take the height a legend under them all would have taken."""
     # px from each grid's foot down to the plot area's, the largest first
     belows = sorted(((geo.plot_h - p.shape[0] * geo.cell_of(i), i) for i, p in enumerate(panels)))
-    widest = max(len(words) + 2 for _, _, words in items)
+    widest = max(len(words) + 2 for _, _, words in items) * _legend_char_px(theme)
     for below, i in reversed(belows):
         column = geo.columns[i] if geo.columns else panels[i].shape[1] * geo.cell_of(i)
         lines = _legend_lines(items, theme, column)
-        if widest <= int(column / (0.5 * (theme.font_size - 1))) and _legend_px(
-            lines, theme
-        ) <= below - ticks_px(theme):
+        if widest <= column and _legend_px(lines, theme) <= below - ticks_px(theme):
             x0, x1 = (v * geo.plot_w for v in geo.x_domains[i])
             left = (x0 + x1) / 2 - column / 2  # the column's left edge (the grid is centred)
             return _legend(lines, theme, geo, left / geo.plot_w, below)
@@ -454,7 +456,7 @@ def layout_with_legend(
     if legend is not None:
         return geo, legend
     lines = _legend_lines(items, theme, 0)  # one item a line
-    right = 16 + int(max(len(words) + 2 for _, _, words in items) * 0.5 * (theme.font_size - 1))
+    right = 16 + int(max(len(words) + 2 for _, _, words in items) * _legend_char_px(theme))
     if geo.width + right <= theme.figure_w and _legend_px(lines, theme) <= geo.plot_h:
         # beside the grids, at their foot: the figure widens, the grids keep their height
         geo = replace(geo, margin={**geo.margin, "r": geo.margin["r"] + right})
