@@ -82,6 +82,9 @@ class Term:
         return self.dilation or (self.padding and self.left.name == "0")
 
 
+_TERM_ARRAYS = ("left_index", "right_index", "group", "left_values", "right_values", "padding")
+
+
 @dataclass(frozen=True, eq=False)
 class TermArrays(Sequence):
     """Terms kept as arrays, one entry a term; a Term is made only when one is read.
@@ -118,8 +121,7 @@ class TermArrays(Sequence):
     def __eq__(self, other) -> bool:
         if not isinstance(other, TermArrays):
             return NotImplemented
-        fields = ("left_index", "right_index", "group", "left_values", "right_values", "padding")
-        same = all(np.array_equal(getattr(self, f), getattr(other, f)) for f in fields)
+        same = all(np.array_equal(getattr(self, f), getattr(other, f)) for f in _TERM_ARRAYS)
         names = ("left_name", "right_name", "left_tags", "right_tags")
         return same and all(getattr(self, f) == getattr(other, f) for f in names)
 
@@ -133,6 +135,10 @@ class TermArrays(Sequence):
     def vanishing(self) -> np.ndarray:
         """Structurally zero terms: the zeros the padding added (these terms have no dilation)."""
         return self.padding & (self.left_index[:, 0] < 0)
+
+    def reordered(self, order: np.ndarray) -> TermArrays:
+        """The same terms in `order` (indices into them)."""
+        return replace(self, **{f: getattr(self, f)[order] for f in _TERM_ARRAYS})
 
     @property
     def nbytes(self) -> int:
@@ -299,8 +305,11 @@ class Formula:
     def vanishing_last(self) -> Formula:
         """The same sum with its structurally zero terms (padded or inserted zeros) last, so that
         a sum cut short writes the terms that count and states the zeros among the rest."""
-        if self.groups or isinstance(self.terms, TermArrays):
+        if self.groups:
             return self
+        if isinstance(self.terms, TermArrays):  # a weight gradient's terms, as arrays
+            order = np.argsort(self.terms.vanishing, kind="stable")
+            return replace(self, terms=self.terms.reordered(order))
         return replace(self, terms=tuple(sorted(self.terms, key=lambda t: t.vanishes)))
 
     def text(self, numeric: bool = False, max_terms: int = 30) -> str:

@@ -579,3 +579,22 @@ def test_a_sum_cut_short_on_a_projector_writes_the_terms_that_count():
 
     _, numeric = frame_caption(f, PRESENTATION.fitted(1232, 720))
     assert "3·3 + 4·1" in numeric, numeric
+
+
+def test_a_weight_gradient_cut_short_writes_the_terms_that_count():
+    """classroom's ∂L/∂w₀₀ (= 9) on a projector wrote five padding zeros, '0·∂L/∂y₀₀ + … +
+    0·∂L/∂y₁₀', and folded every term that counts into '[11 more terms = 9]': its terms are
+    arrays, which were never reordered. The same terms, zeros last."""
+    from convviz.presets import PRESETS_BY_KEY
+    from convviz.stages import layer as make
+
+    p = PRESETS_BY_KEY["classroom"]
+    spec = p.spec()
+    lay = make(spec, *p.values(), p.grad_out_for(np.zeros(spec.output_shape)))
+    f = weight_grad_formula(lay.weight_grad, 0, 0, 0, 0)
+    g = f.vanishing_last()
+    assert sorted(map(str, g.terms)) == sorted(map(str, f.terms)) and g.value == f.value == 9
+    flags = [t.vanishes for t in g.terms]
+    assert flags == sorted(flags) and any(flags) and not all(flags)
+    written = g.text(numeric=True, max_terms=5)
+    assert written.startswith("∂L/∂w₀₀ = 1·2 + ") and g.adds_up(5), written
