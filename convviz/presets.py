@@ -30,7 +30,7 @@ class Preset:
     x: tuple | None = None  # explicit input values (H rows of W), for hand-worked examples
     w: tuple | None = None  # explicit 2D kernel values
     g: tuple | None = None  # explicit 2D grad_out values (oH rows of oW)
-    worked: tuple[int, int] | None = None  # the ∂L/∂x cell the note works out (not quizzed)
+    worked: tuple[tuple[str, int, int], ...] = ()  # (grid, row, col) the note works out
 
     def spec(self) -> ConvSpec:
         return ConvSpec.create(
@@ -79,7 +79,7 @@ PRESETS: tuple[Preset, ...] = (
         x=((1, 2, 3), (4, 5, 6), (7, 8, 9)),
         w=((1, 2), (3, 4)),
         g=((1, -2), (3, -1)),
-        worked=(1, 1),
+        worked=(("grad_x", 1, 1),),
     ),
     Preset(
         "recitation-s2",
@@ -93,6 +93,7 @@ PRESETS: tuple[Preset, ...] = (
         x=tuple(tuple(1 + (5 * r + c) % 9 for c in range(5)) for r in range(5)),
         w=((1, 2, 3), (4, 5, 6), (7, 8, 9)),
         g=((1, 2), (3, 4)),
+        worked=(("grad_x", 2, 2),),
     ),
     Preset(
         "keras-same",
@@ -123,6 +124,7 @@ PRESETS: tuple[Preset, ...] = (
         (1, 1, 2, 2),
         x=((0, 1, 2), (3, 4, 5), (6, 7, 8)),
         w=((0, 1), (2, 3)),
+        worked=(("y", 0, 0), ("y", 0, 1), ("y", 1, 0), ("y", 1, 1)),
     ),
     Preset(
         "classroom",

@@ -10,6 +10,7 @@ and a seed: the same seed asks the same questions.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -340,11 +341,14 @@ def _padded_as_zero(f: Formula) -> float:
     return sum(t.value for t in f.terms if not t.padding) + f.constant
 
 
-def _y_question(lay: Layer, n: int, k: int, rng) -> Question:
-    """An output cell, preferring one whose window covers padding."""
+def _y_question(lay: Layer, n: int, k: int, rng, worked) -> Question | None:
+    """An output cell, preferring one whose window covers padding (none left unworked: None)."""
     fw, spec = lay.forward, lay.forward.spec
     oH, oW = spec.out_size
-    edge = list(dict.fromkeys([(0, 0), (oH - 1, oW - 1), (0, oW - 1), (oH - 1, 0)]))
+    corners = [(0, 0), (oH - 1, oW - 1), (0, oW - 1), (oH - 1, 0)]
+    edge = [c for c in dict.fromkeys(corners) if ("y", *c) not in worked]
+    if not edge:
+        return None
     start = int(rng.integers(len(edge)))
     f = None
     for i, j in edge[start:] + edge[:start]:  # the first corner (from the seed's) over padding
@@ -421,26 +425,26 @@ def questions(
     c: int,
     seed: int,
     padding_word: str | None,
-    worked: tuple[int, int] | None = None,
+    worked: Collection[tuple[str, int, int]] = (),
 ) -> list[Question]:
     """The questions for this layer and seed, the mistakes students make most first.
 
     padding_word : the word the padding was given as ('valid', 'same', 'full'), or None when it
         was given as amounts.
-    worked : a ∂L/∂x cell whose sum the app works out for the reader (a preset's note): not
-        asked.
+    worked : (grid, row, col) of the cells whose sums the app works out for the reader (a
+        preset's note): not asked.
     """
     rng = np.random.default_rng(seed)
     H, W = lay.forward.spec.in_size
     flat = rng.permutation(H * W)[:MAX_CANDIDATES]
-    cells = [cell for i in flat if (cell := divmod(int(i), W)) != worked]
+    cells = [cell for i in flat if ("grad_x", *(cell := divmod(int(i), W))) not in worked]
     found = [
         _grad_x_question(lay, n, c, cells),
         _zeros_question(lay, n, k),
         _remainder_question(lay, n, c),
         _same_question(lay) if padding_word == "same" else None,
         _rows_question(lay, padding_word),
-        _y_question(lay, n, k, rng),
+        _y_question(lay, n, k, rng, worked),
         _grad_w_question(lay, k, c, rng),
     ]
     return [q for q in found if q is not None]

@@ -55,7 +55,7 @@ page_header(
 word = (ctx.state if ctx.error is None else st.session_state.get(LAST_VALID, DEFAULTS))["pad"]
 word = None if word == EXPLICIT else word  # amounts per side: the quiz states them
 preset = PRESETS_BY_KEY.get(ctx.state["preset"]) if ctx.error is None else None
-worked = preset.worked if preset and (ctx.n, ctx.c) == (0, 0) else None  # what its note works out
+worked = preset.worked if preset and ctx.n == ctx.k == ctx.c == 0 else ()  # its note's sums
 asked = questions_for(ctx.key, ctx.n, ctx.k, ctx.c, st.session_state[SEED], word, worked)
 index = st.session_state[INDEX] % len(asked)
 q = asked[index]
