@@ -59,8 +59,8 @@ worked = preset.worked if preset and ctx.n == ctx.k == ctx.c == 0 else ()  # its
 asked = questions_for(ctx.key, ctx.n, ctx.k, ctx.c, st.session_state[SEED], word, worked)
 index = st.session_state[INDEX] % len(asked)
 q = asked[index]
-st.query_params[PARAM_SEED] = str(st.session_state[SEED])
-st.query_params[PARAM_INDEX] = str(index)
+own = {PARAM_SEED: str(st.session_state[SEED]), PARAM_INDEX: str(index)}
+st.query_params.update(own)
 score = st.session_state.setdefault(SCORE, {})  # (layer, seed, question) -> first answer right
 right = sum(score.values())
 st.markdown(
@@ -123,4 +123,4 @@ if asked_key in answers:
         st.button("New questions", on_click=_new_seed)
 else:
     st.button("Skip ▶", on_click=_next, args=(len(asked),))
-page_end(ctx, PAGE)
+page_end(ctx, PAGE, own=own)

@@ -171,6 +171,9 @@ def test_quiz_seed_and_question_come_from_the_link():
     assert "seed 7" in at.markdown[0].value
     assert query(at)["quiz"] == "7" and query(at)["qn"] == "1"
     assert quiz_of(p, 7)[1].prompt == at.markdown[1].value
+    # the page's "Share this view" link asks them too (it sent seed 0, question 1)
+    share = next(c.value for c in at.caption if "Share this view" in c.value)
+    assert "&quiz=7&qn=1" in share
 
 
 @pytest.mark.parametrize("typed", ["twelve", "1e999", "nan", "-inf"])

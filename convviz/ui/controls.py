@@ -478,13 +478,14 @@ def linked(state: dict, error: str | None) -> dict:
     return st.session_state[LAST_VALID] | {"pres": state["pres"]}
 
 
-def share_link(ctx: Context) -> None:
+def share_link(ctx: Context, own: dict[str, str] | None = None) -> None:
     """The address that reproduces this view (a page body draws it: the selection is in it).
 
+    own : the page's own query (the Quiz's seed and question), after the layer's.
     A plain link, not st.code: a code block would load a 1.5 MB syntax highlighter on every page.
     """
     base = str(st.context.url or "").split("?")[0]
-    url = f"{base}?{urlencode(to_query(linked(ctx.state, ctx.error)))}"
+    url = f"{base}?{urlencode(to_query(linked(ctx.state, ctx.error)) | (own or {}))}"
     st.caption(f":material/link: Share this view: [{as_text(url)}]({url})")  # no emoji font needed
 
 

@@ -344,11 +344,13 @@ def page_body(draw: Callable[[Context], None]) -> Callable[[Context], None]:
 _LINKED = "cv_body_linked"  # this run's page body drew the share link
 
 
-def page_end(ctx: Context, page: str, *, keys: bool = True) -> None:
-    """The share link (unless the page's body drew it), the way on (see `page_nav`), then the
-    sidebar: every page ends with this."""
+def page_end(
+    ctx: Context, page: str, *, keys: bool = True, own: dict[str, str] | None = None
+) -> None:
+    """The share link (unless the page's body drew it; `own`: the page's own query), the way on
+    (see `page_nav`), then the sidebar: every page ends with this."""
     if not st.session_state.pop(_LINKED, False):
-        share_link(ctx)
+        share_link(ctx, own)
     page_nav(page, keys=keys)
     sidebar(ctx)
 
