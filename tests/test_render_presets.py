@@ -129,3 +129,24 @@ def test_full_correlation_on_a_projector_has_48_px_cells_below_the_stage_bar(key
     assert _grid_px(fig, 0, panels[0].shape[1]) >= 48
     headers = [a.text for a in fig.layout.annotations if a.xref and a.xref.endswith("domain")]
     assert any("<span" in h for h in headers[:3]) == with_room
+
+
+@pytest.mark.parametrize("key", ["classroom", "even-same"])
+def test_a_laptop_keeps_numbered_grids_legible_below_the_stage_bar(key):
+    """Normal mode at 1280×720: the full correlation's 11×11 and 12×12 grids shrank to 16 px
+    cells with 8 px numbers to end above the fold; grids that show their numbers keep
+    min_cell_px (the page scrolls instead), or as much of it as the column's width allows."""
+    from convviz.presets import PRESETS_BY_KEY
+
+    preset = PRESETS_BY_KEY[key]
+    spec = preset.spec()
+    x, w = preset.values()
+    lay = layer(spec, x, w, np.ones(spec.output_shape))
+    ig = input_grad_sweep(lay.input_grad)
+    panels = input_grad_animation(lay.input_grad, ig, 0, 0, 0)
+    theme = SCREENS["normal-1280x720"].reserve(140)  # the page's stage bar and heading
+    fig = sweep_figure(ig, *panels, theme)
+    assert max(p.shape[0] for p in panels) > 9
+    cell, cols = _grid_px(fig, 0, panels[0].shape[1]), sum(p.shape[1] for p in panels)
+    assert cell >= THEME.min_cell_px or fig.layout.width + cols > theme.figure_w  # width-bound
+    assert cell >= 24

@@ -22,7 +22,6 @@ from convviz.render.theme import (
 from convviz.text import number
 
 HIDDEN_NOTE = "(numbers hidden at this size)"
-SMALL_GRID = 9  # rows: the seeds' layers and their padded inputs; they keep legible cells
 _Y_LABELS_PX = 34  # room for a panel's row indices left of its grid
 _PANEL_GAP_PX = 22  # blank space between one panel's row indices and the previous grid
 
@@ -216,8 +215,9 @@ def _height(fit: _Fit, panels: Sequence[Panel], top: int, bottom: int) -> int:
 
 def _uniform(panels, theme: Theme, top: int, bottom: int) -> _Fit:
     """The biggest one cell size (up to theme.cell_px) with which the panels fit the box."""
-    heights = [p.shape[0] for p in panels]
-    floor = theme.min_cell_px if max(heights) <= SMALL_GRID else min(16, theme.min_cell_px)
+    # grids that show their numbers keep them legible (a laptop's page scrolls instead)
+    numbered = max(p.shape[0] for p in panels) <= theme.max_text_cells
+    floor = theme.min_cell_px if numbered else min(16, theme.min_cell_px)
     fit = None
     for cell in range(max(theme.cell_px, 1), 0, -1):  # a few dozen sizes, largest first
         here = _fit(panels, theme, [cell] * len(panels))
