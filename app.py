@@ -45,7 +45,8 @@ def overview(ctx):
         fig = shared_view(
             ("overview", part, *shows), partial(panels_figure, panels, ctx.theme, title=title)
         )
-        chart(fig, f"overview_{part}")
+        with st.container(key=f"cv_screen_{part}"):  # on a projector, a screen each
+            chart(fig, f"overview_{part}")
     selected_formula(ctx)
     export_buttons(forward + backward, ctx, "overview", "convviz: the layer at a glance")
 
