@@ -164,7 +164,7 @@ def _grad_x_question(lay: Layer, n: int, c: int, cells: list) -> Question | None
     return Question(
         "grad_x",
         f"What is **∂L/∂x[{r}, {q}]**{_slice(lay, n=n, c=c)}? The grids below give w and ∂L/∂y"
-        + (" of every filter." if ig.spec.out_channels > 1 else "."),
+        + (" of every filter." if ig.spec.out_channels > 1 else ", and x its size and padding."),
         f.value,
         f,
         tuple(traps),

@@ -397,3 +397,15 @@ def test_the_matrix_views_textbook_grid_is_numbered_as_on_the_input_gradient_pag
     (padded,) = [q for q in input_grad_story(ig, 0, 0, 0)[2].panels if q.key == "padded"]
     assert spread.origin == padded.origin and spread.shape == padded.shape
     np.testing.assert_array_equal(spread.values, padded.values)
+
+
+def test_the_grad_x_prompt_names_every_grid_it_shows():
+    """'The grids below give w and ∂L/∂y' stood over three grids, x the first: with one filter
+    the prompt names x too; with several, the rows are w and ∂L/∂y of each filter, no x."""
+    for p in FAST:
+        lay = preset_layer(p)
+        (q,) = [q for q in quiz_of(p) if q.kind == "grad_x"][:1] or [None]
+        if q is None:
+            continue
+        keys = {panel.key for row in given_rows(lay, 0, 0, 0, "grad_x") for panel in row}
+        assert ("and x its size" in q.prompt) == ("x" in keys), p.key
