@@ -141,7 +141,8 @@ def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> No
         fig = shared_view(
             ("still", current, *selected, *view), lambda: panels_figure(step.panels, ctx.theme)
         )
-        chart(fig, f"story_{current}")
+        with st.container(key="cv_screen_still"):  # on a projector, it ends the first screen
+            chart(fig, f"story_{current}")
         export_buttons(slide, ctx, name, step.heading, formula)
     else:  # the full correlation, animated
         pad_cell = tuple(selected[1:]) if selected[0] == "grad_x_padded" else None
