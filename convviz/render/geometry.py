@@ -143,7 +143,8 @@ def _wrap_clauses(text: str, chars: int) -> list[str]:
             by_clause += wrap(clause)
     by_word = wrap(text) if text else []
     lines = by_clause if len(by_clause) <= len(by_word) else by_word
-    return [line.replace("\u00a0", " ") for line in lines]
+    # a break between clauses says what their ' · ' said
+    return [line.replace("\u00a0", " ").removesuffix(" ·").removeprefix("· ") for line in lines]
 
 
 def _header_h(lines: int, theme: Theme) -> int:
