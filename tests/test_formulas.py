@@ -555,16 +555,21 @@ def ig_copies(spec: ConvSpec, r: int, q: int) -> int:
     return copies_mask(spec.in_size, spec.padding, spec.padding_mode, (r, q)).sum()
 
 
+def preset_layer(key: str):
+    """A preset's layer with its own ∂L/∂y, as the app computes it."""
+    from convviz.presets import PRESETS_BY_KEY
+    from convviz.stages import layer
+
+    p = PRESETS_BY_KEY[key]
+    spec = p.spec()
+    return layer(spec, *p.values(), p.grad_out_for(np.zeros(spec.output_shape)))
+
+
 def test_a_sum_cut_short_on_a_projector_writes_the_terms_that_count():
     """recitation-s2's ∂L/∂x₂₂ (= 36) cut to 5 terms wrote three zeros of the dilation and
     folded 3·3 + 4·1 into '[4 more terms = 13]'. With its zero terms last (the player's line on a
     projector), the four that count are written and the rest is stated as 0."""
-    from convviz.presets import PRESETS_BY_KEY
-    from convviz.stages import layer as make
-
-    p = PRESETS_BY_KEY["recitation-s2"]
-    spec = p.spec()
-    lay = make(spec, *p.values(), p.grad_out_for(np.zeros(spec.output_shape)))
+    lay = preset_layer("recitation-s2")
     f = input_grad_formula(lay.input_grad, 0, 0, 2, 2)
     g = f.vanishing_last()
     assert sorted(map(id, g.terms)) == sorted(map(id, f.terms)) and g.value == f.value == 36
@@ -585,12 +590,7 @@ def test_a_weight_gradient_cut_short_writes_the_terms_that_count():
     """classroom's ∂L/∂w₀₀ (= 9) on a projector wrote five padding zeros, '0·∂L/∂y₀₀ + … +
     0·∂L/∂y₁₀', and folded every term that counts into '[11 more terms = 9]': its terms are
     arrays, which were never reordered. The same terms, zeros last."""
-    from convviz.presets import PRESETS_BY_KEY
-    from convviz.stages import layer as make
-
-    p = PRESETS_BY_KEY["classroom"]
-    spec = p.spec()
-    lay = make(spec, *p.values(), p.grad_out_for(np.zeros(spec.output_shape)))
+    lay = preset_layer("classroom")
     f = weight_grad_formula(lay.weight_grad, 0, 0, 0, 0)
     g = f.vanishing_last()
     assert sorted(map(str, g.terms)) == sorted(map(str, f.terms)) and g.value == f.value == 9

@@ -104,6 +104,17 @@ def test_channel_grids_build_at_every_size(size, rows, cols):
     assert all(0 <= lo < hi <= 1 for lo, hi in domains)
 
 
+def full_correlation(key: str):
+    """A preset's full-correlation sweep and its panels, as the storyboard's stage 5 draws them."""
+    from convviz.presets import PRESETS_BY_KEY
+
+    preset = PRESETS_BY_KEY[key]
+    spec = preset.spec()
+    lay = layer(spec, *preset.values(), np.ones(spec.output_shape))
+    ig = input_grad_sweep(lay.input_grad)
+    return ig, input_grad_animation(lay.input_grad, ig, 0, 0, 0)
+
+
 @pytest.mark.parametrize(
     ("key", "above", "with_room"),
     [
@@ -116,14 +127,7 @@ def test_channel_grids_build_at_every_size(size, rows, cols):
 def test_full_correlation_on_a_projector_has_48_px_cells_below_the_stage_bar(key, above, with_room):
     # the input-gradient page keeps 48 px for its stage bar (pages/2_Input_gradient.py); panel
     # subtitles give way where that is what 48 px cells need, and only there
-    from convviz.presets import PRESETS_BY_KEY
-
-    preset = PRESETS_BY_KEY[key]
-    spec = preset.spec()
-    x, w = preset.values()
-    lay = layer(spec, x, w, np.ones(spec.output_shape))
-    ig = input_grad_sweep(lay.input_grad)
-    panels = input_grad_animation(lay.input_grad, ig, 0, 0, 0)
+    ig, panels = full_correlation(key)
     theme = SCREENS["presentation-1280x720"].reserve(above)
     fig = sweep_figure(ig, *panels, theme)
     assert _grid_px(fig, 0, panels[0].shape[1]) >= 48
@@ -136,14 +140,7 @@ def test_a_laptop_keeps_numbered_grids_legible_below_the_stage_bar(key):
     """Normal mode at 1280×720: the full correlation's 11×11 and 12×12 grids shrank to 16 px
     cells with 8 px numbers to end above the fold; grids that show their numbers keep
     min_cell_px (the page scrolls instead), or as much of it as the column's width allows."""
-    from convviz.presets import PRESETS_BY_KEY
-
-    preset = PRESETS_BY_KEY[key]
-    spec = preset.spec()
-    x, w = preset.values()
-    lay = layer(spec, x, w, np.ones(spec.output_shape))
-    ig = input_grad_sweep(lay.input_grad)
-    panels = input_grad_animation(lay.input_grad, ig, 0, 0, 0)
+    ig, panels = full_correlation(key)
     theme = SCREENS["normal-1280x720"].reserve(140)  # the page's stage bar and heading
     fig = sweep_figure(ig, *panels, theme)
     assert max(p.shape[0] for p in panels) > 9
