@@ -49,7 +49,7 @@ from convviz.ui.views import (
 # (presentation mode: the bar alone, one row at 1280 px on every stage: its last "Next ▶" is as
 # short as the others).
 STAGE_PX, STAGE_PRES_PX = 140, 48
-STAGE_ROW_PX = 1220  # the main column the presentation bar needs on one row; below, it takes two
+STAGE_ROW_PX = 1220  # the main column the presentation bar needs on one row (at a 16 px rem)
 PAGE = "pages/2_Input_gradient.py"
 page_config(PAGE)
 ctx = controls()
@@ -199,7 +199,7 @@ def input_gradient(ctx):
     )
     titles = [s.title for s in steps]
     current, whole = stage_bar(ctx, titles)
-    rows = 1 if ctx.theme.figure_w >= STAGE_ROW_PX else 2
+    rows = 1 if ctx.theme.figure_w >= STAGE_ROW_PX * ctx.theme.scale else 2
     above = STAGE_PX if ctx.theme.show_secondary else rows * STAGE_PRES_PX
     ctx = replace(ctx, theme=ctx.theme.reserve(above))
     if whole:

@@ -44,9 +44,13 @@ MEASURE = """() => {
             notes: Array.from(gd.querySelectorAll('g.annotation')).map(box)};
   });
   const player = document.querySelector('[class*="st-key-player_"]');
+  const host = player && [...player.querySelectorAll('*')].find(e => e.shadowRoot);
+  const formula = host && host.shadowRoot.querySelector('[data-testid=player-formula]');
   const exports = document.querySelector('[class*="st-key-cv_exports"]');
+  const px = el => parseFloat(getComputedStyle(el).fontSize);
   return {charts, player: player ? box(player) : null, exports: exports ? box(exports) : null,
-          height: window.innerHeight, width: window.innerWidth};
+          height: window.innerHeight, width: window.innerWidth,
+          rem: px(document.documentElement), formula: formula ? px(formula) : null};
 }"""
 
 
@@ -63,13 +67,19 @@ def problems_of(
 ) -> list[str]:
     """What breaks the screen rule on one drawn page (an empty list when it holds).
 
-    Small grids (up to 9 rows and 9 columns) keep 48 px cells with 20 px numbers; at 720 px the
-    storyboard's stage bar takes the room of 10 px a cell: 36 / 16 px.
+    Small grids (up to 9 rows and 9 columns) keep 48 px cells with 20 px numbers; the
+    storyboard's stage bar takes the room of 10 px a cell: 36 / 16 px. A bigger screen grows the
+    page, figures, player and formula alike (its rem: 16 px at 1280×720, 24 px at 1920×1080), and
+    these sizes with it.
     one_view : the page shows one figure sized to the screen (Channels): it ends on the screen.
     cells : check the cells' size (the rule is for 1280 px and wider screens).
     """
     out = []
     main = view["charts"][0]
+    grown = max(16, min(view["width"] / 80, view["height"] / 45, 32))  # as presentation.css
+    if abs(view["rem"] - grown) > 0.5:
+        out.append(f"the page's rem is {view['rem']} px, not {grown:.1f}")
+    scale = view["rem"] / 16
     if one_view and main["box"][3] > view["height"]:
         out.append(f"figure bottom {main['box'][3]:.0f} below the screen")
     for chart in view["charts"]:
@@ -90,7 +100,10 @@ def problems_of(
         small = 9  # rows 48 px cells can fit, with the player
         rows = max(r for _, _, r in main["cells"])
         cols = max(c for _, c, _ in main["cells"])
-        least, font = (36, 16) if storyboard and view["height"] < 1000 else (47.5, 20)
+        least, font = (36, 16) if storyboard else (47.5, 20)
+        least, font = least * scale, font * scale
+        if view["formula"] is not None and view["formula"] < 20 * scale:
+            out.append(f"the player's formula is {view['formula']} px")
         if cells and rows <= small and cols <= 9:
             cell = min(px for px, _, _ in main["cells"])
             if cell < least:

@@ -25,7 +25,7 @@ SCREENS = {
     "normal-1280x720": THEME.fitted(820, 720),
     "normal-1920x1080": THEME.fitted(1460, 1080),
     "presentation-1280x720": PRESENTATION.fitted(1232, 720),
-    "presentation-1920x1080": PRESENTATION.fitted(1872, 1080),
+    "presentation-1920x1080": PRESENTATION.fitted(1848, 1080, 24),
 }
 
 

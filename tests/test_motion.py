@@ -337,7 +337,7 @@ def test_whole_pass_tells_the_player_its_stages_and_each_frames_cell(key):
 
 # the viewport the browser reports at 1280×720 / 1920×1080, sidebar folded (main column, window
 # height), less the page's stage bar (pages/2_Input_gradient.py: STAGE_PRES_PX)
-PROJECTORS = {720: ((1232, 720), 8), 1080: ((1872, 1080), 13)}
+PROJECTORS = {720: ((1232, 720), 8), 1080: ((1848, 1080, 24), 13)}
 STAGE_PRES_PX = 48
 
 

@@ -878,9 +878,16 @@ def test_a_late_viewport_report_after_a_page_switch_is_ignored(monkeypatch):
     monkeypatch.setattr(viewport.st, "session_state", session)
     viewport._store()
     assert viewport.VIEWPORT not in session
-    session["w_viewport"] = {"viewport": [1280, 720]}
+    for malformed in ([1280, 720], [1280, 720, "24"], "1280x720"):  # kept out, never raising
+        session["w_viewport"] = {"viewport": malformed}
+        viewport._store()
+        assert viewport.VIEWPORT not in session
+    session["w_viewport"] = {"viewport": [1848, 1080, 24]}  # width, height, rem
     viewport._store()
-    assert session[viewport.VIEWPORT] == (1280, 720)
+    assert session[viewport.VIEWPORT] == (1848, 1080, 24.0)
+    session["w_viewport"] = {"viewport": [9000, 9000, 1000]}  # bounded
+    viewport._store()
+    assert session[viewport.VIEWPORT] == (4000, 3000, 64.0)
 
 
 @pytest.mark.parametrize("key", [p.key for p in PRESETS if p.key not in SLOW])

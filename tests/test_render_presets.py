@@ -20,12 +20,13 @@ SMALL = [p for p in PRESETS if p.spec().out_size[0] * p.spec().out_size[1] <= MA
 
 
 # (theme, main column width, window height) at 1280×720 and 1920×1080; the sidebar is open in
-# normal mode (the column is 820 / 1460 px) and folded in presentation mode (1232 / 1872 px).
+# normal mode (the column is 820 / 1460 px) and folded in presentation mode (1232 / 1848 px,
+# whose rem grows to 24 px at 1920×1080: presentation.css).
 SCREENS = {
     "normal-1280x720": THEME.fitted(820, 720),
     "normal-1920x1080": THEME.fitted(1460, 1080),
     "presentation-1280x720": PRESENTATION.fitted(1232, 720),
-    "presentation-1920x1080": PRESENTATION.fitted(1872, 1080),
+    "presentation-1920x1080": PRESENTATION.fitted(1848, 1080, 24),
 }
 
 
@@ -44,11 +45,12 @@ def check_screen_rule(fig, panels, theme) -> None:
     rows = max(p.shape[0] for p in panels)
     if not theme.show_secondary:
         assert fig.layout.height <= theme.figure_h, "the figure and its player fit the screen"
-        small = 9  # rows that 48 px cells fit in, at 720 px as at 1080 px
+        # 48 px cells and 20 px numbers at 1280×720, grown with the page (1.5× at 1920×1080)
+        small = 9  # rows that they fit in, at 720 px as at 1080 px
         if rows <= small and max(p.shape[1] for p in panels) <= 9:
-            assert cell >= 48, f"{cell:.0f} px cells on a projector"
+            assert cell >= 48 * theme.scale, f"{cell:.0f} px cells on a projector"
             heatmaps = [t for t in fig.data if t.type == "heatmap" and t.text is not None]
-            assert min(t.textfont.size for t in heatmaps) >= 20
+            assert min(t.textfont.size for t in heatmaps) >= 20 * theme.scale
     # headers sit centred over their columns, and the columns do not overlap
     heads = [a for a in fig.layout.annotations if a.xref and a.xref.endswith("domain")]
     spans = []
@@ -147,3 +149,18 @@ def test_a_laptop_keeps_numbered_grids_legible_below_the_stage_bar(key):
     cell, cols = _grid_px(fig, 0, panels[0].shape[1]), sum(p.shape[1] for p in panels)
     assert cell >= THEME.min_cell_px or fig.layout.width + cols > theme.figure_w  # width-bound
     assert cell >= 24
+
+
+def test_a_bigger_projector_grows_the_page_and_its_figures_alike():
+    """At 1920×1080 the page's rem is 24 px (presentation.css): the figures' fonts, their
+    largest cell and the room left for the title, player and formula grow 1.5× with it, so the
+    screen shows the 1280×720 design, not small text beside big grids. A laptop's page keeps
+    its 16 px rem and its sizes."""
+    small, big = SCREENS["presentation-1280x720"], SCREENS["presentation-1920x1080"]
+    assert big.scale == 1.5
+    for size in ("font_size", "title_font_size", "cell_font_size", "cell_px"):
+        assert getattr(big, size) == round(1.5 * getattr(small, size)), size
+    assert big.cell_font(72) == round(1.5 * small.cell_font(48))
+    assert 1080 - big.figure_h == round(1.5 * (720 - small.figure_h))  # the player's rows
+    assert big.reserve(48).figure_h == big.figure_h - 72  # a stage bar measured at 16 px
+    assert THEME.fitted(820, 720, 16) == SCREENS["normal-1280x720"]

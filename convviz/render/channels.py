@@ -12,9 +12,9 @@ from convviz.render.geometry import scale_ticks
 from convviz.render.grids import format_value, format_values
 
 GAP_PX = 18  # between heatmaps
-LABEL_PX = 26  # room for a column title above / a row title to the right
+LABEL_PX = 26  # room for a column title above / a row title to the right (at a 16 px rem)
 OUTLINE_PX = 7  # room beyond a tile for its outline: 4 px off, its 3 px line centred there
-RIGHT_PX = 130  # right of the grid: the row labels, then the colour scale
+RIGHT_PX = 130  # right of the grid: the row labels, then the colour scale (at a 16 px rem)
 CLICK_CELLS = 16  # per tile side at most, a click target per cell (which shows the cell's value)
 CLICK_BLOCKS = 8  # per side of a bigger tile: a target spans a block of cells (a lighter figure)
 
@@ -30,6 +30,7 @@ class _Tiles:
     cell: float  # px edge of a cell
     width: float  # px of all tiles and gaps
     height: float
+    label: float = LABEL_PX  # px above the first row for the column titles
 
     @property
     def pw(self) -> float:
@@ -42,7 +43,7 @@ class _Tiles:
     def origin(self, r: int, c: int) -> tuple[float, float]:
         """Paper (x, y) of the top-left corner of tile (r, c); column titles above row 0."""
         x0 = c * (self.pw + GAP_PX) / self.width
-        y0 = 1 - (LABEL_PX + r * (self.ph + GAP_PX)) / self.height
+        y0 = 1 - (self.label + r * (self.ph + GAP_PX)) / self.height
         return x0, y0
 
 
@@ -50,16 +51,17 @@ def _tiles(arrays: np.ndarray, theme: th.Theme, title: str) -> _Tiles:
     """Cells as wide as the column allows, up to ¾ of a numbered cell; on a projector (a theme
     that never scrolls) as big as the screen's box allows, numbers growing with them."""
     R, C, h, w = arrays.shape
-    widest = theme.figure_w - RIGHT_PX
+    label = LABEL_PX * theme.scale
+    widest = theme.figure_w - RIGHT_PX * theme.scale
     fits = (widest - GAP_PX * (C - 1)) / (C * w)
     if theme.min_cell_px > 1:  # a laptop: the page scrolls past several grids
         cell = max(1.0, min(0.75 * theme.cell_px_for_font, fits))
     else:
-        tall = (theme.figure_h - _top(title) - 20 - LABEL_PX - GAP_PX * (R - 1)) / (R * h)
+        tall = (theme.figure_h - _top(title) - 20 - label - GAP_PX * (R - 1)) / (R * h)
         cell = max(1.0, min(theme.cell_px, fits, tall))
     ph = h * max(cell, 1)
     width = C * w * cell + GAP_PX * (C - 1)
-    return _Tiles(R, C, h, w, cell, width, LABEL_PX + R * ph + GAP_PX * (R - 1))
+    return _Tiles(R, C, h, w, cell, width, label + R * ph + GAP_PX * (R - 1), label)
 
 
 def _axes(g: _Tiles, r: int, c: int) -> dict:
@@ -283,7 +285,7 @@ def _layout(
     for r, c in np.ndindex(g.rows, g.cols):
         layout.update(_axes(g, r, c))
     top = _top(title)
-    fig_width = max(g.width + RIGHT_PX, len(title) * theme.title_font_size * 0.55)
+    fig_width = max(g.width + RIGHT_PX * theme.scale, len(title) * theme.title_font_size * 0.55)
     layout.update(
         title={"text": title, "font": {"size": theme.title_font_size}, "x": 0, "xanchor": "left"},
         width=int(fig_width),

@@ -22,7 +22,7 @@ from convviz.render.theme import (
 from convviz.text import number
 
 HIDDEN_NOTE = "(numbers hidden at this size)"
-_Y_LABELS_PX = 34  # room for a panel's row indices left of its grid
+_Y_LABELS_PX = 34  # room for a panel's row indices left of its grid (at a 16 px rem)
 _PANEL_GAP_PX = 22  # blank space between one panel's row indices and the previous grid
 
 # --- geometry ------------------------------------------------------------------------------------
@@ -178,9 +178,14 @@ def number_font(panel: Panel, theme: Theme, cell: int) -> int:
     return max(8, min(font, int(0.9 * cell / (_DIGIT_EM * max(widest, 1)))))
 
 
-def _fixed_px(n: int) -> int:
+def _labels_px(theme: Theme) -> int:
+    """Room for a panel's row indices, whose font grows with the page's rem."""
+    return round(_Y_LABELS_PX * theme.scale)
+
+
+def _fixed_px(n: int, theme: Theme) -> int:
     """Row-index labels and gaps of n panels in a row."""
-    return n * _Y_LABELS_PX + (n - 1) * _PANEL_GAP_PX + 16
+    return n * _labels_px(theme) + (n - 1) * _PANEL_GAP_PX + 16
 
 
 @dataclass(frozen=True)
@@ -197,9 +202,9 @@ def _fit(panels: Sequence[Panel], theme: Theme, cells: list[int]) -> _Fit | None
     """
     grids = [p.shape[1] * c for p, c in zip(panels, cells)]
     columns = [max(g, _title_px(p, theme)) for p, g in zip(panels, grids)]
-    if sum(columns) + _fixed_px(len(panels)) > theme.figure_w:
+    if sum(columns) + _fixed_px(len(panels), theme) > theme.figure_w:
         columns = [max(g, _narrow_title_px(p, theme)) for p, g in zip(panels, grids)]
-        if sum(columns) + _fixed_px(len(panels)) > theme.figure_w:
+        if sum(columns) + _fixed_px(len(panels), theme) > theme.figure_w:
             return None
     hidden = [not legible(p, theme, c) for p, c in zip(panels, cells)]
     lines = max(
@@ -275,12 +280,12 @@ def grid_layout(
     base = _uniform(panels, theme, top, bottom)
     fit = _own_cells(panels, theme, top, bottom, base) if own_cells else base
     cells, columns = fit.cells, fit.columns
-    plot_w = sum(columns) + _fixed_px(len(panels)) - 16
+    plot_w = sum(columns) + _fixed_px(len(panels), theme) - 16
     plot_h = max(max(p.shape[0] * c for p, c in zip(panels, cells)), min_plot_h)
     x_domains, y_domains, left = [], [], 0
     for col, p, c in zip(columns, panels, cells):
         h, w = p.shape
-        left += _Y_LABELS_PX
+        left += _labels_px(theme)
         x0 = left + (col - w * c) / 2  # the grid centred in its column
         x_domains.append((x0 / plot_w, (x0 + w * c) / plot_w))
         y_domains.append((1 - h * c / plot_h, 1.0))

@@ -39,12 +39,14 @@ MATH_FONTSET = "cm"  # LaTeX-like formulas (matplotlib mathtext)
 PENDING_COLOR = "#eceff3"  # output cells an animation has not computed yet
 # Widest plotly figure: the main column at a 1280 px window (980 px less its padding).
 MAX_FIGURE_PX = 820
-# The screen a figure is sized for until the browser reports its own: 1280×720, the sidebar
-# open (normal mode) or folded (presentation mode, 1.5 rem of padding each side).
-DEFAULT_VIEWPORT = (MAX_FIGURE_PX, 720)
-PRESENTATION_VIEWPORT = (1232, 720)
+REM_PX = 16.0  # a page's rem, unless presentation mode grows it with the screen
+# The screen a figure is sized for until the browser reports its own (main column width, window
+# height, rem): 1280×720, the sidebar open (normal mode) or folded (presentation mode, 1.5 rem of
+# padding each side).
+DEFAULT_VIEWPORT = (MAX_FIGURE_PX, 720, REM_PX)
+PRESENTATION_VIEWPORT = (1232, 720, REM_PX)
 # The main column the presentation player's bar needs on one row (its keys hint wraps below it,
-# at a 1152 px window of a 4:3 projector's 1024 or a 1152 px one).
+# at a 1152 px window of a 4:3 projector's 1024 or a 1152 px one), at a 16 px rem.
 PLAYER_ROW_PX = 1120
 
 
@@ -55,6 +57,9 @@ class Theme:
     Cells are as large as the box allows, up to cell_px; cell numbers scale with the cell
     (cell_font_size at cell_px). A figure never grows taller than figure_h unless its cells would
     drop below min_cell_px, and never wider than figure_w.
+
+    Sizes are for a page whose rem is 16 px. A projector's page grows its rem with the screen
+    (presentation.css: 24 px at 1920×1080); `fitted` grows the fonts and the largest cell with it.
     """
 
     font_size: int = 14
@@ -67,6 +72,7 @@ class Theme:
     figure_w: int = MAX_FIGURE_PX  # px the main column offers
     figure_h: int = DEFAULT_VIEWPORT[1] - 300  # px left for a figure below the page's header
     cell_px_for_font: int = 44
+    rem: float = REM_PX  # px of the page's rem
 
     def cell_font(self, cell: int) -> int:
         """The size of the numbers in a cell `cell` px wide."""
@@ -75,16 +81,31 @@ class Theme:
             min(round(self.cell_font_size * cell / self.cell_px_for_font), 2 * self.cell_font_size),
         )
 
-    def fitted(self, width: int, height: int) -> Theme:
-        """This theme sized for a main column `width` px wide in a window `height` px tall."""
+    @property
+    def scale(self) -> float:
+        """The page's rem over 16 px: what page sizes measured at 16 px are multiplied by."""
+        return self.rem / REM_PX
+
+    def fitted(self, width: int, height: int, rem: float = REM_PX) -> Theme:
+        """This theme sized for a main column `width` px wide in a window `height` px tall, on a
+        page whose rem is `rem` px."""
+        theme = self.scaled(rem / REM_PX) if rem != REM_PX else self
         chrome = 300  # page title, player and formula (a laptop's page scrolls)
         if not self.show_secondary:  # measured in Chromium; the player's bar is one row wide
-            chrome = 175 if width >= PLAYER_ROW_PX else 201  # from PLAYER_ROW_PX, else two
-        return replace(self, figure_w=max(320, width), figure_h=max(240, height - chrome))
+            one_row = width >= PLAYER_ROW_PX * theme.scale  # from PLAYER_ROW_PX, else two
+            chrome = round((175 if one_row else 201) * theme.scale)
+        return replace(theme, figure_w=max(320, width), figure_h=max(240, height - chrome))
+
+    def scaled(self, factor: float) -> Theme:
+        """Fonts and the largest cell `factor` times as big (a page whose rem grew with it)."""
+        sizes = ("font_size", "cell_font_size", "title_font_size", "cell_px", "cell_px_for_font")
+        grown = {name: round(getattr(self, name) * factor) for name in sizes}
+        return replace(self, rem=self.rem * factor, **grown)
 
     def reserve(self, px: int) -> Theme:
-        """Less height for the figure: the page shows `px` more above the fold."""
-        return replace(self, figure_h=max(200, self.figure_h - px))
+        """Less height for the figure: the page shows `px` more above the fold (px measured on a
+        page whose rem is 16 px; they grow with the page's rem)."""
+        return replace(self, figure_h=max(200, self.figure_h - round(px * self.scale)))
 
 
 THEME = Theme()
@@ -100,8 +121,9 @@ PRESENTATION = Theme(
 )
 
 
-def theme_for(presentation: bool, viewport: tuple[int, int] | None = None) -> Theme:
-    """The theme of a display mode, fitted to the main column width and window height."""
+def theme_for(presentation: bool, viewport: tuple[float, ...] | None = None) -> Theme:
+    """The theme of a display mode, fitted to the main column width and window height (and the
+    page's rem, when given)."""
     if viewport is None:
         viewport = PRESENTATION_VIEWPORT if presentation else DEFAULT_VIEWPORT
     return (PRESENTATION if presentation else THEME).fitted(*viewport)

@@ -1,5 +1,6 @@
-// Reports the main column's width and the window's height when they differ from what the
-// server sized the figures for, so figures fill the screen they are on (one rerun, not per frame).
+// Reports the main column's width, the window's height and the page's rem (presentation mode
+// grows it with the screen) when they differ from what the server sized the figures for, so
+// figures fill the screen they are on (one rerun, not per frame).
 // A report sent while the reader is switching pages would rerun the page being left (it carries
 // that page's id) and undo the switch: after a click on a page link this page stays silent; the
 // next page mounts its own reporter.
@@ -27,11 +28,12 @@ export default function ({ data, setStateValue }) {
       main.clientWidth - parseFloat(css.paddingLeft) - parseFloat(css.paddingRight),
     );
     const height = window.innerHeight;
+    const rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
     if (width < 200 || height < 200) return; // mid-navigation: nothing laid out yet
-    const [w, h] = data.assumed;
-    const fits = Math.abs(width - w) <= 16 && Math.abs(height - h) <= 16;
+    const [w, h, r] = data.assumed;
+    const fits = Math.abs(width - w) <= 16 && Math.abs(height - h) <= 16 && Math.abs(rem - r) < 0.5;
     document.body.dataset.cvViewport = fits ? "fitted" : "measuring"; // for tests and scripts
-    if (!fits) setStateValue("viewport", [width, height]);
+    if (!fits) setStateValue("viewport", [width, height, rem]);
   };
   const later = () => {
     clearTimeout(timer);

@@ -1,7 +1,8 @@
 """The size of the screen the page is on, reported by the browser (viewport.js).
 
-Figures are sized on the server; the browser tells it the main column's width and the window's
-height once, and again when they change (a folded sidebar, a projector), never per frame.
+Figures are sized on the server; the browser tells it the main column's width, the window's
+height and the page's rem (presentation mode grows it with the screen) once, and again when they
+change (a folded sidebar, a projector), never per frame.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import streamlit as st
 
 from convviz.render.theme import DEFAULT_VIEWPORT, PRESENTATION_VIEWPORT
 
-VIEWPORT = "cv_viewport"  # (width, height) kept across pages
+VIEWPORT = "cv_viewport"  # (width, height, rem) kept across pages
 _COMPONENT = st.components.v2.component(
     "convviz_viewport",
     html="<div></div>",
@@ -20,9 +21,9 @@ _COMPONENT = st.components.v2.component(
 )
 
 
-def viewport(presentation: bool) -> tuple[int, int]:
-    """The last reported (main column width, window height) of this session, or the default
-    of the display mode (a fresh session at 1280×720 needs no second run)."""
+def viewport(presentation: bool) -> tuple[int, int, float]:
+    """The last reported (main column width, window height, rem) of this session, or the
+    default of the display mode (a fresh session at 1280×720 needs no second run)."""
     size = st.session_state.get(VIEWPORT)
     if size:
         return tuple(size)
@@ -32,8 +33,10 @@ def viewport(presentation: bool) -> tuple[int, int]:
 def _store() -> None:
     # a report sent as the reader switches pages can arrive after its widget's state is gone
     size = (st.session_state.get("w_viewport") or {}).get("viewport")
-    if isinstance(size, list) and len(size) == 2 and all(isinstance(v, int | float) for v in size):
-        st.session_state[VIEWPORT] = (min(int(size[0]), 4000), min(int(size[1]), 3000))
+    if isinstance(size, list) and len(size) == 3 and all(isinstance(v, int | float) for v in size):
+        width, height, rem = size
+        st.session_state[VIEWPORT] = (min(int(width), 4000), min(int(height), 3000),
+                                      min(max(float(rem), 8.0), 64.0))  # fmt: skip
 
 
 def watch_viewport(presentation: bool) -> None:

@@ -107,7 +107,7 @@ def frame_caption(formula: Formula, theme) -> list[str]:
     """
     if theme.show_secondary:
         return [formula.text(numeric=n, max_terms=FULL_TERMS) for n in (False, True)]
-    chars = int(theme.figure_w / (0.55 * 21))  # the player's formula font: 1.3 rem
+    chars = int(theme.figure_w / (0.55 * 1.3 * theme.rem))  # the player's formula: 1.3 rem
     formula = formula.vanishing_last()  # cut short, it writes the terms that count
     for most in range(9, 0, -1):
         lines = [formula.text(numeric=n, max_terms=most) for n in (False, True)]
