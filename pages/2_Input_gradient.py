@@ -31,12 +31,14 @@ from convviz.ui.compute import (
 )
 from convviz.ui.controls import STATE, controls, page_config
 from convviz.ui.views import (
+    FORMULA_LINES_PX,
     animated_chart,
     animation,
     cell_picker,
     chart,
     export_buttons,
     formula_box,
+    formula_lines,
     motion_captions,
     page_body,
     page_end,
@@ -138,11 +140,15 @@ def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> No
         animated_chart(fig, f"story_{current}", ctx, captions)
         export_buttons(slide, ctx, name, step.heading, formula)
     elif step.panels:
+        pres = not ctx.theme.show_secondary  # a projector: the sum under it, as under a player
+        theme = ctx.theme.reserve(FORMULA_LINES_PX) if pres else ctx.theme
         fig = shared_view(
-            ("still", current, *selected, *view), lambda: panels_figure(step.panels, ctx.theme)
+            ("still", current, *selected, *view), lambda: panels_figure(step.panels, theme)
         )
         with st.container(key="cv_screen_still"):  # on a projector, it ends the first screen
             chart(fig, f"story_{current}")
+            if pres:
+                formula_lines(formula, ctx)
         export_buttons(slide, ctx, name, step.heading, formula)
     else:  # the full correlation, animated
         pad_cell = tuple(selected[1:]) if selected[0] == "grad_x_padded" else None

@@ -156,6 +156,21 @@ def test_presentation_mode_holds_on_every_page(screen, app_url, artifacts, prese
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.parametrize("preset", ["recitation-s2", "classroom", "dilation-2"])
+def test_the_storyboards_still_shows_its_sum_on_the_first_screen(screen, app_url, preset):
+    """Stage 1 (∂L/∂y: a still, no player) on a projector: under its figure, the sum the
+    storyboard builds, in the two lines a player writes; both end on the first screen. Before,
+    that screen held the grid alone and the formula began below its edge."""
+    page, _ = screen
+    view = open_view(page, f"{app_url}/Input_gradient?preset={preset}&pres=1&step=1")
+    lines = page.locator(".st-key-cv_screen_still [data-testid='stMarkdown']")
+    expect(lines).to_contain_text("∂L/∂x")
+    box = lines.bounding_box()
+    assert view["charts"][0]["box"][3] <= box["y"] + 1
+    assert box["y"] + box["height"] <= view["height"]
+    assert not problems_of(view, animated=False)
+
+
 @pytest.mark.parametrize("size", [(1024, 768), (1366, 768)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_other_projectors_keep_the_figure_and_player_on_the_screen(browser: Browser, app_url, size):
     """A 4:3 projector's 1024×768 (the player's bar and the storyboard's stage bar each take two

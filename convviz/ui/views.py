@@ -22,6 +22,7 @@ from convviz.ui.controls import (
     PAGES,
     STATE,
     Context,
+    as_text,
     converted,
     share_link,
     sidebar,
@@ -114,6 +115,16 @@ def frame_caption(formula: Formula, theme) -> list[str]:
         if max(map(len, lines)) <= chars:
             break
     return lines
+
+
+FORMULA_LINES_PX = 72  # the two lines of `formula_lines` on a projector (at a 16 px rem)
+
+
+def formula_lines(formula: Formula, ctx: Context) -> None:
+    """A cell's sum in the two lines a player writes under its figure, for a still on a
+    projector (it has no player): in symbols, then in numbers."""
+    symbolic, numeric = frame_caption(formula, ctx.theme)
+    st.markdown(f"{as_text(symbolic)}  \n:gray[{as_text(numeric)}]")
 
 
 def motion_captions(fig, ctx: Context, formula_of) -> list[list[str]]:
