@@ -811,3 +811,35 @@ def test_frame_sums_are_written_only_while_their_terms_stay_bounded(remainder_la
     assert sw.kernel.size * sw.steps <= animation_frames.MAX_CAPTION_TERMS
     wide = type(sw)(**{**sw.__dict__, "kernel": big})
     assert not animation_frames.writes_captions(wide, 400)
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(0, 9), (-101, 232), (-7, -2), (-3, 3), (2, 2)])
+def test_channel_tiles_keep_the_symmetric_colours_and_draw_no_colour_they_lack(lo, hi):
+    """The Channels grids' colours: a value has its colour on the symmetric scale (±max |v|,
+    0 white) whatever the range, and the scale (its colour bar) holds only colours drawn:
+    qa-channels' input (0…9) had a colour bar with a blue half and no negative value."""
+    from plotly.colors import sample_colorscale, unlabel_rgb
+
+    from convviz.render.channels import heatmap_grid, value_colours
+    from convviz.render.theme import VALUE_SCALE
+
+    colours = value_colours(lo, hi)
+    lim = max(abs(lo), abs(hi))
+    for v in np.linspace(lo, hi, 7):
+        if lo == hi:
+            break
+        drawn = sample_colorscale(colours["colorscale"], [(v - lo) / (hi - lo)])[0]
+        symmetric = sample_colorscale(VALUE_SCALE, [(v + lim) / (2 * lim)])[0]
+        assert np.allclose(unlabel_rgb(drawn), unlabel_rgb(symmetric), atol=1), v
+    if lo >= 0:  # no blue (negative) colour in an all-positive scale
+        rgb = [unlabel_rgb(c) for _, c in colours["colorscale"] if "rgb" in c]
+        assert all(b <= r for r, _, b in rgb)
+    arrays = np.linspace(lo, hi, 2 * 40 * 40).reshape(1, 2, 40, 40)  # too small for numbers
+    fig = heatmap_grid(arrays, [""], ["c=0", "c=1"])
+    bar = fig.data[0].colorbar
+    assert fig.data[0].showscale and list(bar.tickvals) == sorted(
+        {lo, hi} | ({0} if lo < 0 < hi else set())
+    )
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (
+        (lo, hi) if lo < hi else (-(lim or 1), lim or 1)
+    )

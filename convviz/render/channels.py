@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
 
 from convviz.render import theme as th
 from convviz.render.geometry import scale_ticks
@@ -84,7 +85,20 @@ def _axes(g: _Tiles, r: int, c: int) -> dict:
     }
 
 
-def _tile(z, r, c, g: _Tiles, lim: float, name: str, text, font: int) -> dict:
+def value_colours(lo: float, hi: float) -> dict:
+    """zmin, zmax and colour scale of tiles whose values span [lo, hi]: each value keeps its
+    colour on the symmetric scale (±max |value|, 0 white), and the scale holds only the colours
+    drawn, so that its colour bar has no blue half beside an all-positive grid."""
+    lim = max(abs(lo), abs(hi))
+    if lo == hi:
+        return {"zmin": -(lim or 1.0), "zmax": lim or 1.0, "colorscale": th.VALUE_SCALE}
+    values = [lo, *([0.0] if lo < 0 < hi else []), hi]
+    colours = sample_colorscale(th.VALUE_SCALE, [(v + lim) / (2 * lim) for v in values])
+    stops = [[(v - lo) / (hi - lo), colour] for v, colour in zip(values, colours)]
+    return {"zmin": lo, "zmax": hi, "colorscale": stops}
+
+
+def _tile(z, r, c, g: _Tiles, colours: dict, name: str, text, font: int) -> dict:
     i = r * g.cols + c + 1
     ax = "" if i == 1 else str(i)
     gap = 1 if g.cell >= 8 else 0
@@ -93,9 +107,7 @@ def _tile(z, r, c, g: _Tiles, lim: float, name: str, text, font: int) -> dict:
         "z": z,
         "xaxis": f"x{ax}",
         "yaxis": f"y{ax}",
-        "zmin": -lim,
-        "zmax": lim,
-        "colorscale": th.VALUE_SCALE,
+        **colours,
         "showscale": False,
         "xgap": gap,
         "ygap": gap,
@@ -150,7 +162,7 @@ def _click_targets(g: _Tiles, r: int, c: int, key: str, name: str, z: np.ndarray
     }
 
 
-def _scale(lim: float, lo: float, hi: float, g: _Tiles) -> dict:
+def _scale(lo: float, hi: float, g: _Tiles) -> dict:
     """The grid's one colour scale, right of the row labels: ticks at its min, 0 and max."""
     ticks = scale_ticks(lo, hi)
     return {
@@ -233,15 +245,17 @@ def _heatmaps(arrays: np.ndarray, g: _Tiles, names: list[list[str]], theme: th.T
     labels = format_values(arrays)
     longest = max((len(t) for t in labels.ravel()), default=1)
     show_text = g.cell >= max(22, 7 * longest + 6) and max(g.h, g.w) <= theme.max_text_cells
-    lim = float(np.abs(arrays).max()) or 1.0
+    lo, hi = float(arrays.min()), float(arrays.max())
+    colours = value_colours(lo, hi)
     grown = max(theme.cell_font_size, theme.cell_font(int(g.cell)))  # with a projector's cells
     font = max(9, min(grown, int(g.cell * 0.45)))
+    text = labels if show_text else np.full(arrays.shape[:2], None)
     data = [
-        _tile(arrays[r, c], r, c, g, lim, names[r][c], labels[r, c] if show_text else None, font)
+        _tile(arrays[r, c], r, c, g, colours, names[r][c], text[r, c], font)
         for r, c in np.ndindex(g.rows, g.cols)
     ]
     if not show_text:
-        data[0].update(_scale(lim, float(arrays.min()), float(arrays.max()), g))
+        data[0].update(_scale(lo, hi, g))
     return data
 
 
