@@ -93,10 +93,12 @@ def matrix_figure(panels):
     return panels_figure(panels, replace(THEME, figure_h=max(THEME.figure_h, tall)))
 
 
-def matrix_chart(panels_of, name: str) -> None:
-    """The figure of `panels_of()`, built once per view and shared by every session."""
+def matrix_chart(panels_of, name: str, first: bool = False) -> None:
+    """The figure of `panels_of()`, built once per view and shared by every session. The first
+    of a section ends the screen on a projector: the next starts below its edge, not cut by it."""
     shows = (name, ctx.key, ctx.n, ctx.k, ctx.c, picked, link, THEME)
-    st.plotly_chart(
+    box = st.container(key=f"cv_screen_{name}") if first else st
+    box.plotly_chart(
         converted(shared_view(shows, lambda: matrix_figure(panels_of()))),
         key=f"mx_chart_{name}",
         on_select="rerun",
@@ -123,7 +125,7 @@ def forward_section() -> None:
             else ""
         )
     )
-    matrix_chart(lambda: [matrix_panel(ms, link)], "M")
+    matrix_chart(lambda: [matrix_panel(ms, link)], "M", first=True)
     st.markdown(f"**Selected:** {link.words(ms)}. The same cells on the grids:")
     matrix_chart(lambda: grid_panels(ms, link), "grids")
 
@@ -137,7 +139,7 @@ def backward_section() -> None:
         "over the border (so it is padded by d·(k−1)), and the window to the right of a cell "
         "used a tap further left (so the kernel is rotated 180°)."
     )
-    matrix_chart(lambda: [transpose_panel(ms, link)], "Mt")
+    matrix_chart(lambda: [transpose_panel(ms, link)], "Mt", first=True)
     W, why = spec.in_size[1], ""
     if link.inp is not None:
         x_cell = divmod(link.inp, W)
@@ -168,7 +170,7 @@ def im2col_section() -> None:
         "y = patches · vec(w), one GEMM, which is how libraries compute a convolution, and the "
         "weight gradient is the other product: ∂L/∂w = patchesᵀ · vec(∂L/∂y)."
     )
-    matrix_chart(lambda: [im2col_panel(ms, link)], "P")
+    matrix_chart(lambda: [im2col_panel(ms, link)], "P", first=True)
     matrix_chart(lambda: [im2col_grad_panel(ms, link)], "Pt")
 
 

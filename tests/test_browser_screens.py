@@ -171,6 +171,20 @@ def test_the_storyboards_still_shows_its_sum_on_the_first_screen(screen, app_url
     assert not problems_of(view, animated=False)
 
 
+@pytest.mark.parametrize("preset", ["recitation-s2", "classroom"])
+def test_the_matrix_pages_first_figure_takes_the_first_screen(screen, app_url, preset):
+    """The Matrix page on a projector: M ends the first screen and the grids under it start below
+    its edge. Before, their top rows showed under M, cut in half by the screen's edge."""
+    page, _ = screen
+    page.goto(f"{app_url}/Matrix?preset={preset}&pres=1")
+    page.wait_for_function("() => document.body.dataset.cvViewport === 'fitted'")
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg')[1]")
+    view = page.evaluate(MEASURE)
+    first, second = (chart["box"] for chart in view["charts"][:2])
+    assert first[3] <= view["height"], "M ends on the first screen"
+    assert second[1] >= view["height"], "the grids start below the screen's edge"
+
+
 @pytest.mark.parametrize("size", [(1024, 768), (1366, 768)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_other_projectors_keep_the_figure_and_player_on_the_screen(browser: Browser, app_url, size):
     """A 4:3 projector's 1024×768 (the player's bar and the storyboard's stage bar each take two
