@@ -51,6 +51,12 @@ def check_screen_rule(fig, panels, theme) -> None:
             assert cell >= 48 * theme.scale, f"{cell:.0f} px cells on a projector"
             heatmaps = [t for t in fig.data if t.type == "heatmap" and t.text is not None]
             assert min(t.textfont.size for t in heatmaps) >= 20 * theme.scale
+    else:  # a laptop: numbers as big as their cells let them be (a third of a cell was 10 px)
+        for t in fig.data:
+            if t.type == "heatmap" and t.text is not None and t.name.endswith(":values"):
+                cell = _grid_px(fig, int(t.xaxis[1:] or 1) - 1, len(t.z[0]))
+                widest = max(1, *(len(str(s)) for row in t.text for s in row))
+                assert t.textfont.size >= min(0.4 * cell, 0.9 * cell / (0.56 * widest)) - 1
     # headers sit centred over their columns, and the columns do not overlap
     heads = [a for a in fig.layout.annotations if a.xref and a.xref.endswith("domain")]
     spans = []

@@ -63,7 +63,7 @@ class Theme:
     """
 
     font_size: int = 14
-    cell_font_size: int = 15  # numbers in a cell of cell_px_for_font; they scale with the cell
+    cell_font_size: int = 19  # numbers in a cell of cell_px_for_font; they scale with the cell
     title_font_size: int = 17
     cell_px: int = 44  # largest pixel edge of a grid cell
     min_cell_px: int = 28  # to fit the height, no smaller (the page scrolls instead)
