@@ -36,6 +36,7 @@ from convviz.ui.views import (
     animation,
     cell_picker,
     chart,
+    entered_at_end,
     export_buttons,
     formula_box,
     formula_lines,
@@ -93,8 +94,13 @@ def stage_bar(ctx, titles: list[str]) -> tuple[int, bool]:
     return current, whole
 
 
-def whole_pass_view(ctx, sweep, titles: list[str], formula: Formula, selected) -> None:
-    """The whole backward pass as one motion; the stage bar above lights up where it is."""
+def whole_pass_view(
+    ctx, sweep, titles: list[str], formula: Formula, selected, at_end: bool = False
+) -> None:
+    """The whole backward pass as one motion; the stage bar above lights up where it is.
+
+    at_end : open it on its last frame (the page was entered by a step back), else its first.
+    """
     ig, view = ctx.layer.input_grad, (ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme)
     if ctx.theme.show_secondary:
         st.markdown(f"### {WHOLE_PASS}")
@@ -102,8 +108,9 @@ def whole_pass_view(ctx, sweep, titles: list[str], formula: Formula, selected) -
     def whole_motion():
         return whole_pass(ig, sweep, ctx.n, ctx.k, ctx.c, selected)
 
-    key = ("whole", *selected, *view)  # the followed cell is outlined
-    fig = shared_view(key, lambda: motion_figure(whole_motion(), ctx.theme, start=0))
+    start = None if at_end else 0  # None: the last frame
+    key = ("whole", *selected, *view, start)  # the followed cell is outlined
+    fig = shared_view(key, lambda: motion_figure(whole_motion(), ctx.theme, start=start))
     # each stage's button in the bar (6 · ∂L/∂x is the mask's result: its button)
     stages = player_meta(fig)["stages"]
     follow = {s: titles.index(s) if s in titles else len(titles) - 1 for s in stages}
@@ -208,8 +215,9 @@ def input_gradient(ctx):
     rows = 1 if ctx.theme.figure_w >= STAGE_ROW_PX * ctx.theme.scale else 2
     above = STAGE_PX if ctx.theme.show_secondary else rows * STAGE_PRES_PX
     ctx = replace(ctx, theme=ctx.theme.reserve(above))
+    at_end = entered_at_end(PAGE)  # spent on this run, whichever view it draws
     if whole:
-        whole_pass_view(ctx, sweeps["input_grad"], titles, formula, (key, *cell))
+        whole_pass_view(ctx, sweeps["input_grad"], titles, formula, (key, *cell), at_end)
     else:
         stage_view(ctx, steps[current], current, sweeps["input_grad"], formula, (key, *cell))
 

@@ -778,6 +778,20 @@ def test_the_storyboard_opens_at_its_start_going_on_and_at_its_end_going_back():
     assert query(at)["step"] == "1" and is_step(at.markdown[0].value, 1)
 
 
+def test_the_whole_pass_opens_at_its_end_going_back_and_at_its_start_going_on():
+    """PageUp from the Weight gradient into the whole pass opened it at frame 1, the lecture's
+    last slide shown from its start; going on from Forward it opens at frame 1."""
+    at = open_page(WEIGHT_GRAD, whole="1")
+    at.button(key="nav_back_page").click().run()
+    assert_clean(at)
+    meta = figures(at)[0]["layout"]["meta"]["player"]
+    assert meta["active"] == len(meta["steps"]) - 1
+    at.switch_page(FORWARD).run()
+    at.button(key="nav_next_page").click().run()
+    meta = figures(at)[0]["layout"]["meta"]["player"]
+    assert query(at)["whole"] == "1" and meta["active"] == 0
+
+
 def test_every_page_ends_with_the_way_on():
     for page, label in [(OVERVIEW, "next: forward ▶"), (FORWARD, "next: input gradient ▶"),
                         (WEIGHT_GRAD, "next: channels ▶")]:  # fmt: skip

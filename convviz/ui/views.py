@@ -324,11 +324,21 @@ def page_nav(page: str, *, keys: bool = True) -> None:
     with st.container(horizontal=True, horizontal_alignment="distribute"):
         shortcut = BACK_KEY if keys else None
         if back and st.button(f"◀ {back[1]}", key=f"{name}_back_page", shortcut=shortcut):
+            st.session_state[_AT_END] = back[0]
             _enter(back[0], FIELDS["step"].hi)  # back, as through slides: at its end
         shortcut = NEXT_KEY if keys else None
         label = f"next: {on[1].lower()} ▶" if on else ""
         if on and st.button(label, key=f"{name}_next_page", type="primary", shortcut=shortcut):
             _enter(on[0], 1)
+
+
+_AT_END = "cv_at_end"  # the page a step back entered
+
+
+def entered_at_end(page: str) -> bool:
+    """Whether this run entered `page` by a step back from the page after it (once: the mark
+    is spent), where an animation opens at its end, as through slides."""
+    return st.session_state.pop(_AT_END, None) == page
 
 
 def _enter(path: str, step: int) -> None:
