@@ -89,7 +89,7 @@ class Theme:
     def fitted(self, width: int, height: int, rem: float = REM_PX) -> Theme:
         """This theme sized for a main column `width` px wide in a window `height` px tall, on a
         page whose rem is `rem` px."""
-        theme = self.scaled(rem / REM_PX) if rem != REM_PX else self
+        theme = self.scaled(rem / self.rem) if rem != self.rem else self
         chrome = 300  # page title, player and formula (a laptop's page scrolls)
         if not self.show_secondary:  # measured in Chromium; the player's bar is one row wide
             one_row = width >= PLAYER_ROW_PX * theme.scale  # from PLAYER_ROW_PX, else two

@@ -35,8 +35,8 @@ def _store() -> None:
     size = (st.session_state.get("w_viewport") or {}).get("viewport")
     if isinstance(size, list) and len(size) == 3 and all(isinstance(v, int | float) for v in size):
         width, height, rem = size
-        st.session_state[VIEWPORT] = (min(int(width), 4000), min(int(height), 3000),
-                                      min(max(float(rem), 8.0), 64.0))  # fmt: skip
+        rem = min(max(float(rem), 8.0), 64.0)
+        st.session_state[VIEWPORT] = (min(int(width), 4000), min(int(height), 3000), rem)
 
 
 def watch_viewport(presentation: bool) -> None:

@@ -314,6 +314,15 @@ def _neighbours(page: str) -> tuple[tuple | None, tuple | None]:
     return (PAGES[i - 1] if i > 0 else None), (PAGES[i + 1] if i + 1 < len(PAGES) else None)
 
 
+_AT_END = "cv_at_end"  # the page a step back entered
+
+
+def entered_at_end(page: str) -> bool:
+    """Whether this run entered `page` by a step back from the page after it (once: the mark
+    is spent), where an animation opens at its end, as through slides."""
+    return st.session_state.pop(_AT_END, None) == page
+
+
 def page_nav(page: str, *, keys: bool = True) -> None:
     """The way on at the end of a page: the previous and the next page.
 
@@ -330,15 +339,6 @@ def page_nav(page: str, *, keys: bool = True) -> None:
         label = f"next: {on[1].lower()} ▶" if on else ""
         if on and st.button(label, key=f"{name}_next_page", type="primary", shortcut=shortcut):
             _enter(on[0], 1)
-
-
-_AT_END = "cv_at_end"  # the page a step back entered
-
-
-def entered_at_end(page: str) -> bool:
-    """Whether this run entered `page` by a step back from the page after it (once: the mark
-    is spent), where an animation opens at its end, as through slides."""
-    return st.session_state.pop(_AT_END, None) == page
 
 
 def _enter(path: str, step: int) -> None:
