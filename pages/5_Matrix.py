@@ -83,7 +83,7 @@ THEME = replace(ctx.theme, max_text_cells=MAX_MATRIX_CELLS + 2)
 
 # a tall matrix may make the page scroll rather than shrink its cells below this (a projector's
 # back row needs bigger numbers than a laptop's reader)
-SCROLL_CELL_PX = 48 if ctx.state["pres"] else 30
+SCROLL_CELL_PX = round((48 if ctx.state["pres"] else 30) * ctx.theme.scale)
 
 
 def matrix_figure(panels):

@@ -217,3 +217,30 @@ def test_big_layers_check_the_transpose_on_one_slice(monkeypatch):
     wrong = grad_x.copy()
     wrong[1, 2, 0, 0] += 1
     assert matrix.transpose_difference(spec, w, g, wrong, 1, 2)[0] == pytest.approx(1.0)
+
+
+def test_a_slice_of_several_channels_says_so_in_the_titles_a_projector_keeps():
+    """With 2 channels, 2 filters and 2 samples, the right column is one slice's share: each
+    product's title says whose. In the subtitle, a projector dropped it with the last clauses, and
+    M's y column (−28, −6, …) read as the Forward page's y (−9, −3, …)."""
+    from convviz.render.matrix_view import (
+        im2col_grad_panel,
+        im2col_panel,
+        link_of,
+        matrix_panel,
+        transpose_panel,
+    )
+
+    spec = ConvSpec.create((2, 2, 4, 4), (2, 2, 3, 3))
+    rng = np.random.default_rng(0)
+    x, w = rng.integers(-3, 4, spec.input_shape), rng.integers(-3, 4, spec.weight_shape)
+    ms = matrix.matrix_slice(spec, x, w, np.ones(spec.output_shape), 0, 0, 0)
+    link = link_of(ms, "M", 0, 0)
+    shares = {matrix_panel: "channel c", transpose_panel: "filter k", im2col_panel: "channel c",
+              im2col_grad_panel: "sample n"}  # fmt: skip
+    for make, whose in shares.items():
+        panel = make(ms, link)
+        assert panel.title.endswith(f"{whose}'s share") and "share" not in panel.subtitle
+    one = ConvSpec.create((1, 1, 4, 4), (1, 1, 3, 3))
+    ms = matrix.matrix_slice(one, x[:1, :1], w[:1, :1], np.ones(one.output_shape), 0, 0, 0)
+    assert "share" not in matrix_panel(ms, link_of(ms, "M", 0, 0)).title

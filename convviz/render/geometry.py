@@ -329,9 +329,9 @@ def tick_cells(n: int, origin: int, cells_per_label: float) -> list[int]:
     return list(range(-origin % step, n, step))
 
 
-def tick_values(n: int, origin: int, cell: int) -> list[int]:
-    """The indices a plotly axis labels: a label needs 24 px, cells are `cell` px."""
-    return [origin + i for i in tick_cells(n, origin, 24 / max(cell, 1))]
+def tick_values(n: int, origin: int, cell: int, room: float = 24) -> list[int]:
+    """The indices a plotly axis labels: a label needs `room` px, cells are `cell` px."""
+    return [origin + i for i in tick_cells(n, origin, room / max(cell, 1))]
 
 
 def scale_ticks(lo: float, hi: float) -> list[float]:

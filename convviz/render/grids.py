@@ -91,6 +91,8 @@ def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
     (h, w), (oy, ox) = panel.shape, panel.origin
     (y0, ny), (x0, nx) = panel.labelled(0), panel.labelled(1)
     xa, ya = axis_ids(i)
+    font = max(9, theme.font_size - 3)
+    room = max(24, 2 * font)  # px a label needs (two digits and a gap)
     common = {
         "showgrid": False,
         "zeroline": False,
@@ -98,7 +100,7 @@ def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
         "ticks": "",
         "ticklabelstandoff": 4,  # clear of a selected cell's halo on the grid's edge
         "fixedrange": True,
-        "tickfont": {"size": max(9, theme.font_size - 3), "color": MUTED_TEXT},
+        "tickfont": {"size": font, "color": MUTED_TEXT},
     }
     suffix = xa[1:]
     return {
@@ -107,7 +109,7 @@ def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
             "domain": list(geo.x_domains[i]),
             "range": [ox - 0.5, ox + w - 0.5],
             "tickmode": "array",
-            "tickvals": tick_values(nx, ox + x0, geo.cell_of(i)),
+            "tickvals": tick_values(nx, ox + x0, geo.cell_of(i), room),
             "anchor": ya,
         },
         f"yaxis{suffix}": {
@@ -116,7 +118,7 @@ def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
             "range": [oy + h - 0.5, oy - 0.5],  # reversed: row 0 at the top
             "autorange": False,
             "tickmode": "array",
-            "tickvals": tick_values(ny, oy + y0, geo.cell_of(i)),
+            "tickvals": tick_values(ny, oy + y0, geo.cell_of(i), room),
             "anchor": xa,
             "scaleanchor": xa,  # square cells even if the page stretches the figure
             "scaleratio": 1,

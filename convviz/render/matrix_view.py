@@ -193,56 +193,56 @@ def product_panel(ms: MatrixSlice, key: str, link: Link, title: str, subtitle: s
 def matrix_panel(ms: MatrixSlice, link: Link) -> Panel:
     """vec(x) over M, y beside it: the forward pass as one matrix product."""
     (oH, oW), (H, W) = ms.spec.out_size, ms.spec.in_size
-    share = " (channel c's share of y)" if ms.spec.in_channels > 1 else ""
+    share = ": channel c's share" if ms.spec.in_channels > 1 else ""
     return product_panel(
         ms,
         "M",
         link,
-        "M · vec(x) = vec(y)",
+        f"M · vec(x) = vec(y){share}",  # in the title: a projector may drop subtitle clauses
         f"M is {oH * oW}×{H * W} · a row per output cell, a column per input cell · top row: "
-        f"vec(x), right column: y{share}{_several_note(ms)}",
+        f"vec(x), right column: y{_several_note(ms)}",
     )
 
 
 def transpose_panel(ms: MatrixSlice, link: Link) -> Panel:
     """vec(∂L/∂y) over Mᵀ, ∂L/∂x beside it: the same entries, read down the columns."""
     (oH, oW), (H, W) = ms.spec.out_size, ms.spec.in_size
-    share = " (filter k's share)" if ms.spec.out_channels > 1 else ""
+    share = ": filter k's share" if ms.spec.out_channels > 1 else ""
     return product_panel(
         ms,
         "Mt",
         link,
-        "Mᵀ · vec(∂L/∂y) = vec(∂L/∂x)",
+        f"Mᵀ · vec(∂L/∂y) = vec(∂L/∂x){share}",
         f"Mᵀ is {H * W}×{oH * oW} · a row per input cell · top row: vec(∂L/∂y), right column: "
-        f"∂L/∂x{share}",
+        "∂L/∂x",
     )
 
 
 def im2col_panel(ms: MatrixSlice, link: Link) -> Panel:
     """vec(w) over the patches, y beside them: each row is one window of the padded input."""
     (oH, oW), (kH, kW) = ms.spec.out_size, ms.spec.kernel_size
-    share = " (channel c's share of y)" if ms.spec.in_channels > 1 else ""
+    share = ": channel c's share" if ms.spec.in_channels > 1 else ""
     return product_panel(
         ms,
         "P",
         link,
-        "patches · vec(w) = vec(y)",
+        f"patches · vec(w) = vec(y){share}",
         f"patches is {oH * oW}×{kH * kW} · a row per window, a column per tap (grey: padding) · "
-        f"top row: vec(w), right column: y{share}",
+        "top row: vec(w), right column: y",
     )
 
 
 def im2col_grad_panel(ms: MatrixSlice, link: Link) -> Panel:
     """vec(∂L/∂y) over patchesᵀ, ∂L/∂w beside it."""
     (oH, oW), (kH, kW) = ms.spec.out_size, ms.spec.kernel_size
-    share = " (sample n's share)" if ms.spec.batch > 1 else ""
+    share = ": sample n's share" if ms.spec.batch > 1 else ""
     return product_panel(
         ms,
         "Pt",
         link,
-        "patchesᵀ · vec(∂L/∂y) = vec(∂L/∂w)",
+        f"patchesᵀ · vec(∂L/∂y) = vec(∂L/∂w){share}",
         f"patchesᵀ is {kH * kW}×{oH * oW} · a row per tap · top row: vec(∂L/∂y), right column: "
-        f"∂L/∂w{share}",
+        "∂L/∂w",
     )
 
 
