@@ -273,6 +273,22 @@ def test_the_formula_follows_the_frame_shown(tab: Page, app_url):
         assert tab.evaluate(WINDOW_CORNER) == [2 * c - 1 - 0.5, 2 * r - 1 - 0.5]
 
 
+def test_a_long_formula_wraps_between_its_terms_only(tab: Page, app_url):
+    """channels-small's weight-gradient sum takes several lines under the player on a laptop; they
+    broke mid-symbol ('∂L/' | '∂y', 'x[n=0,' | 'c=0]'). Each term now stays on one line, and the
+    text reads as the engine's formula."""
+    goto(tab, f"{app_url}/Weight_gradient?preset=channels-small", charts=2)
+    settle(tab)
+    formula = tab.get_by_test_id("player-formula").first
+    lines = formula.evaluate("""f => [...f.children].map(line => [line.textContent,
+        line.getBoundingClientRect().height,
+        [...line.children].map(term => term.getClientRects().length)])""")
+    symbolic, height, pieces = lines[0]
+    assert symbolic.startswith("∂L/∂w") and " + x[n=0, c=0]" in symbolic
+    assert height > 60, "the sum wraps onto several lines here"
+    assert len(pieces) > 5 and set(pieces) == {1}, "a term broken across two lines"
+
+
 def test_keys_step_play_and_jump_on_every_animated_page(tab: Page, app_url):
     # (page, frames): classroom: y 4×4, ∂L/∂x̃ 9×9 (the full correlation, stage 5), ∂L/∂w 3×3
     for path, count in (("Forward", 16), ("Input_gradient?step=5", 81), ("Weight_gradient", 9)):

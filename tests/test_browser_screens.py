@@ -163,7 +163,7 @@ def test_the_storyboards_still_shows_its_sum_on_the_first_screen(screen, app_url
     that screen held the grid alone and the formula began below its edge."""
     page, _ = screen
     view = open_view(page, f"{app_url}/Input_gradient?preset={preset}&pres=1&step=1")
-    lines = page.locator(".st-key-cv_screen_still [data-testid='stMarkdown']")
+    lines = page.locator(".st-key-cv_screen_still .cv-formula")
     expect(lines).to_contain_text("∂L/∂x")
     box = lines.bounding_box()
     assert view["charts"][0]["box"][3] <= box["y"] + 1

@@ -70,6 +70,17 @@ function el(tag, attrs = {}, text = "") {
   return node;
 }
 
+// A formula's line, broken (when it must wrap) only before its " + " and " = ": each term in an
+// unbreakable span ("∂L/" | "∂y" and "x[n=0," | "c=0]" broke mid-symbol); the text is unchanged.
+function formulaLine(line) {
+  const div = el("div");
+  line.split(/ (?=[+=] )/).forEach((term, i) => {
+    if (i) div.append(" ");
+    div.append(el("span", { class: "term" }, term));
+  });
+  return div;
+}
+
 // --- hover linking: outlines on the cells linked to the one under the pointer ------------------
 
 function box(r0, r1, c0, c1, origin) {
@@ -240,7 +251,7 @@ export default function (component) {
     scrub.value = cur;
     const sampled = d.sampled > 1 ? ` (1 step in ${d.sampled} shown)` : "";
     label.textContent = `step ${cur + 1}/${count}${sampled} → ${d.prefix}${d.labels[cur]}${d.suffix}`;
-    caption.replaceChildren(...(d.captions[cur] || []).map((line) => el("div", {}, line)));
+    caption.replaceChildren(...(d.captions[cur] || []).map(formulaLine));
     playButton.textContent = timer ? "❚❚ Pause" : "▶ Play";
     stages.mark(d.labels[cur]);
   }

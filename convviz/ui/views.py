@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import nullcontext
 from functools import partial
+from html import escape
 
 import streamlit as st
 
@@ -22,7 +23,6 @@ from convviz.ui.controls import (
     PAGES,
     STATE,
     Context,
-    as_text,
     converted,
     share_link,
     sidebar,
@@ -123,8 +123,8 @@ FORMULA_LINES_PX = 72  # the two lines of `formula_lines` on a projector (at a 1
 def formula_lines(formula: Formula, ctx: Context) -> None:
     """A cell's sum in the two lines a player writes under its figure, for a still on a
     projector (it has no player): in symbols, then in numbers."""
-    symbolic, numeric = frame_caption(formula, ctx.theme)
-    st.markdown(f"{as_text(symbolic)}  \n:gray[{as_text(numeric)}]")
+    lines = "".join(f"<div>{escape(line)}</div>" for line in frame_caption(formula, ctx.theme))
+    st.html(f'<div class="cv-formula">{lines}</div>')  # styled as the player's (presentation.css)
 
 
 def motion_captions(fig, ctx: Context, formula_of) -> list[list[str]]:
