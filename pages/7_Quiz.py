@@ -7,8 +7,8 @@ import streamlit as st
 
 from convviz import quiz
 from convviz.presets import PRESETS_BY_KEY
-from convviz.render.grids import PLOTLY_CONFIG, panels_figure
-from convviz.render.quiz_view import given_rows
+from convviz.render.grids import PLOTLY_CONFIG
+from convviz.render.quiz_view import given_figures, given_rows
 from convviz.ui.compute import compute_layer, shared_view
 from convviz.ui.controls import LAST_VALID, controls, converted, page_config
 from convviz.ui.state import DEFAULTS, EXPLICIT
@@ -17,6 +17,9 @@ from convviz.ui.views import formula_box, page_end, page_header
 PAGE = "pages/7_Quiz.py"
 SEED, INDEX, SCORE, ANSWERS = "quiz_seed", "quiz_index", "quiz_score", "quiz_answers"
 PARAM_SEED, PARAM_INDEX = "quiz", "qn"  # the page's own URL query: the same questions again
+# measured on a projector's page at a 16 px rem: the player's rows that Theme.fitted leaves room
+# for; a paragraph's line (1.35 rem) and the space under it; an info box's padding
+PLAYER_PX, LINE_PX, GAP_PX, BOX_PX = 115, 35, 8, 26
 
 
 def _from_url(param: str, key: str, default: int, hi: int) -> None:
@@ -30,6 +33,13 @@ def _from_url(param: str, key: str, default: int, hi: int) -> None:
 @st.cache_data(max_entries=32, show_spinner=False)
 def questions_for(key: tuple, n: int, k: int, c: int, seed: int, word: str, worked):
     return quiz.questions(compute_layer(key), n, k, c, seed, word, worked)
+
+
+def paragraph_px(text: str, theme) -> int:
+    """Px (at a 16 px rem) a paragraph takes on a projector's page: its lines, wrapped at ~0.5 em
+    a character, and the space under it."""
+    chars = theme.figure_w / (0.5 * 1.35 * theme.rem)
+    return LINE_PX * math.ceil(len(text) / chars) + GAP_PX
 
 
 def _next(count: int) -> None:
@@ -63,25 +73,28 @@ own = {PARAM_SEED: str(st.session_state[SEED]), PARAM_INDEX: str(index)}
 st.query_params.update(own)
 score = st.session_state.setdefault(SCORE, {})  # (layer, seed, question) -> first answer right
 right = sum(score.values())
-st.markdown(
+heading = (
     f"**Question {index + 1} of {len(asked)}** · seed {st.session_state[SEED]} · "
     f"score this session: **{right} / {len(score)}**"
 )
+st.markdown(heading)
 if note := quiz.by_hand(ctx.layer, asked):
     st.info(note, icon=":material/info:")
 st.markdown(q.prompt)
 rows = given_rows(ctx.layer, ctx.n, ctx.k, ctx.c, q.kind)
-for i, row in enumerate(rows):  # what the question gives: built once per setting, all sessions
-    given = shared_view(
-        ("quiz", q.kind, i, ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme),
-        lambda row=row: panels_figure(row, ctx.theme.reserve(120)),
-    )
+# the grids fill a projector's screen below the question (its page has no player under them)
+if ctx.theme.show_secondary:
+    above = 120  # the question's two lines (a laptop's page scrolls)
+else:
+    texts = (heading, q.prompt, note or "")
+    above = sum(paragraph_px(t, ctx.theme) for t in texts if t) + BOX_PX * bool(note) - PLAYER_PX
+given = shared_view(  # what the question gives: built once per setting, all sessions
+    ("quiz", q.kind, ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme, above),
+    lambda: given_figures(rows, ctx.theme.reserve(above)),
+)
+for i, fig in enumerate(given):
     st.plotly_chart(
-        converted(given),
-        key=f"quiz_given_{i}",
-        config=PLOTLY_CONFIG,
-        width="content",
-        theme=None,
+        converted(fig), key=f"quiz_given_{i}", config=PLOTLY_CONFIG, width="content", theme=None
     )
 asked_key = (ctx.key, st.session_state[SEED], index)
 form = f"{st.session_state[SEED]}_{index}_{abs(hash(ctx.key))}"  # a fresh field per question

@@ -185,6 +185,22 @@ def test_the_matrix_pages_first_figure_takes_the_first_screen(screen, app_url, p
     assert second[1] >= view["height"], "the grids start below the screen's edge"
 
 
+@pytest.mark.parametrize("preset", ["channels-small", "qa-channels", "recitation-s2"])
+def test_the_quizs_grids_fill_the_first_screen(screen, app_url, preset):
+    """The Quiz on a projector: every grid its question gives ends on the first screen, below the
+    question (and its note). channels-small's ∂L/∂x question gives w and ∂L/∂y of 3 filters:
+    before, a row each, sized for a whole screen, so the second was cut by the screen's edge and
+    the third below it; they now stand two to a line, cells alike (≥ 32 px at 1280×720).
+    qa-channels' note pushed its grids below the edge."""
+    page, _ = screen
+    view = open_view(page, f"{app_url}/Quiz?preset={preset}&pres=1&quiz=0&qn=0")
+    assert not problems_of(view, animated=False)
+    for chart in view["charts"]:
+        assert chart["box"][3] <= view["height"], f"a figure ends at {chart['box'][3]:.0f} px"
+    numbered = [px for chart in view["charts"] for px, cols, rows in chart["cells"] if rows <= 9]
+    assert min(numbered) >= 32 * view["rem"] / 16
+
+
 @pytest.mark.parametrize("size", [(1024, 768), (1366, 768)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_other_projectors_keep_the_figure_and_player_on_the_screen(browser: Browser, app_url, size):
     """A 4:3 projector's 1024×768 (the player's bar and the storyboard's stage bar each take two

@@ -12,7 +12,7 @@ from test_pages import assert_clean, figures, open_page, query, shown, trace, z_
 from convviz import matrix, quiz
 from convviz.presets import PRESETS
 from convviz.render.matrix_view import SECTIONS
-from convviz.render.quiz_view import given_rows
+from convviz.render.quiz_view import given_figures, given_rows
 from convviz.render.theme import tap_colors, theme_for
 from convviz.ui.compute import compute_layer, value_key
 from convviz.ui.state import preset_state
@@ -271,6 +271,26 @@ def test_a_sum_over_filters_channels_or_samples_gives_every_slice_it_adds():
     for q in quiz_of(seeds):
         (row,) = given_rows(preset_layer(seeds), 0, 0, 0, q.kind)
         assert [panel.key for panel in row] == ["x", "w", "g"]
+
+
+def test_a_projector_puts_the_slices_side_by_side_to_fit_one_screen():
+    """channels-small's ∂L/∂x gives w and ∂L/∂y of 3 filters. On a projector they fill one
+    screen together: two to a line, every cell one size, the stride said once. A laptop's page
+    scrolls: a line per filter, each at the laptop's full cells."""
+    p = next(p for p in PRESETS if p.key == "channels-small")
+    rows = given_rows(preset_layer(p), 0, 0, 0, "grad_x")
+    assert len(rows) == 3
+    for size in ((1232, 720, 16), (1848, 1080, 24)):
+        theme = theme_for(True, size)
+        figs = given_figures(rows, theme)
+        assert len(figs) == 2
+        assert sum(f.layout.height for f in figs) <= theme.figure_h
+        cells = {round(matrix_cell_px(f.to_plotly_json())) for f in figs}  # w[k, 0]'s cells
+        assert len(cells) == 1 and cells.pop() >= 32 * theme.scale
+        assert ["stride" in str(f.layout) for f in figs] == [True, False]
+    laptop = given_figures(rows, theme_for(False))
+    assert len(laptop) == 3
+    assert [round(matrix_cell_px(f.to_plotly_json())) for f in laptop] == [44] * 3
 
 
 @pytest.mark.parametrize(

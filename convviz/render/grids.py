@@ -471,6 +471,17 @@ def layout_with_legend(
     return geo, _legend(lines, theme, geo)
 
 
+def panels_layout(
+    panels: Sequence[Panel], theme: Theme, title: str | None = None
+) -> tuple[list[Panel], GridLayout, dict | None]:
+    """The panels as panels_figure draws them (no tap colours where there are too many to tell
+    apart), their geometry and their legend."""
+    panels = told_apart(panels, theme.max_text_cells)
+    title_px = theme.title_font_size + 18 if title else 6
+    geo, legend = layout_with_legend(panels, legend_items(panels), theme, title_px)
+    return panels, geo, legend
+
+
 def panels_figure(
     panels: list[Panel], theme: Theme = THEME, *, title: str | None = None
 ) -> go.Figure:
@@ -478,9 +489,7 @@ def panels_figure(
 
     A click returns customdata [panel.key, row, col] (array indices): ui.controls.clicked_cell.
     """
-    panels = told_apart(panels, theme.max_text_cells)
-    title_px = theme.title_font_size + 18 if title else 6
-    geo, legend = layout_with_legend(panels, legend_items(panels), theme, title_px)
+    panels, geo, legend = panels_layout(panels, theme, title)
     layout = base_layout(geo, theme, title)
     add_panels(layout, panels, theme, geo)
     layout["annotations"] += [legend] if legend else []

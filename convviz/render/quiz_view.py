@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import plotly.graph_objects as go
+
+from convviz.render.grids import panels_figure, panels_layout
 from convviz.render.panel import Panel
 from convviz.render.selection import tap_grid
+from convviz.render.theme import Theme
 from convviz.stages import Layer
 
 # the slice axis a sum question adds over (beside the taps): ∂L/∂x over the filters, an output
@@ -51,3 +57,34 @@ def given_panels(lay: Layer, n: int, k: int, c: int) -> list[Panel]:
         ),
         Panel(g[n, k], f"∂L/∂y[n={n}, k={k}]" if tags else "∂L/∂y", "g"),
     ]
+
+
+def given_figures(rows: list[list[Panel]], theme: Theme) -> list[go.Figure]:
+    """The given grids in lines, a figure each: as many rows side by side in a line as give the
+    biggest cells (of equal cells, the most: the fewest lines to read); the lines' cells are
+    alike.
+
+    On a projector every line fits its one screen, each taking its share of the height; a
+    laptop's page scrolls, so a line keeps the whole height. Subtitles (padding, stride: the
+    same for every slice) stay on the first line.
+    """
+    best = None
+    for across in range(1, len(rows) + 1):
+        lines = [
+            [
+                p if start == 0 else replace(p, subtitle=None)
+                for row in rows[start : start + across]
+                for p in row
+            ]
+            for start in range(0, len(rows), across)
+        ]
+        tall = theme.figure_h if theme.show_secondary else theme.figure_h // len(lines)
+        tile = replace(theme, figure_h=tall)
+        cells = [panels_layout(line, tile)[1].cells for line in lines]
+        least = min(min(c) for c in cells)
+        if best is None or least >= best[0]:
+            # one size for every line, unless small grids beside big ones have cells of their own
+            alike = len(lines) > 1 and all(len(set(c)) == 1 for c in cells)
+            best = (least, lines, replace(tile, cell_px=least) if alike else tile)
+    _, lines, tile = best
+    return [panels_figure(line, tile) for line in lines]
