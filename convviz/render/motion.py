@@ -64,7 +64,7 @@ LEGEND = {
     # the formula's cell is the black one
     "window": (tap_colors(1, 2)[1], "□", "window (tap colours)"),
     "outline": (HIGHLIGHT_COLOR, "□", "cell of the formula"),
-    "ring": (PAD_TEXT, "▣", "gradient on the padded ring"),
+    "ring": (PAD_TEXT, "▣", "ring's gradient (masked)"),
 }
 
 
