@@ -246,7 +246,7 @@ def _gif_scene(
     bare = dict(taps=None, highlight=None, selected=None)
     panels = [replace(operand, **bare), kernel, products, replace(output, **bare)]
     caption = 2 * LINE * theme.font_size
-    marks = [*legend_marks(panels), "window", "current"]  # what each frame moves
+    marks = [*legend_marks(panels), "window"]  # what each frame moves
     width = row_layout(panels, theme, None, caption).size[0]
     legend = legend_band(marks, theme, width)
     layout = row_layout(panels, theme, None, caption + legend)

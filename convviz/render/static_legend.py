@@ -48,8 +48,8 @@ LEGEND_WORDS = {
     "read": "the cells its sum reads",  # the highlight, when it is the written cell's window
     "selected": "selected cell",
     "written": "the cell written out below",
-    "window": "the window the kernel covers",
-    "current": "the output cell being written",
+    # the two black outlines a sweep moves, one mark: the window and the cell it writes
+    "window": "the window, and the cell its sum writes",
 }
 _LEGEND_FONT = 0.8  # of the theme's font size
 
@@ -89,8 +89,7 @@ def _legend_handle(mark: str) -> Rectangle:
         "read": ("none", HIGHLIGHT_COLOR, None, LINKED_STYLE, 2.0),
         "selected": ("none", SELECTED_COLOR, None, "solid", 2.5),
         "written": ("none", HIGHLIGHT_COLOR, None, "solid", 2.5),
-        "window": ("none", HIGHLIGHT_COLOR, None, "solid", 2.0),
-        "current": ("none", HIGHLIGHT_COLOR, None, "solid", 2.5),
+        "window": ("none", HIGHLIGHT_COLOR, None, "solid", 2.5),
     }[mark]
     return Rectangle((0, 0), 1, 1, facecolor=face, edgecolor=edge, hatch=hatch,
                      linestyle=style, linewidth=lw)  # fmt: skip
