@@ -4,7 +4,7 @@ and the first part is kept whole (wrapped if it must be); in normal mode every w
 import numpy as np
 import pytest
 
-from convviz.render.geometry import HIDDEN_NOTE, _wrap_clauses, subtitle_lines
+from convviz.render.geometry import HIDDEN_NOTE, _wrap_clauses, subtitle_lines, title_lines
 from convviz.render.grids import panels_figure
 from convviz.render.panel import Panel
 from convviz.render.theme import PRESENTATION, THEME
@@ -99,3 +99,23 @@ def test_an_index_is_never_broken_across_lines():
         lines = _wrap_clauses(text, chars)
         assert " ".join(lines) == text
         assert any("x[i, j]" in line for line in lines), (chars, lines)
+
+
+@pytest.mark.parametrize(
+    ("title", "lines"),
+    [
+        ("w[k=0, c=0] → rot180", ["w[k=0, c=0]", "→ rot180"]),
+        (
+            "∂L/∂x̃[n=0, c=0] → ∂L/∂x (Σ over 3 filters)",
+            ["∂L/∂x̃[n=0, c=0]", "→ ∂L/∂x (Σ over 3 filters)"],
+        ),
+        ("∂L/∂y[n=0, k=0] dilated and padded", ["∂L/∂y[n=0, k=0]", "dilated and padded"]),
+    ],
+)
+def test_a_title_too_wide_breaks_before_its_arrow(title, lines):
+    """Side by side in the whole pass, two wrapped titles broke on either side of their arrows
+    ("w[k=0, c=0]" / "→ rot180" beside "∂L/∂x̃[n=0, c=0] →" / "∂L/∂x …"). What a stage makes
+    now opens every second line; a title without an arrow still breaks where its longest line
+    is shortest."""
+    narrow = Panel(values=np.zeros((2, 2)), title=title, key="g")
+    assert title_lines(narrow, PROJECTOR, 40) == lines

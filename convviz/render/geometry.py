@@ -87,7 +87,11 @@ def _title_px(panel: Panel, theme: Theme) -> int:
 
 
 def _two_lines(title: str) -> list[str]:
-    """The title broken at the space (outside brackets) that makes its longest line shortest."""
+    """The title broken before its arrow (what a stage makes opens the second line, on every
+    panel alike), else at the space (outside brackets) that makes its longest line shortest."""
+    if " → " in title:
+        made = title.index(" → ")
+        return [title[:made], title[made + 1 :]]
     depth, best = 0, [title]
     for i, ch in enumerate(title):
         depth += {"[": 1, "]": -1}.get(ch, 0)
