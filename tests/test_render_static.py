@@ -15,6 +15,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from PIL import Image
 
+from convviz.export.story import Story
 from convviz.formulas import forward_formula
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render import (
@@ -29,6 +30,7 @@ from convviz.render import (
 from convviz.render.grids import format_value, panels_figure
 from convviz.render.input_story import input_grad_animation
 from convviz.render.panel import Panel
+from convviz.render.selection import GIF_FRAMES
 from convviz.render.static_legend import LEGEND_WORDS, legend_marks
 from convviz.render.theme import (
     DILATION_COLOR,
@@ -591,3 +593,23 @@ def test_a_gifs_products_panel_names_what_slides(classroom, panels):
         fig = static_gif._gif_scene(s, *ps, static.THEME, 0, 4).fig
         titles = [ax.get_title() for ax in fig.axes]
         assert name in titles, (name, titles)
+
+
+@pytest.mark.parametrize(
+    ("preset", "first", "last"),
+    [("classroom", "∂L/∂x̃[-1, -1]", "∂L/∂x̃[7, 7]"), ("reflect", "∂L/∂x̃[-1, -1]", "∂L/∂x̃[5, 5]")],
+)
+def test_the_full_correlation_gif_names_cells_as_its_axes_do(preset, first, last):
+    """∂L/∂x̃'s axes start at −1 (the padded ring). The GIF's captions named its cells by array
+    index: classroom's last frame said ∂L/∂x̃[8, 8] under axes that end at 7, where the app says
+    ∂L/∂x̃[7, 7]. A GIF that samples the steps says so, in the browser player's words (81 steps,
+    1 in 2 a frame)."""
+    anim = next(a for a in Story.of(preset).animations() if a.name == "full-correlation")
+    scene = static_gif._gif_scene(anim.sweep, *anim.panels, THEME, anim.channel, GIF_FRAMES)
+    captions = []
+    for t in (scene.steps[0], scene.steps[-1]):
+        static_gif._place_step(scene.frames, anim.sweep, int(t), anim.channel, scene)
+        captions.append(scene.frames.caption.get_text())
+    assert first in captions[0] and last in captions[1], captions
+    sampled = len(scene.steps) < anim.sweep.steps
+    assert ("(1 step in 2 shown)" in captions[1]) == sampled == (preset == "classroom")

@@ -71,23 +71,32 @@ SLIDING = {"y": "kernel", "grad_x_padded": "rot180(w)", "grad_w": "∂L/∂y"}
 
 
 def sweep_caption(
-    sweep: Sweep, t: int, channel: int = 0, max_terms: int = 9, output: str = "y"
+    sweep: Sweep,
+    t: int,
+    channel: int = 0,
+    max_terms: int = 9,
+    output: str = "y",
+    origin: tuple[int, int] = (0, 0),
+    every: int = 1,
 ) -> str:
-    """'y[i, j]: a·b + … = s' for step t, with the sum over channels (or filters, or samples:
-    by the output's key, SWEEP_AXES) and the bias when there are any.
+    """'step t/T · y[i, j]: a·b + … = s' for step t, with the sum over channels (or filters, or
+    samples: by the output's key, SWEEP_AXES) and the bias when there are any.
 
+    The cell is named as the output's axes label it (origin: the label of its top-left cell,
+    −1 for x̃'s padded ring); every > 1: 1 step in `every` is a frame, which it says.
     Past max_terms products the rest is one bracket that says what it adds up to.
     """
     name, axis = SWEEP_AXES.get(output, (output, "c"))
     one, many = AXIS_WORDS[axis]
-    i, j = sweep.targets[t]
+    i, j = sweep.targets[t] + np.asarray(origin)
     x = sweep.operand[channel][np.ix_(sweep.rows[t], sweep.cols[t])].ravel()
     k = sweep.kernel[channel].ravel()
     terms = [_term(a, b) for a, b in zip(x, k)]
     if len(terms) > max_terms:  # cut as formulas.Formula cuts: max_terms written, then the rest
         hidden = sweep.products[t, channel].ravel()[max_terms:]
         terms = [*terms[:max_terms], f"[{hidden.size} more terms = {number(hidden.sum())}]"]
-    text = f"step {t + 1}/{sweep.steps} · {cell_name(name, i, j)}:  {' + '.join(terms)} = "
+    step = f"step {t + 1}/{sweep.steps}" + (f" (1 step in {every} shown)" if every > 1 else "")
+    text = f"{step} · {cell_name(name, i, j)}:  {' + '.join(terms)} = "
     text += number(sweep.partial[t, channel])
     K, bias = sweep.kernel.shape[0], " + bias" if sweep.offset else ""
     if K > 1:
@@ -210,7 +219,9 @@ def _place_step(fr: _Frames, sweep: Sweep, t: int, channel: int, scene: _GifScen
     fr.products_sum.set_text(f"Σ = {number(sweep.partial[t, channel])}")
     i, j = sweep.targets[t]
     fr.current.set_xy((j - 0.5, i - 0.5))
-    caption = sweep_caption(sweep, t, channel, output=scene.output_key)
+    caption = sweep_caption(
+        sweep, t, channel, output=scene.output_key, origin=scene.origin, every=scene.every
+    )
     fr.caption.set_text(_wrap_caption(caption, scene.wrap_chars))
 
 
@@ -225,6 +236,8 @@ class _GifScene:
     norm: Normalize
     wrap_chars: int
     output_key: str  # the sweep's output panel: what its caption names (SWEEP_AXES)
+    origin: tuple[int, int]  # the label of the output's top-left cell
+    every: int  # steps from one frame to the next (1: every step is a frame)
 
 
 def _gif_scene(
@@ -257,7 +270,8 @@ def _gif_scene(
     fr.caption.set_position((0.5, middle / layout.size[1]))
     place_legend(fig, marks, theme, layout)
     wrap_chars = int((layout.size[0] - 2 * MARGIN) * 72 / (0.5 * theme.font_size))
-    return _GifScene(fig, axes, fr, steps, norm, wrap_chars, output.key)
+    every = int(steps[1] - steps[0]) if len(steps) > 1 else 1
+    return _GifScene(fig, axes, fr, steps, norm, wrap_chars, output.key, output.origin, every)
 
 
 def sweep_gif(
