@@ -221,6 +221,49 @@ def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
     tab.wait_for_url("**/Weight_gradient**", timeout=CHART_MS)
 
 
+def test_the_bars_back_and_next_step_the_whole_pass_as_its_keys_do(tab: Page, app_url):
+    """While the whole pass plays, the bar's Next and Back go stage by stage inside it, as
+    PageDown and PageUp do, and past its end on to the next page. Before, Next left the whole
+    pass for the storyboard's stage 2 while the PageDown it advertised stepped inside."""
+    tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2&whole=1")
+    tab.locator(".st-key-chart_whole_pass .js-plotly-plot").last.wait_for(timeout=CHART_MS)
+    settle(tab)
+    tab.wait_for_function(f"() => ({STATE})() !== null", timeout=CHART_MS)
+    labels = tab.evaluate(
+        "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
+        ".layout.meta.player.labels"
+    )
+    tab.locator(".st-key-nav_next button").first.click()
+    at_frame(tab, labels.index("2 · dilate"))
+    tab.locator(".st-key-nav_next button").first.click()
+    at_frame(tab, labels.index("3 · pad"))
+    tab.locator(".st-key-nav_back button").first.click()
+    at_frame(tab, labels.index("2 · dilate"))
+    assert "step=1" in tab.url and "whole=1" in tab.url  # no server round trip
+    tab.evaluate(f"() => {PLAYER}.show({len(labels) - 1})")
+    at_frame(tab, len(labels) - 1)
+    tab.locator(".st-key-nav_next button").first.click()
+    tab.wait_for_url("**/Weight_gradient**", timeout=CHART_MS)
+
+
+def test_the_laptops_stage_bar_stays_put_from_stage_to_stage(tab: Page, app_url):
+    """On a laptop the stage bar has a row of its own under Back and Next. In one row with them
+    it wrapped differently at the first stage ("◀ Forward"), the middle ones and the last
+    ("Weight gradient ▶"): the stage a student had just clicked moved away from the pointer."""
+    tab.set_viewport_size({"width": 1280, "height": 720})
+    tops = {}
+    for step in (1, 3, 6):
+        tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2&step={step}")
+        tab.locator(".st-key-w_step").wait_for(timeout=CHART_MS)
+        settle(tab)
+        tops[step] = [tab.locator(f".st-key-{k}").bounding_box()["y"] for k in BAR]
+    ys = [y for row in tops.values() for y in row]
+    assert max(ys) - min(ys) <= 12, tops  # one row, the same at every stage
+
+
+BAR = ("w_step", "whole_pass")  # the stage bar and its toggle
+
+
 # storyboard stage → (trace axis of the panel that changes, the engine array it ends on, origin)
 def stage_ends():
     p = PRESETS_BY_KEY["recitation-s2"]

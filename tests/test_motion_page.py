@@ -81,9 +81,19 @@ def test_the_toggle_and_a_picked_stage_write_the_url():
     at.button_group(key="w_step").set_value("3 · pad").run()  # a stage alone, whole pass off
     assert query(at)["whole"] == "0" and query(at)["step"] == "3"
     assert set(meta(at)["labels"]) == {"3 · pad"}
-    at.toggle(key="whole_pass").set_value(True).run()
-    at.button(key="nav_next").click().run()  # Next opens the next stage alone too
-    assert query(at)["whole"] == "0" and query(at)["step"] == "4"
+
+
+def test_the_whole_pass_bars_buttons_reach_the_server_past_its_ends_only():
+    """While the whole pass plays, player.js makes the bar's Back / Next its previous / next
+    stage (a browser test clicks them); a click the server gets is past the motion's ends: the
+    pages around. Before, Next left the whole pass for the storyboard's next stage alone."""
+    at = open_page(preset="recitation-s2", whole="1")
+    assert at.button(key="nav_next").help.endswith("the weight gradient page")
+    at.button(key="nav_next").click().run()
+    assert at.button(key="nav_next_page").label == "next: channels ▶"  # the Weight gradient page
+    at = open_page(preset="recitation-s2", whole="1")
+    at.button(key="nav_back").click().run()
+    assert at.button(key="nav_next_page").label == "next: input gradient ▶"  # Forward
 
 
 def test_the_player_follows_the_stage_bar_and_writes_the_frames_sums():

@@ -10,6 +10,7 @@ function registry() {
   if (!window.__convviz) {
     window.__convviz = { players: new Map(), last: null };
     document.addEventListener("keydown", onKey, true);
+    document.addEventListener("click", onStageButton, true);
   }
   return window.__convviz;
 }
@@ -28,11 +29,27 @@ function clickButton(key) {
   return Boolean(button);
 }
 
+function stagedPlayer(reg) {
+  // the page's motion through stages (the whole backward pass), if it plays one
+  return [...reg.players.values()].find((p) => p.primary && p.stages);
+}
+
+function onStageButton(event) {
+  // the storyboard's Back / Next while the whole pass plays: its previous / next stage, as
+  // PageUp / PageDown; past its ends the click goes on to the server (the pages around)
+  const button = event.target.closest && event.target.closest(".st-key-nav_back, .st-key-nav_next");
+  const staged = button && stagedPlayer(window.__convviz);
+  if (staged && staged.stage(button.matches(".st-key-nav_next") ? 1 : -1)) {
+    event.preventDefault();
+    event.stopPropagation();
+  }
+}
+
 function onKey(event) {
   if (event.ctrlKey || event.metaKey || event.altKey || typing(event)) return;
   const reg = window.__convviz;
   const next = { n: 1, PageDown: 1, p: -1, PageUp: -1 }[event.key];
-  const staged = [...reg.players.values()].find((p) => p.primary && p.stages);
+  const staged = stagedPlayer(reg);
   if (next && staged) {
     // a motion through stages (the whole backward pass) is one story: the next stage of the same
     // animation, and past its ends the pages around it (not a stage of the storyboard alone)

@@ -333,12 +333,17 @@ def page_nav(page: str, *, keys: bool = True) -> None:
     with st.container(horizontal=True, horizontal_alignment="distribute"):
         shortcut = BACK_KEY if keys else None
         if back and st.button(f"◀ {back[1]}", key=f"{name}_back_page", shortcut=shortcut):
-            st.session_state[_AT_END] = back[0]
-            _enter(back[0], FIELDS["step"].hi)  # back, as through slides: at its end
+            _back_to(back[0])
         shortcut = NEXT_KEY if keys else None
         label = f"next: {on[1].lower()} ▶" if on else ""
         if on and st.button(label, key=f"{name}_next_page", type="primary", shortcut=shortcut):
             _enter(on[0], 1)
+
+
+def _back_to(path: str) -> None:
+    """A step back to page `path`: it opens at its end, as through slides."""
+    st.session_state[_AT_END] = path
+    _enter(path, FIELDS["step"].hi)
 
 
 def _enter(path: str, step: int) -> None:
@@ -386,9 +391,51 @@ def _pick_step(titles: list[str]) -> None:
         st.session_state[STATE]["step"] = titles.index(st.session_state["w_step"]) + 1
 
 
+def _motion_buttons(back: tuple[str, str], on: tuple[str, str]) -> None:
+    """Back and next while one motion plays the stages: player.js makes a click its previous or
+    next stage, as PageUp / PageDown; past its ends the click comes here, to the pages around."""
+    before, after = back[1].lower(), on[1].lower()
+    tip = "The previous stage; before the first, the {} page"
+    if st.button("◀ Back", key="nav_back", shortcut=BACK_KEY, help=tip.format(before)):
+        _back_to(back[0])
+    tip = "The next stage; after the last, the {} page"
+    if st.button(
+        "Next ▶", key="nav_next", shortcut=NEXT_KEY, type="primary", help=tip.format(after)
+    ):
+        _enter(on[0], 1)
+
+
+def _stage_buttons(current: int, count: int, back, on, ctx: Context, left) -> None:
+    """Back and next through the stages (`left(fn, *args)` runs a step), past the ends to the
+    pages around."""
+    if current > 0:
+        st.button(
+            "◀ Back", on_click=left, args=(_set_step, -1, count), key="nav_back", shortcut=BACK_KEY
+        )
+    elif st.button(f"◀ {back[1]}", key="nav_back_page", shortcut=BACK_KEY):
+        _back_to(back[0])
+    if current < count - 1:
+        st.button(
+            "Next ▶",
+            on_click=left,
+            args=(_set_step, 1, count),
+            key="nav_next",
+            shortcut=NEXT_KEY,
+            type="primary",
+        )
+        return
+    # the way on past the last stage; on a projector as short as the stages' Next, so the bar
+    # (and the figure under it) does not move down at the last stage
+    label, tip = (f"{on[1]} ▶", None)
+    if not ctx.theme.show_secondary:
+        label, tip = "Next ▶", f"On to the {on[1].lower()} page"
+    if st.button(label, key="nav_next_page", shortcut=NEXT_KEY, type="primary", help=tip):
+        st.switch_page(on[0])
+
+
 def step_picker(page: str, ctx: Context, titles: list[str], *, leave: str | None = None):
     """Back and next side by side (PageUp / PageDown, past the ends to the pages around), then a
-    stage selector.
+    stage selector. While `leave` plays the stages as one motion, back and next are its stages.
 
     leave : a bool state field (e.g. the whole-pass animation) that choosing a stage turns off;
         while it is on no stage is shown selected (a player lights up where it is).
@@ -403,36 +450,22 @@ def step_picker(page: str, ctx: Context, titles: list[str], *, leave: str | None
     count = len(titles)
     current = min(ctx.state["step"], count) - 1
     back, on = _neighbours(page)
-    row = st.container(horizontal=True, vertical_alignment="center")
-    with row:
-        if current > 0:
-            st.button(
-                "◀ Back",
-                on_click=left,
-                args=(_set_step, -1, count),
-                key="nav_back",
-                shortcut=BACK_KEY,
-            )
-        elif st.button(f"◀ {back[1]}", key="nav_back_page", shortcut=BACK_KEY):
-            st.switch_page(back[0])
-        if current < count - 1:
-            st.button(
-                "Next ▶",
-                on_click=left,
-                args=(_set_step, 1, count),
-                key="nav_next",
-                shortcut=NEXT_KEY,
-                type="primary",
-            )
-        else:  # the way on past the last stage; on a projector as short as the stages' Next,
-            # so the bar (and the figure under it) does not move down at the last stage
-            label, tip = (f"{on[1]} ▶", None)
-            if not ctx.theme.show_secondary:
-                label, tip = "Next ▶", f"On to the {on[1].lower()} page"
-            if st.button(label, key="nav_next_page", shortcut=NEXT_KEY, type="primary", help=tip):
-                st.switch_page(on[0])
-        # after back and next, which stay side by side when a narrow column wraps the row
-        following = bool(leave and ctx.state[leave])
+    # a laptop: the stages on a row of their own, which stays put whatever the buttons say (in
+    # one row they wrapped differently at the first, middle and last stages); a projector: one
+    # row, its buttons' labels as short at every stage
+    buttons = st.container(horizontal=True, vertical_alignment="center")
+    row = (
+        st.container(horizontal=True, vertical_alignment="center")
+        if ctx.theme.show_secondary
+        else buttons
+    )
+    following = bool(leave and ctx.state[leave])  # a motion plays the stages (the whole pass)
+    with buttons:
+        if following:
+            _motion_buttons(back, on)
+        else:
+            _stage_buttons(current, count, back, on, ctx, left)
+    with row:  # after back and next, which stay side by side when a narrow column wraps the row
         st.session_state["w_step"] = None if following else titles[current]
         st.segmented_control(
             "Step",
