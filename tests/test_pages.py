@@ -701,8 +701,17 @@ def test_keyboard_cell_picker_selects_a_cell():
     assert figures(at)[0]["layout"]["meta"]["player"]["active"] == 1 * 4 + 2
     # the picker is bounded by the grid it picks in
     assert at.number_input(key="pick_row").max == 3
+    # x̃ is numbered as its axes are, from the ring (−1 for classroom's padding 1), and named as
+    # the page titles it: the picker showed 'x' and 0…8, so the axes' [0, 3] picked x̃[−1, 2]
     at.selectbox(key="pick_grid").set_value("x").run()
-    assert at.number_input(key="pick_row").max == 8
+    assert at.selectbox(key="pick_grid").format_func("x") == "x̃ (input, padded)"
+    row = at.number_input(key="pick_row")
+    assert (row.min, row.max) == (-1, 7)
+    row.set_value(0)
+    at.number_input(key="pick_col").set_value(3)
+    at.button(key="pick_go").click().run()
+    assert_clean(at)
+    assert query(at)["sel"] == "x:1:4"  # the link keeps array indices
 
 
 def test_keyboard_picker_on_the_gradient_pages():

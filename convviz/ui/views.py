@@ -218,9 +218,21 @@ def selected_formula(ctx: Context, grids: tuple[str, ...] = tuple(_SUMS)) -> Non
 PICKER = "pick_open"  # the keyboard picker's expander (open or not)
 
 
+# the grids a cell can be picked in, as the pages title them
+GRID_NAMES = {
+    "y": "y (output)",
+    "x": "x̃ (input, padded)",
+    "grad_x": "∂L/∂x",
+    "grad_x_padded": "∂L/∂x̃ (padded, ring included)",
+    "grad_w": "∂L/∂w",
+}
+PADDED_GRIDS = ("x", "grad_x_padded")  # their rows and columns count from the ring: −padding
+
+
 def cell_picker(ctx: Context, panels: dict[str, tuple[int, int]], default: str) -> None:
-    """Keyboard fallback for clicking: choose a panel, a row and a column (its controls are
-    made only while it is open: a rerun each way, none on every other rerun)."""
+    """Keyboard fallback for clicking: choose a panel, a row and a column, numbered as the
+    grid's axes are (its controls are made only while it is open: a rerun each way, none on
+    every other rerun)."""
     picker = st.expander("Select a cell with the keyboard", key=PICKER, on_change="rerun")
     if not picker.open:
         return
@@ -230,20 +242,26 @@ def cell_picker(ctx: Context, panels: dict[str, tuple[int, int]], default: str) 
         cur = sel[0] if sel and sel[0] in panels else default
         a, b, c, d = st.columns([2, 1, 1, 1])
         with a:
-            key = st.selectbox("Grid", names, index=names.index(cur), key="pick_grid")
-        h, w = panels[key]
+            key = st.selectbox(
+                "Grid", names, index=names.index(cur), format_func=GRID_NAMES.get, key="pick_grid"
+            )
+        (h, w), (top, left) = panels[key], (0, 0)
+        if key in PADDED_GRIDS:
+            (top, _), (left, _) = ctx.spec.padding
+        row, col = (min(sel[1], h - 1), min(sel[2], w - 1)) if sel and sel[0] == key else (0, 0)
         with b:
-            st.number_input("Row", 0, h - 1, min(sel[1], h - 1) if sel else 0, key="pick_row")
+            st.number_input("Row", -top, h - 1 - top, row - top, key="pick_row")
         with c:
-            st.number_input("Column", 0, w - 1, min(sel[2], w - 1) if sel else 0, key="pick_col")
+            st.number_input("Column", -left, w - 1 - left, col - left, key="pick_col")
         with d:
             st.write("")
-            st.button("Select", key="pick_go", on_click=_pick_cell)
+            st.button("Select", key="pick_go", on_click=_pick_cell, args=(top, left))
 
 
-def _pick_cell() -> None:
+def _pick_cell(top: int, left: int) -> None:
+    """The picked cell, its row and column numbered from the grid's first (−padding on x̃)."""
     ss = st.session_state
-    ss[STATE]["sel"] = f"{ss['pick_grid']}:{ss['pick_row']}:{ss['pick_col']}"
+    ss[STATE]["sel"] = f"{ss['pick_grid']}:{ss['pick_row'] + top}:{ss['pick_col'] + left}"
 
 
 def _png(panels, theme, title, formula, formula_text):
