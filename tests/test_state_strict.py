@@ -5,7 +5,15 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from convviz.ui.state import DEFAULTS, decode_array, from_query, parse_field, selection_of
+from convviz.spec import ConvSpecError
+from convviz.ui.state import (
+    DEFAULTS,
+    decode_array,
+    from_query,
+    parse_field,
+    selection_of,
+    typed_number,
+)
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -105,3 +113,22 @@ def test_a_crafted_selection_never_breaks_a_session(page):
     at.session_state["cv_state"]["sel"] = "y:0:0"
     at.run()
     assert not at.exception
+
+
+@pytest.mark.parametrize(
+    ("typed", "value"),
+    [("1e3", 1000.0), ("1,5", 1.5), ("−2", -2.0), (" 7 ", 7.0), ("-0.25", -0.25)],
+)
+def test_a_typed_number_is_read_as_a_person_writes_it(typed, value):
+    assert typed_number(typed, "input x") == value
+
+
+@pytest.mark.parametrize(
+    ("typed", "says"),
+    [("abc", "'abc' is not a number"), ("", "'' is not a number"), ("1e99", "beyond ±1e+09"),
+     ("inf", "'inf' is not a number"), ("1,5,2", "is not a number")],
+)  # fmt: skip
+def test_a_typed_value_that_is_not_a_number_is_refused_with_its_name(typed, says):
+    with pytest.raises(ConvSpecError, match="input x: ") as caught:
+        typed_number(typed, "input x")
+    assert says in str(caught.value)

@@ -5,29 +5,32 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from convviz.spec import ConvSpecError
 from convviz.text import slice_name
 from convviz.ui.controls import STATE, Context
-from convviz.ui.state import MAX_VALUE, encode_array
+from convviz.ui.state import encode_array, typed_number
 from convviz.values import load_image
 
 
 def _editor(label: str, name: str, full, index: tuple[int, int], ctx: Context) -> None:
-    """An editable grid for one 2D slice of x, w or grad_out; edits go to the state (and URL)."""
+    """An editable grid for one 2D slice of x, w or grad_out; edits go to the state (and URL).
+
+    Its cells are text, read as typed_number reads them: a grid of numbers took '1e3' as 13
+    and '1,5' as 15 (its number cells drop the keys they do not expect) and ignored 'abc'.
+    """
     current = full[index]
-    edited = st.data_editor(
-        current, key=f"edit_{name}_{index}_{ctx.key.__hash__()}", width="content"
-    )
-    edited = np.asarray(edited, dtype=float)
-    if edited.shape != current.shape or np.array_equal(edited, current):
+    shown = np.vectorize(lambda v: f"{v:g}", otypes=[object])(current)
+    edited = st.data_editor(shown, key=f"edit_{name}_{index}_{ctx.key.__hash__()}", width="content")
+    edited = np.asarray(edited, dtype=object)
+    if edited.shape != current.shape or np.array_equal(edited, shown):
         return
-    if not np.isfinite(edited).all():
-        st.warning(f"{label}: empty or non-numeric cells are ignored; type a number.")
-        return
-    if np.abs(edited).max(initial=0) > MAX_VALUE:
-        st.warning(f"{label}: values beyond ±{MAX_VALUE:g} are not taken; type smaller numbers.")
+    try:
+        values = np.vectorize(lambda t: typed_number(str(t or ""), label), otypes=[float])(edited)
+    except ConvSpecError as exc:
+        st.warning(f"{exc}. The app keeps the last numbers.")
         return
     updated = np.array(full, dtype=float)
-    updated[index] = edited
+    updated[index] = values
     st.session_state[STATE].update({name: encode_array(updated), "preset": "custom"})
     st.rerun()
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from convviz.presets import DEFAULT_PRESET, PRESETS_BY_KEY, Preset
 from convviz.spec import PADDING_MODES, PADDING_WORDS, ConvSpec, ConvSpecError, parse_padding
-from convviz.text import count
+from convviz.text import MINUS, count
 from convviz.values import GRAD_OUT_KINDS, NAMED_KERNELS, layer_values
 
 EXPLICIT = "explicit"  # the padding kind of per-side amounts: the UI's word, not the engine's
@@ -154,6 +154,20 @@ def _number(text: str, name: str) -> float:
         f"the edited {name} holds '{echo(text)}', which is not a number (digits 0-9, '.', "
         "'-', 'e' only; no spaces, '+' or '_')"
     )
+
+
+def typed_number(text: str, name: str) -> float:
+    """A number as a person types it into a grid: '−2' (a minus sign), '1,5' (a decimal comma),
+    '1e3'; ConvSpecError saying so if it is not one or is beyond ±MAX_VALUE."""
+    try:
+        value = _number(text.strip().replace(MINUS, "-").replace(",", "."), name)
+    except ConvSpecError:
+        raise ConvSpecError(
+            f"{name}: '{echo(text)}' is not a number (type e.g. 12, −3.5, 1,5 or 1e3)"
+        ) from None
+    if abs(value) > MAX_VALUE:
+        raise ConvSpecError(f"{name}: {echo(text)} is beyond ±{MAX_VALUE:g}; type a smaller number")
+    return value
 
 
 def decode_array(text: str, shape: tuple[int, ...], name: str) -> np.ndarray:
