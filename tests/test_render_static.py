@@ -186,7 +186,7 @@ def test_highlight_selected_remainder_and_dropped_overlays():
     assert np.ptp(np.concatenate(hl.get_segments()), axis=0).tolist() == [2, 2]  # 2×2 box
     (dropped,) = labelled(ax, "dropped", LineCollection)
     assert np.allclose(dropped.get_color()[:, :3], to_rgba(DROPPED_COLOR)[:3])
-    assert len(dropped.get_segments()) == 2 * ring.sum()  # a cross per dropped cell
+    assert len(dropped.get_segments()) == 4 * ring.sum()  # a cross per dropped cell, 4 arms
     (sel,) = labelled(ax, "selected")
     assert cell_of(sel) == (2, 3) and np.allclose(sel.get_edgecolor(), to_rgba(SELECTED_COLOR))
     (halo,) = sel.get_path_effects()  # a white stroke under the red, as on screen

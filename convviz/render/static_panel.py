@@ -371,13 +371,17 @@ def _draw_scale(ax: Axes, panel: Panel, theme: Theme) -> Axes:
 
 
 def _draw_dropped(ax: Axes, mask: np.ndarray, cell_pt: float) -> None:
-    """A cross over every cell whose gradient the mask drops, under its (still legible) number."""
+    """A cross over every cell whose gradient the mask drops, its arms in the cell's corners:
+    the number stays whole (an arm ending at a minus sign made '−1' read '=1')."""
     if not mask.any():
         return
     r, c = np.nonzero(mask)
-    e = 0.3  # half the cross, in cells
+    near, far = 0.24, 0.42  # where each arm starts and ends, in cells from the centre
     segs = np.concatenate(
-        [np.stack([c - e, r - e, c + e, r + e], 1), np.stack([c - e, r + e, c + e, r - e], 1)]
+        [
+            np.stack([c + dx * near, r + dy * near, c + dx * far, r + dy * far], 1)
+            for dx, dy in ((-1, -1), (1, -1), (-1, 1), (1, 1))
+        ]
     ).reshape(-1, 2, 2)
     ax.add_collection(
         LineCollection(
