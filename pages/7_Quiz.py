@@ -9,13 +9,15 @@ from convviz import quiz
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grids import PLOTLY_CONFIG
 from convviz.render.quiz_view import given_figures, given_rows
+from convviz.spec import ConvSpecError
 from convviz.ui.compute import compute_layer, shared_view
 from convviz.ui.controls import LAST_VALID, controls, converted, page_config
-from convviz.ui.state import DEFAULTS, EXPLICIT
+from convviz.ui.state import DEFAULTS, EXPLICIT, typed_number
 from convviz.ui.views import formula_box, page_end, page_header
 
 PAGE = "pages/7_Quiz.py"
 SEED, INDEX, SCORE, ANSWERS = "quiz_seed", "quiz_index", "quiz_score", "quiz_answers"
+ANSWERED = "quiz_answered"  # an answer was just checked: the next run says its verdict aloud
 PARAM_SEED, PARAM_INDEX = "quiz", "qn"  # the page's own URL query: the same questions again
 # measured on a projector's page at a 16 px rem: the player's rows that Theme.fitted leaves room
 # for; a paragraph's line (1.35 rem) and the space under it; an info box's padding
@@ -104,26 +106,30 @@ with st.form(f"answer_{form}"):
     sent = st.form_submit_button("Check my answer", type="primary")
 if sent:
     try:
-        value = float(typed.strip().replace("−", "-").replace(",", "."))
-        if not math.isfinite(value):  # 'inf', 'nan', 1e999: float() takes them
-            raise ValueError(typed)
-    except ValueError:
-        st.warning("Type a number, e.g. 12 or -3.5.")
+        value = typed_number(typed, "Your answer")
+    except ConvSpecError as exc:
+        st.warning(f"{exc}.")
     else:
         answers[asked_key] = value
         score.setdefault(asked_key, quiz.grade(q, value).right)
+        st.session_state[ANSWERED] = True
         st.rerun()  # the score line above shows this answer
 
 if asked_key in answers:
     verdict = quiz.grade(q, answers[asked_key])
     if verdict.right:
-        st.success(f"Right: {quiz.answer_text(q)}.", icon=":material/check_circle:")
+        said, icon, show = f"Right: {quiz.answer_text(q)}.", ":material/check_circle:", st.success
     else:
-        st.warning(
+        said = (
             f"Not quite: you said {quiz.shown(answers[asked_key])}, "
-            f"the answer is {quiz.answer_text(q)}.",
-            icon=":material/cancel:",
+            f"the answer is {quiz.answer_text(q)}."
         )
+        icon, show = ":material/cancel:", st.warning
+    show(said, icon=icon)
+    if st.session_state.pop(ANSWERED, False):  # a short screen has it below its edge: say it
+        st.toast(said, icon=icon)
+    if not verdict.right and verdict.hint:
+        st.info(f"**A common slip.** {verdict.hint}", icon=":material/lightbulb:")
         if verdict.hint:
             st.info(f"**A common slip.** {verdict.hint}", icon=":material/lightbulb:")
     st.subheader("How it is computed")
