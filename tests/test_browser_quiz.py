@@ -38,7 +38,9 @@ def test_quiz_one_right_one_wrong(tab: Page, app_url, artifacts):
     expect(tab.get_by_text("Question 1 of")).to_be_visible()
 
     answer(tab, quiz.answer_text(first))
-    expect(tab.get_by_text(f"Right: {quiz.answer_text(first)}.")).to_be_visible(timeout=RERUN_MS)
+    right = f"Right: {quiz.answer_text(first)}."
+    expect(tab.get_by_test_id("stAlert").get_by_text(right)).to_be_visible(timeout=RERUN_MS)
+    expect(tab.get_by_test_id("stToast").get_by_text(right)).to_be_visible()  # said aloud too
     expect(tab.get_by_text("How it is computed")).to_be_visible()
     expect(tab.locator(".katex-display").first).to_be_visible()  # the formula, revealed
     expect(tab.get_by_text("1 / 1")).to_be_visible()
@@ -54,7 +56,7 @@ def test_quiz_one_right_one_wrong(tab: Page, app_url, artifacts):
     wrong = f"{second.traps[0].value:g}"
     answer(tab, wrong)
     said = f"Not quite: you said {quiz.shown(second.traps[0].value)}"  # its minus is "−"
-    expect(tab.get_by_text(said)).to_be_visible(timeout=RERUN_MS)
+    expect(tab.get_by_test_id("stAlert").get_by_text(said)).to_be_visible(timeout=RERUN_MS)
     expect(tab.get_by_text(second.traps[0].hint[:40])).to_be_visible()  # the named mistake
     expect(tab.get_by_text("1 / 2")).to_be_visible()
     tab.screenshot(path=str(artifacts / "quiz-wrong.png"))
