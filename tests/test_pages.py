@@ -1014,3 +1014,16 @@ def test_the_legend_lists_only_marks_the_animation_draws(page, sel):
     notes = " ".join(a.get("text", "") for a in fig["layout"]["annotations"])
     assert "selected" in names and "selected" in notes
     assert "highlight" not in names and "linked to the selection" not in notes
+
+
+def test_a_tied_stride_is_both_axes_stride_in_the_link():
+    """'Same stride and dilation for both axes' ticked, a link's sh=3 drew a 3×3 stride but the
+    page's link kept classroom's sw=2 (two strides in one address), and unticking the box
+    brought the columns' 2 back; the columns now follow the rows, from a link or a slider."""
+    at = open_page(FORWARD, preset="classroom", sh="3")
+    assert_clean(at)
+    assert (query(at)["sh"], query(at)["sw"]) == ("3", "3")
+    at.sidebar.slider(key="w_dh").set_value(2).run()
+    assert (query(at)["dh"], query(at)["dw"]) == ("2", "2")
+    at.sidebar.checkbox(key="w_same_axes").uncheck().run()
+    assert at.sidebar.slider(key="w_sw").value == 3 and at.sidebar.slider(key="w_dw").value == 2

@@ -37,6 +37,7 @@ from convviz.ui.state import (
     selection_of,
     slice_of,
     spec_of,
+    tie_axes,
     to_query,
 )
 from convviz.ui.viewport import viewport, watch_viewport
@@ -436,6 +437,7 @@ def controls() -> Context:
     redraws the many sidebar widgets after them, so a change shows sooner.
     """
     state = _state()
+    tie_axes(state)  # a link's or a slider's stride under 'same for both axes'
     clip_slice(state)  # bounded widgets need valid values
     for problem in st.session_state.get(PROBLEMS, []):  # until the reader changes something
         custom = "this is a custom layer" in problem  # information, not a fault of the link

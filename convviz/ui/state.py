@@ -357,6 +357,13 @@ def padding_of(state: dict):
     return ((state["pt"], state["pb"]), (state["pl"], state["pr"]))
 
 
+def tie_axes(state: dict) -> None:
+    """With one stride and one dilation for both axes, the columns' are the rows' (in the state
+    and so in links: 'sh=3&sw=2' under a tied 3 read as two strides)."""
+    if state["same_axes"]:
+        state["sw"], state["dw"] = state["sh"], state["dh"]
+
+
 def spec_of(state: dict) -> ConvSpec:
     """The layer's geometry; ConvSpecError (with a fix) if the combination cannot work, or
     costs more than the app computes per rerun (`MAX_MACS`)."""
