@@ -613,3 +613,14 @@ def test_the_full_correlation_gif_names_cells_as_its_axes_do(preset, first, last
     assert first in captions[0] and last in captions[1], captions
     sampled = len(scene.steps) < anim.sweep.steps
     assert ("(1 step in 2 shown)" in captions[1]) == sampled == (preset == "classroom")
+
+
+def test_a_legend_tells_the_selected_cell_from_a_kernel_tap(panels):
+    """The selection's swatch is red; a tap's swatch was the first tap colour, another red, so
+    "kernel tap" and "selected cell" read as one mark. It is now the second tap colour."""
+    fig = static.panels_figure(list(panels))
+    legend = fig.legends[0]
+    swatches = {t.get_text(): h for t, h in zip(legend.texts, legend.legend_handles)}
+    tap = to_rgba(swatches[LEGEND_WORDS["tap"]].get_edgecolor())
+    selected = to_rgba(swatches[LEGEND_WORDS["selected"]].get_edgecolor())
+    assert tap == to_rgba(tap_colors(1, 2)[1]) and np.abs(np.subtract(tap, selected)).max() > 0.3

@@ -83,8 +83,9 @@ def _legend_handle(mark: str) -> Rectangle:
         "dilation": (DILATION_COLOR, GRID_LINE, None, "solid", 0.8),
         "remainder": ("none", REMAINDER_COLOR, None, (0, (3, 2)), 1.5),
         "dropped": ("white", DROPPED_COLOR, "xx", "solid", 0.8),
-        "tap": ("none", tap_colors(1, 1)[0], None, "solid", 2.0),
-        "grad_out_tap": ("none", tap_colors(1, 1)[0], None, "solid", 2.0),
+        # a tap's swatch in the second tap colour: the first is a red, as the selection is
+        "tap": ("none", tap_colors(1, 2)[1], None, "solid", 2.0),
+        "grad_out_tap": ("none", tap_colors(1, 2)[1], None, "solid", 2.0),
         "highlight": ("none", HIGHLIGHT_COLOR, None, LINKED_STYLE, 2.0),
         "read": ("none", HIGHLIGHT_COLOR, None, LINKED_STYLE, 2.0),
         "selected": ("none", SELECTED_COLOR, None, "solid", 2.5),
