@@ -366,11 +366,11 @@ def test_highlight_and_selected_outlines(classroom):
     # in axis coordinates to the grid, which cut off the outer half of an edge cell's box
     h, w = p.shape
     assert (s.xref, s.yref) == ("x domain", "y domain")
-    # the red inside the cell, a line width in from its edges (its halo reaches the edge + lw:
-    # clear of the index labels beside the grid)
+    # the red on the cell's edges (its halo reaches 1.4 lw beyond: clear of the index labels
+    # beside the grid)
     x0, y0, x1, y1 = path_rects(s.path)[0]
     inset = (x0 - 3 / w) * w
-    assert 0.02 < inset < 0.15
+    assert inset == pytest.approx(0, abs=1e-4)  # the path rounds to 6 digits
     assert (x0, y0, x1, y1) == pytest.approx(
         ((3 + inset) / w, 1 - (2 + inset) / h, (4 - inset) / w, 1 - (3 - inset) / h), abs=1e-5
     )
@@ -380,6 +380,10 @@ def test_highlight_and_selected_outlines(classroom):
     assert names.index("selected halo") == names.index("selected") - 1
     assert halo.path == s.path and halo.line.color == HALO_COLOR != SELECTED_COLOR
     assert halo.line.width > s.line.width
+    # 80% of the cell stays clear for its number ('195' ran into the red frame)
+    lay = fig.layout
+    cell = np.diff(lay.xaxis.domain)[0] * (lay.width - lay.margin.l - lay.margin.r) / w
+    assert 1 - 2 * (inset + halo.line.width / 2 / cell) >= 0.8
 
 
 def test_boxes_on_the_grid_edge_are_drawn_whole(classroom):

@@ -133,14 +133,16 @@ def panel_shapes(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> list[di
     if panel.selected is not None:
         # on a white halo: the red stays visible over any tap colour (the first tap is red too);
         # in domain fractions, so that a cell on the grid's edge keeps its whole box; the red
-        # inside the cell, its halo a line width beyond (clear of the index labels)
-        path = _cell_domain_path(tuple(panel.selected), panel.shape, lw / geo.cell_of(i))
+        # on the cell's edge, its halo as far beyond (clear of the index labels) as within: 80%
+        # of the cell stays clear for its number ('195' ran into the red when the frame took
+        # half a cell)
+        path = _cell_domain_path(tuple(panel.selected), panel.shape, 0.0)
         shapes += [
             _path_shape(
-                i, path, "selected halo", domain=True, line={"color": HALO_COLOR, "width": 4 * lw}
+                i, path, "selected halo", domain=True, line={"color": HALO_COLOR, "width": 2.8 * lw}
             ),
             _path_shape(
-                i, path, "selected", domain=True, line={"color": SELECTED_COLOR, "width": 2.4 * lw}
+                i, path, "selected", domain=True, line={"color": SELECTED_COLOR, "width": 2 * lw}
             ),
         ]
     return shapes
