@@ -164,7 +164,7 @@ def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> No
             ctx,
             sweep,
             input_grad_animation(ig, sweep, ctx.n, ctx.k, ctx.c, pad_cell),
-            "full-correlation",
+            "input-grad-step5",
             "full correlation: rot180(w) over the padded, dilated ∂L/∂y",
             channel=ctx.k,
             start=opening(sweep, pad_cell)[0],

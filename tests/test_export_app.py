@@ -139,7 +139,7 @@ def test_storyboard_exports_carry_the_followed_cells_formula(step):
     """A storyboard stage's export row carries the formula the page writes out (the followed
     ∂L/∂x cell's sum): under the PNG/SVG and as LaTeX to copy (issue 8.9: stills carry their
     formula)."""
-    name = "full-correlation" if step == "5" else f"input-grad-step{step}"  # an animation's row
+    name = f"input-grad-step{step}"
     at = _page("pages/2_Input_gradient.py", name, step=step)
     areas = [t for t in at.text_area if t.label.startswith("The cell's formula in LaTeX")]
     assert len(areas) == 1, f"step {step}: the export row has the formula"

@@ -186,7 +186,7 @@ def test_the_full_correlation_slide_lights_the_cell_its_formula_writes(preset):
     slide wrote ∂L/∂x₂₂, lit nothing)."""
     story = Story.of(preset)
     step5 = story.stills()[5]
-    assert step5.name == "full-correlation"  # the file name of the page's PNG / SVG and GIF
+    assert step5.name == "input-grad-step5"  # the file name of the page's PNG / SVG and GIF
     operand, _, out = step5.panels
     (pt, _), (pl, _) = story.spec.padding
     H, W = story.spec.in_size
@@ -213,7 +213,7 @@ def test_storyboard_slides_mark_a_selection_only_when_there_is_one():
 
 MOTIONS = ("input-grad-step2", "input-grad-step3", "input-grad-step4", "input-grad-step6",
            "backward-pass", "weight-window")  # fmt: skip
-SWEEPS = ("forward", "full-correlation", "weight-grad")
+SWEEPS = ("forward", "input-grad-step5", "weight-grad")
 
 
 def _named(story: Story, names, exts) -> list[str]:
@@ -272,3 +272,13 @@ def test_a_small_layer_skips_nothing(tmp_path, monkeypatch, capsys):
     assert _main_without_drawing(monkeypatch, *args) == 0
     out, err = capsys.readouterr()
     assert err == "" and len(out.splitlines()) == 2 * len(ANIMATIONS)
+
+
+def test_a_folder_listing_shows_the_storyboards_files_in_its_order():
+    """Stage 5 was saved as '…-full-correlation.*' beside '…-input-grad-stepN.*': a listing
+    sorted it before stage 1. Every stage is now 'input-grad-stepN', as the page saves it."""
+    story = Story.of("classroom")
+    names = [s.name for s in story.stills()] + [a.name for a in story.animations()]
+    stages = list(dict.fromkeys(n for n in names if n.startswith("input-grad")))
+    assert stages == sorted(stages) == [f"input-grad-step{i}" for i in range(1, 7)]
+    assert [n for n in ANIMATIONS if n.startswith("input-grad")] == stages[1:]

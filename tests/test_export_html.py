@@ -62,7 +62,7 @@ def test_lecture_has_every_stage_in_order_and_the_backward_motion(story, lecture
         "chart_input_grad_step2",
         "chart_input_grad_step3",
         "chart_input_grad_step4",
-        "chart_full_correlation",
+        "chart_input_grad_step5",
         "chart_input_grad_step6",
         "chart_backward_pass",
         "chart_weight_grad",

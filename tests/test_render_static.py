@@ -604,7 +604,7 @@ def test_the_full_correlation_gif_names_cells_as_its_axes_do(preset, first, last
     index: classroom's last frame said ∂L/∂x̃[8, 8] under axes that end at 7, where the app says
     ∂L/∂x̃[7, 7]. A GIF that samples the steps says so, in the browser player's words (81 steps,
     1 in 2 a frame)."""
-    anim = next(a for a in Story.of(preset).animations() if a.name == "full-correlation")
+    anim = next(a for a in Story.of(preset).animations() if a.name == "input-grad-step5")
     scene = static_gif._gif_scene(anim.sweep, *anim.panels, THEME, anim.channel, GIF_FRAMES)
     captions = []
     for t in (scene.steps[0], scene.steps[-1]):

@@ -199,7 +199,7 @@ def lecture_html(story: Story, theme: Theme = THEME, progress=None) -> str:
         ("anim", "input-grad-step2"),
         ("anim", "input-grad-step3"),
         ("anim", "input-grad-step4"),
-        ("anim", "full-correlation"),
+        ("anim", "input-grad-step5"),
         ("anim", "input-grad-step6"),
         ("formula", story.input_grad_formula),
         ("anim", "backward-pass"),

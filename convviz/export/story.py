@@ -56,7 +56,7 @@ ANIMATIONS = (
     "input-grad-step2",
     "input-grad-step3",
     "input-grad-step4",
-    "full-correlation",
+    "input-grad-step5",
     "input-grad-step6",
     "backward-pass",
     "weight-grad",
@@ -277,7 +277,7 @@ class Story:
                 if self._input_grad_cell[0] != "grad_x_padded":
                     panels = written_out(panels)
                 formula = input_grad_formula(ig, n, c, *cell, padded=True)
-                name = "full-correlation"  # as the page's downloads and the animation
+                name = "input-grad-step5"  # as the page's downloads and the animation
             out.append(Still(name, step.heading, step.caption, panels, formula))
         wg = self.layer.weight_grad
         wg_panels = weight_grad_panels(
@@ -332,7 +332,7 @@ class Story:
             stage(2),
             stage(3),
             Animation(
-                "full-correlation",
+                "input-grad-step5",
                 "full correlation: rot180(w) over the padded, dilated ∂L/∂y",
                 steps[4].caption,
                 sw["input_grad"],

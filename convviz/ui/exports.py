@@ -93,7 +93,7 @@ def more_exports(ctx: Context, name: str, formula: Formula | None = None) -> Non
         return
     with popover:
         animated = [n for n in (name, BACKWARD) if n in ANIMATIONS]
-        if not name.startswith(("input-grad", "full-correlation")):
+        if not name.startswith("input-grad"):
             animated = animated[:1]
         story = story_of(ctx)
         for anim in dict.fromkeys(animated):
