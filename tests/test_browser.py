@@ -342,6 +342,49 @@ def test_clicker_keys_walk_the_storyboard_and_the_pages(tab: Page, app_url):
     assert_no_traceback(tab)
 
 
+def test_keys_stay_the_lecturers_after_a_toggle_or_the_scrub_is_clicked(tab: Page, app_url):
+    """A clicked toggle or scrub kept the keyboard: after 'whole pass' was switched on, PageDown
+    scrolled the page and space switched it off again; after the presentation toggle, ← and
+    PageDown did nothing and space left presentation mode; after a click on the scrub, PageDown
+    stepped the frames backwards. The keys are now the player's and the page's."""
+    goto(tab, f"{app_url}/Input_gradient?preset=recitation-s2", charts=2)
+    tab.locator(".st-key-whole_pass label").click()
+    tab.locator(".st-key-chart_whole_pass .js-plotly-plot").last.wait_for(timeout=CHART_MS)
+    redrawn(tab)
+    labels = tab.evaluate(
+        "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
+        ".layout.meta.player.labels"
+    )
+    tab.locator(".st-key-whole_pass input").focus()  # as the click left it
+    tab.keyboard.press("PageDown")
+    tab.wait_for_function(
+        f"() => window.__convviz.players.get('chart_whole_pass').current() === "
+        f"{labels.index('2 · dilate')}",
+        timeout=RERUN_MS,
+    )
+    tab.keyboard.press(" ")  # plays; the toggle stays on
+    tab.wait_for_timeout(600)
+    assert "whole=1" in tab.url and tab.locator(".st-key-whole_pass input").is_checked()
+    tab.keyboard.press(" ")
+    # the storyboard's stage 3: a click on the scrub, then the clicker goes on to stage 4
+    goto(tab, f"{app_url}/Input_gradient?preset=recitation-s2&step=3&whole=0", charts=2)
+    tab.locator(".st-key-player_story_2 input.scrub").click()  # into the player's shadow root
+    tab.keyboard.press("PageDown")
+    tab.wait_for_url(re.compile(r"step=4\b"), timeout=RERUN_MS)
+    # Forward: presentation mode switched on in the sidebar, then ← and PageDown
+    goto(tab, f"{app_url}/Forward?preset=recitation-s2&pres=0")
+    tab.locator("[data-testid='stSidebar'] .st-key-w_pres label").click()
+    tab.wait_for_url(re.compile(r"pres=1"), timeout=RERUN_MS)
+    redrawn(tab)
+    tab.locator(".st-key-w_pres input").focus()
+    count = animation(tab)[1]
+    tab.keyboard.press("ArrowLeft")
+    at_frame(tab, count - 2)
+    tab.keyboard.press("PageDown")
+    tab.wait_for_url(re.compile(r"/Input_gradient\?"), timeout=RERUN_MS)
+    assert "pres=1" in tab.url
+
+
 def test_hover_lights_the_linked_cells(tab: Page, app_url):
     goto(tab, f"{app_url}/Forward")
     settle(tab)

@@ -2,8 +2,8 @@
 // frame shown, keyboard control and hover linking, all in the browser (no server round trip).
 // The chart is found by its Streamlit key; its frames are driven with plotly's own animate.
 
-const TYPING = /^(INPUT|TEXTAREA|SELECT)$/;
-const TYPING_ROLES = /^(slider|spinbutton|combobox|textbox|listbox)$/;
+const TYPING_ROLES = /^(spinbutton|combobox|textbox|listbox)$/;
+const CONTROL_INPUTS = /^(checkbox|radio|button|submit|reset|color|file)$/;
 
 function registry() {
   // one keyboard listener per page, shared by every player on it
@@ -15,11 +15,19 @@ function registry() {
   return window.__convviz;
 }
 
-function typing(event) {
+function focusOf(event) {
+  // what holds the keyboard: "text" (a field typed in: every key is its own), "slider" (a
+  // control's arrows, Home/End and space are its own), "control" (a toggle or button just
+  // clicked, or a player's scrub: the keys are the players', as they are the page's) or null
   const el = event.composedPath ? event.composedPath()[0] : event.target;
-  if (!el || !el.tagName) return false;
-  if (TYPING.test(el.tagName) || el.isContentEditable) return true;
-  return TYPING_ROLES.test(el.getAttribute && (el.getAttribute("role") || ""));
+  if (!el || !el.tagName || el === document.body) return null;
+  if (el.classList.contains("scrub")) return "control"; // a player's own
+  const role = (el.getAttribute && el.getAttribute("role")) || "";
+  if (el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable) return "text";
+  if (el.tagName === "INPUT" && el.type === "range") return "slider";
+  if (el.tagName === "INPUT" && !CONTROL_INPUTS.test(el.type)) return "text";
+  if (TYPING_ROLES.test(role)) return "text";
+  return role === "slider" ? "slider" : "control";
 }
 
 function clickButton(key) {
@@ -46,22 +54,29 @@ function onStageButton(event) {
 }
 
 function onKey(event) {
-  if (event.ctrlKey || event.metaKey || event.altKey || typing(event)) return;
-  const reg = window.__convviz;
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  const focus = focusOf(event);
   const next = { n: 1, PageDown: 1, p: -1, PageUp: -1 }[event.key];
+  if (focus === "text" || (focus === "slider" && !next)) return;
+  const taken = () => {
+    event.preventDefault();
+    event.stopPropagation();
+    // a toggle or button clicked a moment ago lets go of the keyboard: the next keys are the
+    // page's too (and space does not flip the toggle)
+    if (focus && document.activeElement && document.activeElement.blur) document.activeElement.blur();
+  };
+  const reg = window.__convviz;
   const staged = stagedPlayer(reg);
   if (next && staged) {
     // a motion through stages (the whole backward pass) is one story: the next stage of the same
     // animation, and past its ends the pages around it (not a stage of the storyboard alone)
     const page = next > 0 ? "end_next_page" : "end_back_page";
-    if (staged.stage(next) || clickButton(page)) {
-      event.preventDefault();
-      event.stopPropagation();
-      return;
-    }
+    if (staged.stage(next) || clickButton(page)) return taken();
   }
-  if (event.key === "n" || event.key === "p") {
-    if (clickButton(event.key === "n" ? "nav_next" : "nav_back")) event.preventDefault();
+  // n / p; PageDown / PageUp are the page buttons' own shortcuts, which Streamlit does not
+  // take while a control has the keyboard
+  if (next && (event.key.length === 1 || focus)) {
+    if (clickButton(next > 0 ? "nav_next" : "nav_back")) taken();
     return;
   }
   const player = reg.players.get(reg.last) || [...reg.players.values()].find((p) => p.primary);
@@ -74,8 +89,7 @@ function onKey(event) {
     End: () => player.show(player.count - 1),
   };
   if (actions[event.key]) {
-    event.preventDefault();
-    event.stopPropagation();
+    taken();
     actions[event.key]();
   }
 }
@@ -242,7 +256,9 @@ export default function (component) {
     speeds.appendChild(b);
   });
   bar.appendChild(speeds);
-  const scrub = el("input", { type: "range", min: 0, max: count - 1, step: 1, "aria-label": "step" });
+  const scrub = el("input", {
+    type: "range", min: 0, max: count - 1, step: 1, "aria-label": "step", class: "scrub",
+  });
   scrub.value = cur;
   const onScrub = () => {
     const frame = Number(scrub.value); // read before stop() redraws the bar
