@@ -102,3 +102,26 @@ def test_lecture_plays_and_steps_offline_in_chromium(lecture, tmp_path, page):
     formula = first.locator("[data-testid=player-formula]").inner_text()
     assert formula.startswith("y₁₀")
     assert [u for u in fetched if not u.startswith("file:")] == []
+
+
+def test_the_whole_pass_and_the_windows_write_each_frames_sum_as_the_pages_do():
+    """The exported whole backward pass said only "Computing ∂L/∂x̃[0, 2]: rot180 w over the
+    padded grid" where the app writes that cell's sum, and "∂L/∂x[n=0, c=0]: the engine's input
+    gradient" where the app writes the followed cell's. Every frame that computes a cell now
+    writes its sum, symbolic and numeric, the engine's value at the end (recitation-s2)."""
+    story = Story.of("recitation-s2")
+    ig, wg = story.layer.input_grad, story.layer.weight_grad
+    for name in ("backward-pass", "weight-window"):
+        anim = next(a for a in story.animations() if a.name == name)
+        (data,) = _players(html.animation_html(story, anim))
+        summed = [(cell, lines) for cell, lines in zip(data["cells"], data["captions"]) if cell]
+        assert summed, name
+        for cell, (symbols, numbers, *_) in summed:
+            if cell[0] == "grad_x_padded":
+                want = ig.grad_x_padded[0, 0, cell[1], cell[2]]
+            elif cell[0] == "grad_w":
+                want = wg.grad_w[0, 0, cell[1], cell[2]]
+            else:  # the followed ∂L/∂x cell: the centre, [2, 2] = 36 (the recitation's sum)
+                assert symbols.startswith("∂L/∂x₂₂")
+                want = ig.grad_x[0, 0, 2, 2]
+            assert numbers.endswith(f"= {want:g}"), (name, cell, numbers)

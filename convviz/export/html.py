@@ -17,9 +17,15 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from convviz.export.story import Animation, Story
-from convviz.formulas import FULL_TERMS
+from convviz.formulas import FULL_TERMS, Formula
 from convviz.presets import PRESETS_BY_KEY
-from convviz.render.animation_frames import KEYS_HINT, NO_CAPTION, player_meta, writes_captions
+from convviz.render.animation_frames import (
+    KEYS_HINT,
+    NO_CAPTION,
+    cell_lines,
+    player_meta,
+    writes_captions,
+)
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.sweep_animations import sweep_figure
@@ -64,13 +70,20 @@ def _json(data) -> str:
     return json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
 
 
+def _formula_lines(formula: Formula) -> list[str]:
+    return [formula.text(numeric=n, max_terms=FULL_TERMS) for n in (False, True)]
+
+
 def animation_figure(anim: Animation, theme: Theme = THEME) -> tuple[go.Figure, list[list[str]]]:
     """The animation's plotly figure (as the app draws it) and each frame's formula lines."""
     if anim.sweep is None:
         motion = anim.motion()
         start = 0 if anim.name == "backward-pass" else None  # as the pages open them
         fig = motion_figure(motion, theme, start=start)
-        return fig, player_meta(fig)["captions"]
+        meta = player_meta(fig)
+        if anim.cell_formula is None:
+            return fig, meta["captions"]
+        return fig, cell_lines(meta, anim.cell_formula, _formula_lines)  # as the pages write
     sweep = anim.sweep
     fig = sweep_figure(
         sweep, *anim.panels, theme, channel=anim.channel, start=sweep.steps - 1,
@@ -80,11 +93,7 @@ def animation_figure(anim: Animation, theme: Theme = THEME) -> tuple[go.Figure, 
     if anim.formula_of is None or not writes_captions(sweep, len(steps)):
         return fig, [[NO_CAPTION]] * len(steps)
     targets = sweep.targets[steps]
-    captions = [
-        [f.text(numeric=n, max_terms=FULL_TERMS) for n in (False, True)]
-        for f in (anim.formula_of(int(r), int(c)) for r, c in targets)
-    ]
-    return fig, captions
+    return fig, [_formula_lines(anim.formula_of(int(r), int(c))) for r, c in targets]
 
 
 def _figure_div(fig: go.Figure, key: str) -> str:

@@ -94,6 +94,7 @@ class Animation:
     channel: int = 0
     formula_of: Callable[[int, int], Formula] | None = None
     motion: Callable[[], object] | None = None  # builds a render.motion.Motion
+    cell_formula: Callable[[tuple], Formula] | None = None  # of a motion frame's Scene.cell
 
 
 def state_of(preset: str | None = None, link: str | None = None) -> dict:
@@ -310,12 +311,20 @@ class Story:
         sw = self.sweeps
         steps = self.steps
 
+        followed = self._input_grad_cell  # the cell the pages follow through the stages
+
+        def grad_x_sum(cell: tuple) -> Formula:  # as the page writes a frame's sum
+            if cell == ("grad_x",):
+                return self.input_grad_formula
+            return input_grad_formula(ig, n, c, *cell[1:], padded=True)
+
         def stage(i: int) -> Animation:
             return Animation(
                 f"input-grad-step{i + 1}",
                 steps[i].heading,
                 steps[i].caption,
-                motion=lambda: stage_motion(ig, i, n, k, c),
+                motion=lambda: stage_motion(ig, i, n, k, c, followed),
+                cell_formula=grad_x_sum,
             )
 
         return [
@@ -345,7 +354,8 @@ class Story:
                 "backward-pass",
                 "The whole backward pass: ∂L/∂y → dilate → pad → rotate → correlate → mask → ∂L/∂x",
                 "Every stage of the input gradient as one motion, with the engine's numbers.",
-                motion=lambda: whole_pass(ig, sw["input_grad"], n, k, c),
+                motion=lambda: whole_pass(ig, sw["input_grad"], n, k, c, followed),
+                cell_formula=grad_x_sum,
             ),
             Animation(
                 "weight-grad",
@@ -361,5 +371,6 @@ class Story:
                 "The stride becomes the window's dilation",
                 "∂L/∂y spreads by the stride into the window, which steps over x̃ by the dilation.",
                 motion=lambda: window_motion(wg, sw["weight_grad"], n, k, c),
+                cell_formula=lambda cell: weight_grad_formula(wg, k, c, *cell[1:]),
             ),
         ]

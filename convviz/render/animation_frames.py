@@ -293,6 +293,23 @@ def animation_layout(
     return geo, layout
 
 
+def cell_lines(meta: dict, formula_of, lines_of, words: bool = True) -> list[list[str]]:
+    """Per frame of a motion (its `player_meta`), the lines under its player: `lines_of` the
+    formula of the cell that frame computes (Scene.cell; `formula_of(cell)`, built once a cell),
+    then the stage's words (with `words`); a frame with no one cell: the words."""
+    formulas, out = {}, []
+    for said, cell in zip(meta["captions"], meta["cells"]):
+        cell = tuple(cell)
+        if not cell:
+            out.append(said)
+            continue
+        if cell not in formulas:
+            formulas[cell] = formula_of(cell)
+        lines = lines_of(formulas[cell])
+        out.append([*lines, *said] if words else lines)
+    return out
+
+
 def animation_title(title: str | None, default: str, k: int, theme: Theme) -> str | None:
     """The figure's title in normal mode (presentation mode: the page title says it)."""
     if not theme.show_secondary:

@@ -11,7 +11,7 @@ import streamlit as st
 
 from convviz.formulas import FULL_TERMS, SHORT_TERMS, Formula
 from convviz.render import static, static_gif
-from convviz.render.animation_frames import player_meta, writes_captions
+from convviz.render.animation_frames import cell_lines, player_meta, writes_captions
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.panel import Panel
 from convviz.render.selection import zoom_panels
@@ -128,21 +128,11 @@ def formula_lines(formula: Formula, ctx: Context) -> None:
 
 
 def motion_captions(fig, ctx: Context, formula_of) -> list[list[str]]:
-    """Per frame of a motion, the lines under its player: the sum of the cell that frame computes
-    (Scene.cell), symbolic and numeric as under the other animations (the engine's formulas,
-    `formula_of(cell)`, each built once), then the stage's words; on a projector the sum alone.
-    Frames with no one cell: the words."""
-    meta, formulas, out = player_meta(fig), {}, []
-    for words, cell in zip(meta["captions"], meta["cells"]):
-        cell = tuple(cell)
-        if not cell:
-            out.append(words)
-            continue
-        if cell not in formulas:
-            formulas[cell] = formula_of(cell)
-        lines = frame_caption(formulas[cell], ctx.theme)
-        out.append([*lines, *words] if ctx.theme.show_secondary else lines)
-    return out
+    """Per frame of a motion, the lines under its player (`cell_lines`): the sum of the cell that
+    frame computes, symbolic and numeric as under the other animations, then the stage's words;
+    on a projector the sum alone."""
+    lines_of = partial(frame_caption, theme=ctx.theme)
+    return cell_lines(player_meta(fig), formula_of, lines_of, ctx.theme.show_secondary)
 
 
 def animated_chart(
