@@ -164,12 +164,25 @@ def _grad_x_question(lay: Layer, n: int, c: int, cells: list) -> Question | None
     return Question(
         "grad_x",
         f"What is **∂L/∂x[{r}, {q}]**{_slice(lay, n=n, c=c)}? The grids below give w and ∂L/∂y"
-        + (" of every filter." if ig.spec.out_channels > 1 else ", and x its size and padding."),
+        + (
+            f" of every filter; x is {ig.spec.in_size[0]}×{ig.spec.in_size[1]} with "
+            f"{padding_words(ig.spec)}."  # no grid of x: its size and padding said
+            if ig.spec.out_channels > 1
+            else ", and x its size and padding."
+        ),
         f.value,
         f,
         tuple(traps),
         _grad_x_notes(f, ig.spec),
     )
+
+
+def padding_words(spec) -> str:
+    """The layer's padding as the quiz's grids and prompts state it: 'padding 1 (zeros)'."""
+    (pt, pb), (pl, pr) = spec.padding
+    if len({pt, pb, pl, pr}) == 1:
+        return f"padding {pt} ({spec.padding_mode})" if pt else "no padding"
+    return f"padding top {pt}, bottom {pb}, left {pl}, right {pr} ({spec.padding_mode})"
 
 
 def _slice(lay: Layer, **axes: int) -> str:

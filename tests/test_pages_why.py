@@ -292,6 +292,7 @@ def test_a_projector_puts_the_slices_side_by_side_to_fit_one_screen():
         cells = {round(matrix_cell_px(f.to_plotly_json())) for f in figs}  # w[k, 0]'s cells
         assert len(cells) == 1 and cells.pop() >= 32 * theme.scale
         assert ["stride" in str(f.layout) for f in figs] == [True, False]
+        assert str(figs[0].layout).count("stride") == 1  # said once, by w[k=0]
     laptop = given_figures(rows, theme_for(False))
     assert len(laptop) == 3
     assert [round(matrix_cell_px(f.to_plotly_json())) for f in laptop] == [44] * 3
@@ -433,3 +434,6 @@ def test_the_grad_x_prompt_names_every_grid_it_shows():
             continue
         keys = {panel.key for row in given_rows(lay, 0, 0, 0, "grad_x") for panel in row}
         assert ("and x its size" in q.prompt) == ("x" in keys), p.key
+        if "x" not in keys:  # its size and padding in words (channels-small: padding 1)
+            spec = lay.forward.spec
+            assert f"x is {spec.in_size[0]}×{spec.in_size[1]} with padding 1 (zeros)" in q.prompt

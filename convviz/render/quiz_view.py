@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import plotly.graph_objects as go
 
+from convviz.quiz import padding_words
 from convviz.render.grids import panels_figure, panels_layout
 from convviz.render.panel import Panel
 from convviz.render.selection import tap_grid
@@ -39,11 +40,7 @@ def given_panels(lay: Layer, n: int, k: int, c: int) -> list[Panel]:
     and none of the numbers asked for."""
     fw, g = lay.forward, lay.input_grad.grad_out
     spec = fw.spec
-    (pt, pb), (pl, pr) = spec.padding
-    if len({pt, pb, pl, pr}) == 1:
-        pad = f"padding {pt} ({spec.padding_mode})" if pt else "no padding"
-    else:
-        pad = f"padding top {pt}, bottom {pb}, left {pl}, right {pr} ({spec.padding_mode})"
+    pad = padding_words(spec)
     tags = spec.batch > 1 or spec.in_channels > 1 or spec.out_channels > 1
     return [
         Panel(fw.x[n, c], f"x[n={n}, c={c}]" if tags else "x", "x", subtitle=pad),
@@ -66,18 +63,13 @@ def given_figures(rows: list[list[Panel]], theme: Theme) -> list[go.Figure]:
 
     On a projector every line fits its one screen, each taking its share of the height; a
     laptop's page scrolls, so a line keeps the whole height. Subtitles (padding, stride: the
-    same for every slice) stay on the first line.
+    same for every slice) are said once, by the first slice's grids.
     """
+    said = [rows[0], *([replace(p, subtitle=None) for p in row] for row in rows[1:])]
     best = None
     for across in range(1, len(rows) + 1):
-        lines = [
-            [
-                p if start == 0 else replace(p, subtitle=None)
-                for row in rows[start : start + across]
-                for p in row
-            ]
-            for start in range(0, len(rows), across)
-        ]
+        starts = range(0, len(rows), across)
+        lines = [[p for row in said[i : i + across] for p in row] for i in starts]
         tall = theme.figure_h if theme.show_secondary else theme.figure_h // len(lines)
         tile = replace(theme, figure_h=tall)
         cells = [panels_layout(line, tile)[1].cells for line in lines]
