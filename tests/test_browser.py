@@ -385,6 +385,24 @@ def test_keys_stay_the_lecturers_after_a_toggle_or_the_scrub_is_clicked(tab: Pag
     assert "pres=1" in tab.url
 
 
+PLAY_WIDTH = """() => { const host = [...document.querySelectorAll('.st-key-player_forward *')]
+  .find(e => e.shadowRoot); const b = host.shadowRoot.querySelector('button.play');
+  return [b.textContent, b.getBoundingClientRect().width]; }"""
+
+
+def test_play_and_pause_are_one_width_on_a_projector(tab: Page, app_url):
+    """On a projector '❚❚ Pause' was 16 px wider than '▶ Play' (at 1280×720): pressing play
+    shifted the slider and the label beside it."""
+    tab.set_viewport_size({"width": 1280, "height": 720})
+    goto(tab, f"{app_url}/Forward?preset=recitation-s2&pres=1")
+    play, wide = tab.evaluate(PLAY_WIDTH)
+    tab.keyboard.press(" ")
+    tab.wait_for_function(f"() => ({PLAY_WIDTH})()[0].includes('Pause')", timeout=RERUN_MS)
+    _, paused = tab.evaluate(PLAY_WIDTH)
+    tab.keyboard.press(" ")
+    assert "Play" in play and paused == wide
+
+
 def test_hover_lights_the_linked_cells(tab: Page, app_url):
     goto(tab, f"{app_url}/Forward")
     settle(tab)
