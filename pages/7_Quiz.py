@@ -38,10 +38,11 @@ def questions_for(key: tuple, n: int, k: int, c: int, seed: int, word: str, work
 
 
 def paragraph_px(text: str, theme) -> int:
-    """Px (at a 16 px rem) a paragraph takes on a projector's page: its lines, wrapped at ~0.5 em
-    a character, and the space under it."""
-    chars = theme.figure_w / (0.5 * 1.35 * theme.rem)
-    return LINE_PX * math.ceil(len(text) / chars) + GAP_PX
+    """Px (at a 16 px rem) a paragraph takes on a projector's page: its lines, wrapped at ~0.46
+    em a character (the page's sans serif; its markdown's ** are not drawn), and the space under
+    it."""
+    chars = theme.figure_w / (0.46 * 1.35 * theme.rem)
+    return LINE_PX * math.ceil(len(text.replace("**", "")) / chars) + GAP_PX
 
 
 def _next(count: int) -> None:
