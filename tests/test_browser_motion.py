@@ -140,6 +140,10 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     )
     assert len(labels) == count and labels[-1] == "6 · ∂L/∂x"
     first_pad = labels.index("3 · pad")
+    keys = tab.evaluate(
+        "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
+        ".layout.meta.player.keys"
+    )  # a step (← →) goes from keyframe to keyframe
     # mid-motion pictures: the kernel half-way through its turn, the window half-way through
     mids = (("rotate", "4 · rotate 180°", 0.5), ("correlate", "5 · correlate", 0.4))
     for name, stage, part in mids:
@@ -159,7 +163,7 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
         assert numbers and [s for s in painted if s.strip()] == numbers
         frame = tab.evaluate(STATE)[0]
         tab.keyboard.press("ArrowRight")
-        at_frame(tab, frame + 1)
+        at_frame(tab, next(k for k in keys if k > frame))
         tab.wait_for_timeout(1000)
     tab.evaluate(f"() => {PLAYER}.show({first_pad})")
     at_frame(tab, first_pad)
@@ -168,7 +172,7 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     assert "stage 2 · dilate" in label(tab)
     lit(tab, "2 · dilate")
     tab.keyboard.press("ArrowRight")
-    at_frame(tab, first_pad)
+    at_frame(tab, next(k for k in keys if k >= first_pad))  # the pad's first keyframe
     assert "stage 3 · pad" in label(tab)
     lit(tab, "3 · pad")
 
@@ -214,6 +218,17 @@ def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
         want = ig.grad_x_padded[0, 0, cell[1], cell[2]]
         assert symbolic.startswith("∂L/∂x̃") and numeric.endswith(f"= {want:g}"), (cell, numeric)
         assert f"Computing ∂L/∂x̃[{cell[1] - pt}, {cell[2] - pl}]" in meta["captions"][frame][0]
+    # → and ← step from keyframe to keyframe: a frame on the way had the window half a cell
+    # across and the formula of a cell not yet written (the full correlation moves in 2 frames)
+    keys = meta["keys"]
+    here = next(i for i, k in enumerate(keys) if labels[k] == "5 · correlate")
+    assert keys[here + 1] - keys[here] == 2
+    tab.evaluate(f"() => {PLAYER}.show({keys[here]})")
+    at_frame(tab, keys[here])
+    tab.keyboard.press("ArrowRight")
+    at_frame(tab, keys[here + 1])
+    tab.keyboard.press("ArrowLeft")
+    at_frame(tab, keys[here])
     # past the end of the story: the next page (not a storyboard stage alone)
     tab.evaluate(f"() => {PLAYER}.show({len(labels) - 1})")
     at_frame(tab, len(labels) - 1)

@@ -770,3 +770,19 @@ def test_the_whole_pass_of_a_big_multi_filter_layer_says_its_colours_and_its_sum
     small = LAYERS["recitation-s2"].input_grad  # one filter: no sum
     one = whole_pass(small, input_grad_sweep(small, 0, 0), 0, 0, 0, ("grad_x", 1, 1))
     assert not any("Σ" in a.text for a in mp.motion_figure(one).layout.annotations)
+
+
+def test_a_motions_player_knows_its_keyframes():
+    """The player steps (← →) from keyframe to keyframe: meta["keys"] are the frames on which
+    each scene arrives (Motion.frames), the frames between are the way there."""
+    from convviz.export.story import Story
+    from convviz.render.animation_frames import player_meta
+    from convviz.render.motion_plotly import motion_figure
+
+    motion = next(a for a in Story.of("recitation-s2").animations() if a.name == "backward-pass")
+    motion = motion.motion()
+    keys = player_meta(motion_figure(motion, start=0))["keys"]
+    frames = motion.frames()
+    assert len(keys) == len(motion.scenes) and keys[0] == 0 and keys[-1] == len(frames) - 1
+    arrivals = [(f.stage, f.caption, f.cell) for f in (frames[k] for k in keys)]
+    assert arrivals == [(s.stage, s.caption, s.cell) for s in motion.scenes]

@@ -242,6 +242,9 @@ def _player(motion: Motion, frames: list[Scene]) -> dict:
         "stages": list(motion.stages) if len(motion.stages) > 1 else [],
         # per frame, the engine cell whose sum it computes (Scene.cell), for the page's formulas
         "cells": [list(f.cell) for f in frames],
+        # the keyframes' frames: a step (← →) goes from one to the next, not onto a frame on the
+        # way (its window half a cell across, its formula the cell not yet written)
+        "keys": np.cumsum([0, *motion.tweens]).tolist(),
     }
 
 

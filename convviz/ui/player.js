@@ -319,8 +319,12 @@ export default function (component) {
     render();
   }
   function step(delta) {
+    // a motion steps from keyframe to keyframe (d.keys); a sliding window, frame by frame
     stop();
-    show(cur + delta);
+    const keys = d.keys || [];
+    if (!keys.length) return show(cur + delta);
+    const to = delta > 0 ? keys.find((k) => k > cur) : keys.filter((k) => k < cur).pop();
+    show(to === undefined ? (delta > 0 ? count - 1 : 0) : to);
   }
   function start() {
     clearInterval(timer);
