@@ -570,36 +570,6 @@ def test_number_fields_show_their_numbers_and_refuse_empty_or_out_of_range(tab: 
     assert "H=7" in tab.url
 
 
-def type_into_grid(page: Page, grid: int, cell: tuple[int, int], cols: int, text: str) -> None:
-    """Type `text` over `cell` of the Overview's value grid `grid` (0: x), `cols` columns wide,
-    and commit it (a canvas: its cells are found from its box, 35 px rows under a 37 px header)."""
-    editor = page.locator("[data-testid='stDataFrame']").nth(grid)
-    editor.scroll_into_view_if_needed()
-    box, (row, col) = editor.bounding_box(), cell
-    page.mouse.click(box["x"] + box["width"] / cols * (col + 0.5), box["y"] + 37 + 35 * row + 17)
-    page.keyboard.press("Enter")  # open the cell's editor
-    page.keyboard.press("Control+a")
-    page.keyboard.type(text, delay=50)
-    page.keyboard.press("Enter")
-
-
-def test_typed_values_are_read_as_written_or_refused_with_a_message(tab: Page, app_url):
-    """The Overview's grids of x, w and ∂L/∂y take what a person types: '1e3' is 1000 and '1,5'
-    is 1.5 (a number cell took them as 13 and 15, dropping the keys it did not expect), and
-    'abc' is refused with a message (it was ignored without one); the layer keeps its numbers."""
-    goto(tab, f"{app_url}/?preset=recitation-s2", charts=2)
-    tab.get_by_text("Type in x, w and ∂L/∂y").click()
-    expect(tab.locator("[data-testid='stDataFrame']")).to_have_count(3, timeout=RERUN_MS)
-    for typed, value in (("1e3", "1000"), ("1,5", "1.5")):
-        type_into_grid(tab, 0, (0, 1), 5, typed)
-        tab.wait_for_url(re.compile(rf"[?&]x=1%2C{re.escape(value)}%2C3"), timeout=RERUN_MS)
-        redrawn(tab)
-    type_into_grid(tab, 0, (0, 1), 5, "abc")
-    expect(tab.get_by_text("input x: 'abc' is not a number")).to_be_visible(timeout=RERUN_MS)
-    assert re.search(r"[?&]x=1%2C1.5%2C3", tab.url)
-    assert_no_traceback(tab)
-
-
 def test_a_copied_link_reproduces_the_view(tab: Page, app_url):
     goto(tab, f"{app_url}/Forward")
     stride = stride_input(tab)

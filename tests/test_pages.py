@@ -1027,3 +1027,27 @@ def test_a_tied_stride_is_both_axes_stride_in_the_link():
     assert (query(at)["dh"], query(at)["dw"]) == ("2", "2")
     at.sidebar.checkbox(key="w_same_axes").uncheck().run()
     assert at.sidebar.slider(key="w_sw").value == 3 and at.sidebar.slider(key="w_dw").value == 2
+
+
+def _type_into_x(at, text: str):
+    """What typing `text` over x[0, 1] in the Overview's grid sends (the editor's edited rows)."""
+    grid = at.get("dataframe")[0]
+    key = grid.proto.id.split("-", 2)[2]  # '$$ID-<hash>-<the editor's key>'
+    at.session_state[key] = {"edited_rows": {0: {"1": text}}, "added_rows": [], "deleted_rows": []}
+    return at.run()
+
+
+def test_typed_values_are_read_as_written_or_refused_with_a_message():
+    """The Overview's grids of x, w and ∂L/∂y take what a person types: '1e3' is 1000 and '1,5'
+    is 1.5 (a number cell took them as 13 and 15, dropping the keys it did not expect), and
+    'abc' is refused with a message (it was ignored without one); the layer keeps its numbers."""
+    at = open_page(preset="recitation-s2")
+    at.session_state[EDITORS] = True  # the expander opened
+    at.run()
+    for typed, value in (("1e3", "1000"), ("1,5", "1.5")):
+        _type_into_x(at, typed)
+        assert_clean(at)
+        assert query(at)["x"].startswith(f"1,{value},3"), (typed, query(at)["x"])
+    _type_into_x(at, "abc")
+    assert any("input x: 'abc' is not a number" in w.value for w in at.warning)
+    assert query(at)["x"].startswith("1,1.5,3")
