@@ -184,18 +184,23 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     tab.wait_for_function(f"() => ({LIT})().every(b => b[1] === '')")  # no marks left behind
 
 
-def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
-    """whole=1 in a link opens the whole pass; PageDown / n go stage by stage inside it (no
-    server round trip: the page keeps its step), past its end to the next page; the formula
-    follows the window's frames."""
+def open_whole_pass(tab: Page, app_url: str) -> dict:
+    """Open recitation-s2's whole pass from a link; once its player runs, its meta."""
     tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2&whole=1")
     tab.locator(".st-key-chart_whole_pass .js-plotly-plot").last.wait_for(timeout=CHART_MS)
     settle(tab)
     tab.wait_for_function(f"() => ({STATE})() !== null", timeout=CHART_MS)
-    meta = tab.evaluate(
+    return tab.evaluate(
         "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
         ".layout.meta.player"
     )
+
+
+def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
+    """whole=1 in a link opens the whole pass; PageDown / n go stage by stage inside it (no
+    server round trip: the page keeps its step), past its end to the next page; the formula
+    follows the window's frames."""
+    meta = open_whole_pass(tab, app_url)
     labels = meta["labels"]
     tab.keyboard.press("PageDown")
     at_frame(tab, labels.index("2 · dilate"))
@@ -240,14 +245,7 @@ def test_the_bars_back_and_next_step_the_whole_pass_as_its_keys_do(tab: Page, ap
     """While the whole pass plays, the bar's Next and Back go stage by stage inside it, as
     PageDown and PageUp do, and past its end on to the next page. Before, Next left the whole
     pass for the storyboard's stage 2 while the PageDown it advertised stepped inside."""
-    tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2&whole=1")
-    tab.locator(".st-key-chart_whole_pass .js-plotly-plot").last.wait_for(timeout=CHART_MS)
-    settle(tab)
-    tab.wait_for_function(f"() => ({STATE})() !== null", timeout=CHART_MS)
-    labels = tab.evaluate(
-        "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
-        ".layout.meta.player.labels"
-    )
+    labels = open_whole_pass(tab, app_url)["labels"]
     tab.locator(".st-key-nav_next button").first.click()
     at_frame(tab, labels.index("2 · dilate"))
     tab.locator(".st-key-nav_next button").first.click()
