@@ -413,3 +413,33 @@ def test_whole_pass_fits_a_projector_on_every_preset(browser: Browser, app_url, 
     finally:
         context.close()
     assert not problems, "\n".join(problems)
+
+
+def test_a_pause_or_a_released_scrub_settles_on_a_keyframe(tab: Page, app_url):
+    """Paused mid-play, or let go mid-drag, a motion settles on a keyframe: a frame on the way has
+    its window half a cell across and its formula a cell not yet written. While dragging, the
+    scrub shows every frame."""
+    meta = open_whole_pass(tab, app_url)
+    keys = meta["keys"]
+    gap = next(i for i in range(len(keys) - 1) if keys[i + 1] - keys[i] >= 4)  # a long move
+    tab.evaluate(f"() => {PLAYER}.show({keys[gap] + 1})")
+    at_frame(tab, keys[gap] + 1)
+    tab.locator(".st-key-chart_whole_pass").click(position={"x": 5, "y": 5})  # keys to the page
+    tab.keyboard.press("Space")  # play
+    tab.keyboard.press("Space")  # pause, a frame or two on
+    at_frame(tab, keys[gap + 1])  # the move finishes: the scene arrives
+
+    scrub = tab.locator(".st-key-player_whole_pass input.scrub")
+    scrub.scroll_into_view_if_needed()
+    box = scrub.bounding_box()
+    y = box["y"] + box["height"] / 2
+    tab.mouse.move(box["x"] + 2, y)
+    tab.mouse.down()
+    for x in range(int(box["x"]) + 2, int(box["x"] + box["width"]), 2):  # to a frame on the way
+        tab.mouse.move(x, y)
+        frame = tab.evaluate(STATE)[0]
+        if frame not in keys and frame > keys[gap]:
+            break
+    assert frame not in keys, frame  # dragging: every frame, those on the way too
+    tab.mouse.up()
+    at_frame(tab, min(keys, key=lambda k: abs(k - frame)))

@@ -260,11 +260,12 @@ export default function (component) {
     type: "range", min: 0, max: count - 1, step: 1, "aria-label": "step", class: "scrub",
   });
   scrub.value = cur;
-  const onScrub = () => {
+  const onScrub = (event) => {
     const frame = Number(scrub.value); // read before stop() redraws the bar
     reg.last = d.chart;
     stop();
-    show(frame);
+    // a motion glides under the dragging hand; let go, it settles on the nearest keyframe
+    show(event.type === "change" ? nearestKey(frame) : frame);
   };
   scrub.addEventListener("input", onScrub);
   scrub.addEventListener("change", onScrub);
@@ -318,6 +319,18 @@ export default function (component) {
     }
     render();
   }
+  // a motion's keyframes (d.keys) are where its scenes arrive; between them the window is on
+  // its way (half a cell across) and the formula names a cell not yet written: a pause or a
+  // released scrub settles on a keyframe, as a step does
+  function nearestKey(i) {
+    const keys = d.keys || [];
+    if (!keys.length) return i;
+    return keys.reduce((best, k) => (Math.abs(k - i) < Math.abs(best - i) ? k : best));
+  }
+  function nextKey(i) {
+    const keys = d.keys || [];
+    return keys.length ? (keys.find((k) => k >= i) ?? count - 1) : i;
+  }
   function step(delta) {
     // a motion steps from keyframe to keyframe (d.keys); a sliding window, frame by frame
     stop();
@@ -341,7 +354,11 @@ export default function (component) {
     render();
   }
   function toggle() {
-    if (timer) return stop();
+    if (timer) {
+      stop();
+      if (nextKey(cur) !== cur) show(nextKey(cur)); // the scene on its way arrives
+      return;
+    }
     if (cur >= count - 1) show(0); // from the start when the result is on screen
     start();
   }
