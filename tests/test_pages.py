@@ -177,8 +177,8 @@ def check_input_grad(at, p):
 def check_weight_grad(at, p):
     spec = p.spec()
     figs = figures(at)
-    # only the rows/columns some window reaches (a remainder gets no weight gradient)
-    assert z_of(trace(figs[0], "x:values")).shape == tuple(spec.reach)
+    # x̃ whole, as on Forward: a remainder (no window reaches it) is marked, not cut off
+    assert z_of(trace(figs[0], "x:values")).shape == spec.padded_size
     assert z_of(trace(figs[0], "grad_w:values")).shape == spec.kernel_size
     assert z_of(trace(figs[0], "grad_out:values")).shape == spec.out_size
     kh, kw = spec.kernel_size  # nothing selected: the last tap, where the player opens

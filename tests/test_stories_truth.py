@@ -11,6 +11,8 @@ import pytest
 from convviz.presets import PRESETS
 from convviz.render import static_gif
 from convviz.render.input_story import input_grad_animation, input_grad_story, scatter_panels
+from convviz.render.motion import legend_items
+from convviz.render.shapes import REMAINDER_ITEM
 from convviz.render.stories import (
     channel_grids,
     feeds_text,
@@ -19,6 +21,7 @@ from convviz.render.stories import (
     overview_panels,
     shape_rows,
     weight_grad_panels,
+    window_motion,
 )
 from convviz.stages import layer
 from convviz.sweeps import channel_contributions, forward_sweep, input_grad_sweep, weight_grad_sweep
@@ -188,3 +191,23 @@ def test_the_story_speaks_of_a_ring_or_channels_only_where_the_layer_has_them(ca
     text = " ".join(s.caption for s in input_grad_story(lay.input_grad, n, k, c))
     assert ("ring included" in text) == lay.forward.pad_mask.any()
     assert ("Channels swap" in text) == (spec.in_channels > 1 or spec.out_channels > 1)
+
+
+def test_every_view_of_the_padded_input_shows_it_whole_its_remainder_marked(case):
+    """x̃ is drawn whole wherever it is drawn, with the rows and columns no window reaches marked
+    as the engine's remainder mask says. The Weight-gradient page cut them off unmarked: x̃ 5×5
+    beside Forward's 6×6 (the remainder preset), 'padded 129×129' for Forward's 130×130."""
+    lay, n, k, c, panels = case
+    wg = lay.weight_grad
+    sweep = weight_grad_sweep(wg, k, c)
+    motion = window_motion(wg, sweep, n, k, c)
+    xs = [p for p in panels if p.key == "x"] + [motion.backdrops[1]]
+    assert len(xs) >= 3
+    remainder = wg.remainder_mask
+    for p in xs:
+        assert p.shape == lay.forward.spec.padded_size, p.title
+        assert np.array_equal(p.values, lay.forward.x_padded[n, c]), p.title
+        if p.remainder_mask is not None or remainder.any():
+            assert np.array_equal(p.mask("remainder_mask"), remainder), p.title
+    if remainder.any():
+        assert REMAINDER_ITEM in legend_items(motion)

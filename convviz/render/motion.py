@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from convviz.render.panel import Panel
+from convviz.render.shapes import REMAINDER_ITEM
 from convviz.render.theme import (
     DILATION_COLOR,
     DILATION_TEXT,
@@ -80,7 +81,10 @@ def gif_fits(spec: ConvSpec) -> bool:
 def legend_items(motion: Motion) -> list[tuple[str, str, str]]:
     """(glyph, colour, words) of each role the motion draws, in LEGEND's order."""
     roles = {g.role for s in motion.scenes for g in s.groups.values() if len(g.value)}
-    return [(glyph, col, words) for role, (col, glyph, words) in LEGEND.items() if role in roles]
+    items = [(glyph, col, words) for role, (col, glyph, words) in LEGEND.items() if role in roles]
+    if any(p.mask("remainder_mask").any() for p in motion.panels):  # a grid's band, not a role
+        items.append(REMAINDER_ITEM)
+    return items
 
 
 # --- the model -----------------------------------------------------------------------------------

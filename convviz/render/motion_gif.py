@@ -148,6 +148,8 @@ def _gif_stills(motion: Motion, cell_px: int):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    from convviz.render.static_panel import draw_outline  # matplotlib: loaded for a GIF only
+
     columns = panel_columns(motion)
     W, Hc = gif_size_cells(motion)
     H = max(p.shape[0] for p in motion.panels)
@@ -170,6 +172,9 @@ def _gif_stills(motion: Motion, cell_px: int):
                 fontsize=font * 0.9, weight="bold", color=TEXT_COLOR)  # fmt: skip
         if i in motion.backdrops:
             _gif_cells(ax, backdrop_cells(motion.backdrops[i]), dy, dx, font)
+        # rows and columns no window reaches, as the stills mark them (drawn where index [0, 0] is)
+        draw_outline(ax, p.mask("remainder_mask"), "remainder", cell_px * 0.72,
+                     (dx + p.origin[1], dy + p.origin[0]))  # fmt: skip
         left += col + GAP
     legend_top = H + INDEX + 0.2 + _caption_lines(motion, W) * LINE + 0.3  # under the caption
     for r, row in enumerate(_legend_rows(motion, W)):

@@ -30,6 +30,7 @@ from convviz.render.motion import (
     legend_items,
 )
 from convviz.render.panel import Panel
+from convviz.render.shapes import remainder_shapes
 from convviz.render.theme import FONT_FAMILY, THEME, Theme
 
 
@@ -208,6 +209,7 @@ def _motion_layout(motion: Motion, theme: Theme, title: str | None):
     layout = base_layout(geo, theme, shown_title)
     for i, p in enumerate(panels):
         layout.update(panel_axes(i, p, theme, geo))
+        layout["shapes"].extend(remainder_shapes(p, i, geo))
         layout["annotations"].append(panel_header(i, p, theme, geo, _coloured(motion, i)))
     if legend is not None:
         layout["annotations"].append(legend)

@@ -258,17 +258,16 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
         )
         groups = {**scenes[-1].groups, "window": window.at(r, q)}
         scenes.append(Scene("sweep", say, groups, cell=("grad_w", int(a), int(b))))
-    rH, rW = spec.reach
     backdrop = Panel(
-        st.x_padded[n, c, :rH, :rW], f"x̃[n={n}, c={c}]" + (", padded" if st.pad_mask.any() else ""),
+        st.x_padded[n, c], f"x̃[n={n}, c={c}]" + (", padded" if st.pad_mask.any() else ""),
         "x",
-        pad_mask=st.pad_mask[:rH, :rW], origin=(-pt, -pl),
+        pad_mask=st.pad_mask, remainder_mask=st.remainder_mask, origin=(-pt, -pl),
     )  # fmt: skip
     panels = (
         blank_panel(
             st.dilated.shape[-2:], f"∂L/∂y[n={n}, k={k}] → dilated", "grad_out", subtitle=""
         ),
-        replace(backdrop, values=np.zeros((rH, rW))),
+        replace(backdrop, values=np.zeros(backdrop.shape)),
     )
     motion = Motion(
         "weight-dilate", panels, {"grad_out": 0, "inserted": 0, "window": 1}, tuple(scenes),

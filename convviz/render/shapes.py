@@ -90,29 +90,28 @@ def _path_shape(i: int, path: str, name: str, domain: bool = False, **style) -> 
     }
 
 
+def remainder_shapes(panel: Panel, i: int, geo: GridLayout) -> list[dict]:
+    """The remainder band of panel i (rows and columns no window reaches): washed, dashed."""
+    rem = panel.mask("remainder_mask")
+    if not rem.any():
+        return []
+    o, lw = panel.origin, max(1.5, geo.cell_of(i) / 16)
+    wash = {"fillcolor": _REMAINDER_WASH, "line": {"width": 0}}
+    dashed = {"line": {"color": REMAINDER_COLOR, "width": lw, "dash": "dash"}}
+    return [
+        _path_shape(i, fill_path(rem, o), "remainder", **wash),
+        _path_shape(i, outline_path(rem, o), "remainder", **dashed),
+    ]
+
+
 def panel_shapes(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> list[dict]:
     """Remainder band, dropped crosses, highlight and selection outlines of panel i.
 
     Region outlines are one path each; per-cell marks (the crosses) only on small grids.
     """
-    shapes = []
     o = panel.origin
     lw = max(1.5, geo.cell_of(i) / 16)
-    rem = panel.mask("remainder_mask")
-    if rem.any():
-        shapes.append(
-            _path_shape(
-                i, fill_path(rem, o), "remainder", fillcolor=_REMAINDER_WASH, line={"width": 0}
-            )
-        )
-        shapes.append(
-            _path_shape(
-                i,
-                outline_path(rem, o),
-                "remainder",
-                line={"color": REMAINDER_COLOR, "width": lw, "dash": "dash"},
-            )
-        )
+    shapes = remainder_shapes(panel, i, geo)
     dropped = panel.mask("dropped_mask")
     if dropped.any() and shows_text(panel, theme, geo, i):
         shapes.append(
@@ -148,12 +147,15 @@ def panel_shapes(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> list[di
     return shapes
 
 
+REMAINDER_ITEM = ("┅", REMAINDER_COLOR, "remainder: no window reaches it")
+
+
 def legend_items(panels: Sequence[Panel]) -> list[tuple[str, str, str]]:
     """(glyph, colour, words) of each cell role the panels draw."""
     marks = (
         ("pad_mask", "■", PAD_COLOR, "padding"),
         ("dilation_mask", "■", DILATION_COLOR, "zero inserted by dilation"),
-        ("remainder_mask", "┅", REMAINDER_COLOR, "remainder: no window reaches it"),
+        ("remainder_mask", *REMAINDER_ITEM),
         ("dropped_mask", "✕", DROPPED_COLOR, "dropped by the mask"),
         ("highlight", "⬚", HIGHLIGHT_COLOR, "linked to the selection"),
     )

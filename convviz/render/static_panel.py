@@ -186,13 +186,13 @@ def draw(ax: Axes, panel: Panel, theme: Theme) -> Drawn:
     mesh.set_label("cells")
     _frame(ax, panel, theme, cell_pt)
     _draw_pad(ax, panel, cell_pt)
-    _draw_outline(ax, panel.mask("remainder_mask"), "remainder", cell_pt)
+    draw_outline(ax, panel.mask("remainder_mask"), "remainder", cell_pt)
     texts = _draw_numbers(ax, panel, theme, fills, cell_pt)
     if not texts:  # colours only: their scale under the grid
         _draw_scale(ax, panel, theme)
     _draw_dropped(ax, panel.mask("dropped_mask"), cell_pt)
     _draw_taps(ax, panel, cell_pt)
-    _draw_outline(ax, panel.mask("highlight"), "highlight", cell_pt)
+    draw_outline(ax, panel.mask("highlight"), "highlight", cell_pt)
     if panel.selected is not None:
         box = cell_box(panel.selected, SELECTED_COLOR, SELECTED_LW * cell_pt, 5.0, "selected")
         box.set_path_effects(
@@ -293,17 +293,20 @@ def _draw_grid(ax: Axes, mask: np.ndarray, cell_pt: float) -> None:
     ax.add_collection(lines)
 
 
-def _draw_outline(ax: Axes, mask: np.ndarray, role: str, cell_pt: float) -> None:
-    """The boundary of mask: remainder dashed, highlight dotted and thick (as on screen: solid
-    is an animation's current cell)."""
+def draw_outline(
+    ax: Axes, mask: np.ndarray, role: str, cell_pt: float, at: tuple[float, float] = (0, 0)
+) -> None:
+    """The boundary of mask (its cell [0, 0] drawn at `at`, x then y): remainder dashed,
+    highlight dotted and thick (as on screen: solid is an animation's current cell)."""
     if not mask.any():
         return
     color, lw, style, z = {
         "remainder": (REMAINDER_COLOR, _REMAINDER_LW, (0, (3, 2)), 2.0),
         "highlight": (HIGHLIGHT_COLOR, HIGHLIGHT_LW, LINKED_STYLE, 4.5),
     }[role]
+    x0, y0 = at
     lines = LineCollection(
-        mask_outline(mask),
+        [((a + x0, b + y0), (c + x0, d + y0)) for (a, b), (c, d) in mask_outline(mask)],
         colors=color,
         linewidths=lw * cell_pt,
         linestyles=style,

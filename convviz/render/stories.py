@@ -37,11 +37,11 @@ def _padded_title(name: str, padding) -> str:
     return f"{name}, padded" if adds_cells(padding) else name
 
 
-def _padded_note(x: np.ndarray, x_padded: np.ndarray) -> str:
+def _padded_note(spec) -> str:
     """'5×5 → padded 7×7', or '5×5, no padding' when the padding adds nothing."""
-    if x.shape == x_padded.shape:
-        return f"{shape_text(x.shape)}, no padding"
-    return f"{shape_text(x.shape)} → padded {shape_text(x_padded.shape)}"
+    if spec.in_size == spec.padded_size:
+        return f"{shape_text(spec.in_size)}, no padding"
+    return f"{shape_text(spec.in_size)} → padded {shape_text(spec.padded_size)}"
 
 
 def forward_panels(
@@ -70,7 +70,7 @@ def forward_panels(
             taps=taps,
             highlight=highlight,
             origin=(-pt, -pl),
-            subtitle=_padded_note(st.x[n, c], st.x_padded[n, c]),
+            subtitle=_padded_note(st.spec),
         ),
         Panel(
             st.w[k, c],
@@ -119,11 +119,14 @@ def weight_grad_panels(
     c: int,
     selected: tuple[int, int] | None = None,
 ) -> SweepPanels:
-    """x_padded[n, c], grad_out[n, k] (the sliding 'kernel', dilated by the stride) and grad_w."""
+    """x_padded[n, c], grad_out[n, k] (the sliding 'kernel', dilated by the stride) and grad_w.
+
+    x̃ is drawn whole, as on the Forward page: the rows and columns no window reaches (a stride's
+    remainder) are marked, not cut off.
+    """
     spec = st.spec
     (pt, _), (pl, _) = spec.padding
-    rH, rW = spec.reach
-    operand = st.x_padded[n, c, :rH, :rW]
+    operand = st.x_padded[n, c]
     highlight = taps = None
     if selected is not None:
         highlight, taps = window_mask(operand.shape, sweep, step_of(sweep, selected))
@@ -132,11 +135,12 @@ def weight_grad_panels(
             operand,
             _padded_title(f"input {slice_name('x', n=n, c=c)}", spec.padding),
             "x",
-            pad_mask=st.pad_mask[:rH, :rW],
+            pad_mask=st.pad_mask,
+            remainder_mask=st.remainder_mask,
             taps=taps,
             highlight=highlight,
             origin=(-pt, -pl),
-            subtitle=shape_text(operand.shape),
+            subtitle=_padded_note(spec),
         ),
         Panel(
             st.grad_out[n, k],
@@ -171,7 +175,7 @@ def overview_panels(
             pad_mask=fw.pad_mask,
             remainder_mask=fw.remainder_mask,
             origin=(-pt, -pl),
-            subtitle=_padded_note(fw.x[n, c], fw.x_padded[n, c]),
+            subtitle=_padded_note(fw.spec),
         ),
         Panel(
             fw.w[k, c],

@@ -189,8 +189,18 @@ def _check_shapes(sweep: Sweep, operand: Panel, kernel: Panel, output: Panel, ch
         ("kernel", kernel, sweep.kernel.shape[1:]),
         ("output", output, tuple(sweep.out_size)),
     ):
-        if tuple(panel.shape) != tuple(want):
+        if tuple(panel.shape) != tuple(want) and not _remainder_beyond(panel, want):
             raise ValueError(f"the {name} panel has shape {panel.shape}, the sweep needs {want}")
+
+
+def _remainder_beyond(panel: Panel, want: tuple[int, int]) -> bool:
+    """Whether the panel is the sweep's operand plus rows and columns marked as the remainder
+    (no window reaches them: the weight gradient's sweep leaves them out of its operand)."""
+    extra = np.ones(panel.shape, dtype=bool)
+    extra[: want[0], : want[1]] = False
+    return all(a >= b for a, b in zip(panel.shape, want)) and np.array_equal(
+        panel.mask("remainder_mask") & extra, extra
+    )
 
 
 # --- the scatter route ---------------------------------------------------------------------------
