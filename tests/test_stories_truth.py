@@ -10,9 +10,13 @@ import pytest
 
 from convviz.presets import PRESETS
 from convviz.render import static_gif
-from convviz.render.input_story import input_grad_animation, input_grad_story, scatter_panels
+from convviz.render.input_story import (
+    input_grad_animation,
+    input_grad_story,
+    scatter_panels,
+    stage_motion,
+)
 from convviz.render.motion import legend_items
-from convviz.render.shapes import REMAINDER_ITEM
 from convviz.render.stories import (
     channel_grids,
     feeds_text,
@@ -210,4 +214,20 @@ def test_every_view_of_the_padded_input_shows_it_whole_its_remainder_marked(case
         if p.remainder_mask is not None or remainder.any():
             assert np.array_equal(p.mask("remainder_mask"), remainder), p.title
     if remainder.any():
-        assert REMAINDER_ITEM in legend_items(motion)
+        assert legend_items(motion)[-1][2] == "remainder: no window reaches it"
+
+
+def test_stage_6_marks_the_remainder_whose_gradient_is_0(case):
+    """The mask stage (still and motion) marks ∂L/∂x̃'s rows and columns no forward window read:
+    their zeros were unexplained ('No ring to mask' beside a row of 0s, the remainder preset)."""
+    lay, n, k, c, _ = case
+    ig = lay.input_grad
+    still = input_grad_story(ig, n, k, c)[5].panels[0]
+    motion = stage_motion(ig, 5, n, k, c)
+    remainder = lay.forward.remainder_mask
+    for panel in (still, motion.panels[0]):
+        assert panel.key == "grad_x_padded"
+        assert np.array_equal(panel.mask("remainder_mask"), remainder)
+    assert np.all(ig.grad_x_padded[n, c][remainder] == 0)  # what the legend says
+    words = [w for *_, w in legend_items(motion)]
+    assert ("remainder: no window read it, gradient 0" in words) == remainder.any()

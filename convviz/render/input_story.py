@@ -29,7 +29,7 @@ from convviz.render.selection import (
     window_mask,
 )
 from convviz.spec import ConvSpec
-from convviz.stages import InputGradStages, Layer
+from convviz.stages import InputGradStages, Layer, remainder_mask
 from convviz.sweeps import Sweep
 from convviz.text import RECITATION_NOTE, count, shape_text, slice_name
 
@@ -234,6 +234,7 @@ def _mask_step(st: InputGradStages, n: int, c: int, selected) -> Step:
                 slice_name("∂L/∂x̃", n=n, c=c),
                 "grad_x_padded",
                 pad_mask=st.pad_mask,
+                remainder_mask=remainder_mask(spec),  # no forward window read it: gradient 0
                 dropped_mask=st.pad_mask if mode == "zeros" else None,
                 origin=(-pt, -pl),
                 subtitle=f"{shape_text(st.grad_x_padded[n, c].shape)}, {ring}",

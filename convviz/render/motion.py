@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from convviz.render.panel import Panel
-from convviz.render.shapes import REMAINDER_ITEM
+from convviz.render.shapes import remainder_item
 from convviz.render.theme import (
     DILATION_COLOR,
     DILATION_TEXT,
@@ -82,9 +82,7 @@ def legend_items(motion: Motion) -> list[tuple[str, str, str]]:
     """(glyph, colour, words) of each role the motion draws, in LEGEND's order."""
     roles = {g.role for s in motion.scenes for g in s.groups.values() if len(g.value)}
     items = [(glyph, col, words) for role, (col, glyph, words) in LEGEND.items() if role in roles]
-    if any(p.mask("remainder_mask").any() for p in motion.panels):  # a grid's band, not a role
-        items.append(REMAINDER_ITEM)
-    return items
+    return items + remainder_item(motion.panels)  # a grid's band, not a role
 
 
 # --- the model -----------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ from convviz.render.motion_scenes import (
 from convviz.render.panel import Panel
 from convviz.render.selection import sampled_steps
 from convviz.render.theme import tap_colors
-from convviz.stages import InputGradStages, WeightGradStages
+from convviz.stages import InputGradStages, WeightGradStages, remainder_mask
 from convviz.sweeps import Sweep
 from convviz.text import count
 
@@ -140,7 +140,8 @@ def mask_motion(
     scenes += mask_keys(st, n, c, start)
     if selected is not None and np.any(selected):
         scenes = with_outlines(st, scenes, selected)
-    panel = result_panel(st, n, c)
+    # the rows and columns no forward window read (their gradient is 0) marked, as on the still
+    panel = replace(result_panel(st, n, c), remainder_mask=remainder_mask(st.spec))
     motion = Motion(
         "mask", (panel,), dict.fromkeys(scenes[0].groups, 0), tuple(scenes),
         even_tweens(scenes, tweens),

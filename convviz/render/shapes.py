@@ -147,19 +147,34 @@ def panel_shapes(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> list[di
     return shapes
 
 
-REMAINDER_ITEM = ("┅", REMAINDER_COLOR, "remainder: no window reaches it")
+def remainder_item(panels: Sequence[Panel]) -> list[tuple[str, str, str]]:
+    """The legend's entry for the remainder band, if a panel has one: on x no window reaches
+    it; on a gradient, no window read it in the forward pass, so its gradient is 0."""
+    marked = [p for p in panels if p.mask("remainder_mask").any()]
+    if not marked:
+        return []
+    on_x = any(p.key == "x" for p in marked)
+    words = "no window reaches it" if on_x else "no window read it, gradient 0"
+    return [("┅", REMAINDER_COLOR, f"remainder: {words}")]
 
 
 def legend_items(panels: Sequence[Panel]) -> list[tuple[str, str, str]]:
     """(glyph, colour, words) of each cell role the panels draw."""
-    marks = (
-        ("pad_mask", "■", PAD_COLOR, "padding"),
-        ("dilation_mask", "■", DILATION_COLOR, "zero inserted by dilation"),
-        ("remainder_mask", *REMAINDER_ITEM),
-        ("dropped_mask", "✕", DROPPED_COLOR, "dropped by the mask"),
-        ("highlight", "⬚", HIGHLIGHT_COLOR, "linked to the selection"),
-    )
-    items = [(g, c, w) for m, g, c, w in marks if any(p.mask(m).any() for p in panels)]
+
+    def marked(*marks):
+        return [(g, c, w) for m, g, c, w in marks if any(p.mask(m).any() for p in panels)]
+
+    items = [
+        *marked(
+            ("pad_mask", "■", PAD_COLOR, "padding"),
+            ("dilation_mask", "■", DILATION_COLOR, "zero inserted by dilation"),
+        ),
+        *remainder_item(panels),
+        *marked(
+            ("dropped_mask", "✕", DROPPED_COLOR, "dropped by the mask"),
+            ("highlight", "⬚", HIGHLIGHT_COLOR, "linked to the selection"),
+        ),
+    ]
     if any(p.selected is not None for p in panels):
         items.append(("□", SELECTED_COLOR, "selected"))
     return items
