@@ -231,3 +231,18 @@ def test_stage_6_marks_the_remainder_whose_gradient_is_0(case):
     assert np.all(ig.grad_x_padded[n, c][remainder] == 0)  # what the legend says
     words = [w for *_, w in legend_items(motion)]
     assert ("remainder: no window read it, gradient 0" in words) == remainder.any()
+
+
+def test_a_slice_that_sums_others_says_so_under_its_grid(case):
+    """y[n, k] adds every channel's correlation, ∂L/∂x[n, c] every filter's, ∂L/∂w[k, c] every
+    sample's: the grid says so (channels-small's Overview drew x[c=0], w[k=0, c=0] and a y its
+    cells do not add up to, without a word)."""
+    lay, n, k, c, _ = case
+    spec = lay.forward.spec
+    forward, backward = overview_panels(lay, n, k, c)
+    fw = forward_panels(lay.forward, forward_sweep(lay.forward, n, k), n, k, c)
+    sums = {"channel": spec.in_channels, "filter": spec.out_channels, "sample": spec.batch}
+    for panel, what in ((forward[2], "channel"), (fw.output, "channel"),
+                        (backward[1], "filter"), (backward[2], "sample")):  # fmt: skip
+        told = f"Σ over {sums[what]} {what}s" in panel.subtitle
+        assert told == (sums[what] > 1), (panel.title, panel.subtitle)

@@ -37,6 +37,12 @@ def _padded_title(name: str, padding) -> str:
     return f"{name}, padded" if adds_cells(padding) else name
 
 
+def _summed(a: np.ndarray, over: int, what: str) -> str:
+    """'2×2', or '2×2, Σ over 3 channels' when each cell adds up the slices of `over` others
+    (a slice's cells alone do not add up to it)."""
+    return shape_text(a.shape) + (f", Σ over {count(over, what)}" if over > 1 else "")
+
+
 def _padded_note(spec) -> str:
     """'5×5 → padded 7×7', or '5×5, no padding' when the padding adds nothing."""
     if spec.in_size == spec.padded_size:
@@ -85,7 +91,8 @@ def forward_panels(
             f"output {slice_name('y', n=n, k=k)}",
             "y",
             selected=selected,  # outlined red: not also "linked to the selection"
-            subtitle=f"{shape_text(st.y[n, k].shape)}, stride {spec.stride[0]}×{spec.stride[1]}",
+            subtitle=f"{_summed(st.y[n, k], spec.in_channels, 'channel')}, "
+            f"stride {spec.stride[0]}×{spec.stride[1]}",
         ),
     )
     if reading is not None:  # the input cell (marked selected) and the outputs that read it
@@ -184,7 +191,12 @@ def overview_panels(
             taps=tap_grid(*fw.spec.kernel_size),
             subtitle=shape_text(fw.w[k, c].shape),
         ),
-        Panel(fw.y[n, k], slice_name("y", n=n, k=k), "y", subtitle=shape_text(fw.y[n, k].shape)),
+        Panel(
+            fw.y[n, k],
+            slice_name("y", n=n, k=k),
+            "y",
+            subtitle=_summed(fw.y[n, k], fw.spec.in_channels, "channel"),
+        ),
     ]
     backward = [
         Panel(ig.grad_out[n, k], slice_name("∂L/∂y", n=n, k=k), "grad_out", subtitle="given"),
@@ -192,13 +204,13 @@ def overview_panels(
             ig.grad_x[n, c],
             slice_name("∂L/∂x", n=n, c=c),
             "grad_x",
-            subtitle=shape_text(ig.grad_x[n, c].shape),
+            subtitle=_summed(ig.grad_x[n, c], fw.spec.out_channels, "filter"),
         ),
         Panel(
             wg.grad_w[k, c],
             slice_name("∂L/∂w", k=k, c=c),
             "grad_w",
-            subtitle=shape_text(wg.grad_w[k, c].shape),
+            subtitle=_summed(wg.grad_w[k, c], fw.spec.batch, "sample"),
         ),
     ]
     return [_outlined(p, selected) for p in forward], [_outlined(p, selected) for p in backward]
