@@ -699,7 +699,9 @@ def test_every_legend_swatch_is_told_apart():
 
     from matplotlib.colors import to_rgb
 
-    for (c1, g1, w1), (c2, g2, w2) in combinations(mv.LEGEND.values(), 2):
+    for (r1, (c1, g1, w1)), (r2, (c2, g2, w2)) in combinations(mv.LEGEND.items(), 2):
+        if {r1, r2} == {"ring", "fold"}:  # one or the other, by the padding mode: never together
+            continue
         if g1 == g2:  # the same glyph: colours far apart (not two near-blacks)
             distance = np.linalg.norm(np.subtract(to_rgb(c1), to_rgb(c2)))
             assert distance > 0.15, f"{w1!r} and {w2!r} look alike"

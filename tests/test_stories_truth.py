@@ -246,3 +246,18 @@ def test_a_slice_that_sums_others_says_so_under_its_grid(case):
                         (backward[1], "filter"), (backward[2], "sample")):  # fmt: skip
         told = f"Σ over {sums[what]} {what}s" in panel.subtitle
         assert told == (sums[what] > 1), (panel.title, panel.subtitle)
+
+
+def test_the_rings_legend_says_what_the_mask_does_with_it(case):
+    """Zero padding: the mask drops the ring's gradient; reflect, replicate or circular padding:
+    the mask adds it back onto the cells it copied (the legend said 'masked' for both)."""
+    lay, n, k, c, _ = case
+    ig = lay.input_grad
+    words = [w for *_, w in legend_items(stage_motion(ig, 5, n, k, c))]
+    ring = [w for w in words if w.startswith("ring's gradient")]
+    if not ig.pad_mask.any():
+        assert ring == []
+    elif lay.forward.spec.padding_mode == "zeros":
+        assert ring == ["ring's gradient (dropped)"]
+    else:
+        assert ring == ["ring's gradient (folded back)"]

@@ -54,7 +54,8 @@ ROLES = {
     "tap": (None, TEXT_ON_DARK, None),
     "window": ("rgba(0,0,0,0)", None, None),
     "outline": ("rgba(0,0,0,0)", None, None),
-    "ring": (None, None, PAD_TEXT),
+    "ring": (None, None, PAD_TEXT),  # the padded ring's gradient, which the mask drops
+    "fold": (None, None, PAD_TEXT),  # … or adds back onto its sources (reflect, replicate, …)
 }
 HOLLOW = ("window", "outline")  # drawn as coloured outlines, no number
 LEGEND = {
@@ -65,7 +66,8 @@ LEGEND = {
     # the formula's cell is the black one
     "window": (tap_colors(1, 2)[1], "□", "window (tap colours)"),
     "outline": (HIGHLIGHT_COLOR, "□", "cell of the formula"),
-    "ring": (PAD_TEXT, "▣", "ring's gradient (masked)"),
+    "ring": (PAD_TEXT, "▣", "ring's gradient (dropped)"),
+    "fold": (PAD_TEXT, "▣", "ring's gradient (folded back)"),
 }
 
 

@@ -216,7 +216,7 @@ def _motion_layout(motion: Motion, theme: Theme, title: str | None):
     return layout, geo
 
 
-VALUE_COLOURED = ("value", "ring")  # roles filled by the value scale
+VALUE_COLOURED = ("value", "ring", "fold")  # roles filled by the value scale
 
 
 def _coloured(motion: Motion, i: int) -> np.ndarray:

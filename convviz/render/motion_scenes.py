@@ -114,9 +114,8 @@ def result_cells(st: InputGradStages, n: int, c: int, upto: np.ndarray | None, r
     mask = st.pad_mask if ring else ~st.pad_mask
     r, q = np.nonzero(mask)
     shown = 1.0 if upto is None else upto[r, q].astype(float)
-    return cells(
-        "ring" if ring else "value", r - pt, q - pl, g[r, q], _result_scale(st, n, c), shown
-    )
+    role = ("ring" if st.spec.padding_mode == "zeros" else "fold") if ring else "value"
+    return cells(role, r - pt, q - pl, g[r, q], _result_scale(st, n, c), shown)
 
 
 def grad_x_cells(st: InputGradStages, n: int, c: int, opacity: float) -> Cells:
