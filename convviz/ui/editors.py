@@ -20,15 +20,18 @@ def _editor(label: str, name: str, full, index: tuple[int, int], ctx: Context) -
     """
     current = full[index]
     shown = np.vectorize(lambda v: f"{v:g}", otypes=[object])(current)
-    edited = st.data_editor(shown, key=f"edit_{name}_{index}_{ctx.key.__hash__()}", width="content")
+    drawn = st.session_state.get(REFUSALS, 0)  # a new grid after a refusal: the last numbers
+    key = f"edit_{name}_{index}_{ctx.key.__hash__()}_{drawn}"
+    edited = st.data_editor(shown, key=key, width="content")
     edited = np.asarray(edited, dtype=object)
     if edited.shape != current.shape or np.array_equal(edited, shown):
         return
     try:
         values = np.vectorize(lambda t: typed_number(str(t or ""), label), otypes=[float])(edited)
-    except ConvSpecError as exc:
-        st.warning(f"{exc}. The app keeps the last numbers.")
-        return
+    except ConvSpecError as exc:  # said above the grids, which show the numbers kept again
+        st.session_state[REFUSED] = f"{exc}. The app keeps the last numbers."
+        st.session_state[REFUSALS] = drawn + 1
+        st.rerun()
     updated = np.array(full, dtype=float)
     updated[index] = values
     st.session_state[STATE].update({name: encode_array(updated), "preset": "custom"})
@@ -51,6 +54,8 @@ def value_editors(ctx: Context) -> None:
 
 
 EDITORS = "edit_open"  # the value editors' expander (its grids are made only while it is open)
+REFUSED = "cv_edit_refused"  # why the last typed value was refused, said once
+REFUSALS = "cv_edit_refusals"  # refusals so far: a part of the grids' keys
 
 
 def _editors(ctx: Context) -> None:
@@ -60,6 +65,9 @@ def _editors(ctx: Context) -> None:
             "Type over any number; the whole app follows. Re-roll or pick a preset to start again."
         )
     image_loader(ctx)
+    refused = st.session_state.pop(REFUSED, None)
+    if refused:
+        st.warning(refused)
     a, b, c = st.columns(3)
     with a:
         st.markdown(f"input {slice_name('x', n=ctx.n, c=ctx.c)}")
