@@ -787,3 +787,26 @@ def test_a_motions_player_knows_its_keyframes():
     assert len(keys) == len(motion.scenes) and keys[0] == 0 and keys[-1] == len(frames) - 1
     arrivals = [(f.stage, f.caption, f.cell) for f in (frames[k] for k in keys)]
     assert arrivals == [(s.stage, s.caption, s.cell) for s in motion.scenes]
+
+
+def test_a_weight_window_too_big_to_tell_its_cells_apart_moves_as_its_edge():
+    """qa-channels' 96×96 window sent every cell's place in every frame: 3.5 MB, a 5–7 s page,
+    and a moiré over x̃. Over MAX_WINDOW_CELLS cells the window is its edge (its first and last
+    rows and columns, on the same places); a smaller one keeps every cell."""
+    qa = next(p for p in PRESETS if p.key == "qa-channels")
+    for lay, whole in ((preset_layer(qa), False), (LAYERS["recitation-s2"], True)):
+        wg = lay.weight_grad
+        g = wg.grad_out[0, 0]
+        motion = mst.weight_motion(wg, weight_grad_sweep(wg, 0, 0), 0, 0, 0)
+        oH, oW = g.shape
+        assert (oH * oW <= mst.MAX_WINDOW_CELLS) == whole
+        for scene in motion.scenes[1:]:  # spread (dilate), then at each stop of the sweep
+            window = scene.groups["window"]
+            rows, cols = window.row, window.col
+            height, width = np.ptp(rows), np.ptp(cols)
+            want = oH * oW if whole else 2 * (oH + oW) - 4
+            assert len(rows) == want
+            assert height == (oH - 1) * wg.spec.stride[0] and width == (oW - 1) * wg.spec.stride[1]
+        if not whole:
+            fig = mp.motion_figure(motion, THEME, start=0)
+            assert len(fig.to_json()) < 1_000_000

@@ -106,6 +106,10 @@ class Cells:
     ink: np.ndarray  # (n,) str, the number's colour
     opacity: np.ndarray  # (n,) float in [0, 1]
 
+    def only(self, keep: np.ndarray) -> Cells:
+        """The cells where `keep` (n,) bool is true."""
+        return replace(self, **{f: getattr(self, f)[keep] for f in _ARRAYS})
+
     def at(self, row=None, col=None, opacity=None) -> Cells:
         """The same cells moved and/or faded (numbers and colours unchanged)."""
         n = len(self.value)
@@ -117,6 +121,9 @@ class Cells:
             if opacity is None
             else np.broadcast_to(opacity, (n,)).astype(float),
         )
+
+
+_ARRAYS = ("row", "col", "value", "color", "ink", "opacity")  # a Cells' per-cell fields
 
 
 @dataclass(frozen=True)

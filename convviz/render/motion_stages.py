@@ -216,6 +216,9 @@ def _hide_window(groups: dict) -> Scene:
     )
 
 
+MAX_WINDOW_CELLS = 32 * 32  # a bigger weight-gradient window is drawn by its edge
+
+
 def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) -> Motion:
     """∂L/∂y dilates by the stride into the window, which then sweeps x̃ stepping by the dilation.
 
@@ -229,7 +232,12 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
     i, j = np.indices(g.shape).reshape(2, -1)
     colors = np.array(tap_colors(oH, oW), object)
     tight = cells("tap", i, j, g, colors=colors)
+    # a window of more cells than can be told apart is drawn by its edge: the frames carry
+    # every moving cell's place, 3.5 MB for qa-channels' 96×96 (a 7 s page)
+    edge = (i % (oH - 1 or 1) == 0) | (j % (oW - 1 or 1) == 0)
+    keep = edge if oH * oW > MAX_WINDOW_CELLS else np.ones(i.size, bool)
     window = replace(cells("window", i - pt, j - pl, np.zeros(i.size), colors=colors), color=colors)
+    window = window.only(keep)
     zr, zc = np.nonzero(st.dilation_mask)
     zeros = cells("inserted", zr, zc, st.dilated[n, k][zr, zc], opacity=0.0)
     start = {"grad_out": tight, "inserted": zeros, "window": window}
@@ -244,7 +252,7 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
             {
                 "grad_out": spread_g,
                 "inserted": zeros.at(opacity=1.0),
-                "window": window.at(row=sh * i - pt, col=sw * j - pl),
+                "window": window.at(row=(sh * i - pt)[keep], col=(sw * j - pl)[keep]),
             },
         ),
     ]
@@ -257,7 +265,7 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
             # true all the way, as the full correlation's: while the window glides there too
             f"Computing ∂L/∂w[{a}, {b}] = Σ x̃·∂L/∂y: the window steps by the dilation ({dh}×{dw})."
         )
-        groups = {**scenes[-1].groups, "window": window.at(r, q)}
+        groups = {**scenes[-1].groups, "window": window.at(r[keep], q[keep])}
         scenes.append(Scene("sweep", say, groups, cell=("grad_w", int(a), int(b))))
     backdrop = Panel(
         st.x_padded[n, c], f"x̃[n={n}, c={c}]" + (", padded" if st.pad_mask.any() else ""),
