@@ -205,3 +205,47 @@ def test_a_column_title_stands_clear_of_the_selected_tiles_outline(shape):
         plot_w = fig.layout.width - fig.layout.margin.l - fig.layout.margin.r
         box_right_px = (box.x1 - label.x) * plot_w + box.line.width / 2
         assert label.xanchor == "left" and (label.xshift or 0) >= box_right_px + 1
+
+
+def test_many_big_tiles_stay_square_within_the_figure_their_titles_apart():
+    """16 tiles of 128 × 128 (cells under a pixel): a whole-pixel floor made the row 2 000 px
+    wide, squeezed into slivers 35 × 110 px, and their titles ('from k=10') ran together."""
+    from convviz.render.theme import THEME
+
+    arrays = np.zeros((1, 17, 128, 128))
+    labels = [*(f"from k={i}" for i in range(16)), "Σ = ∂L/∂x"]
+    fig = heatmap_grid(arrays, [""], labels, THEME, title="∂L/∂x[n=0, c=0]")
+    layout = fig.layout
+    plot_w = layout.width - layout.margin.l - layout.margin.r
+    plot_h = layout.height - layout.margin.t - layout.margin.b
+    assert layout.width <= THEME.figure_w
+    for i in range(1, 18):
+        xa, ya = layout[f"xaxis{i if i > 1 else ''}"], layout[f"yaxis{i if i > 1 else ''}"]
+        w = (xa.domain[1] - xa.domain[0]) * plot_w
+        h = (ya.domain[1] - ya.domain[0]) * plot_h
+        assert abs(w - h) < 1.5, (i, w, h)  # square, as the arrays are
+    titles = [a for a in layout.annotations if a.yanchor == "bottom" or a.text.startswith("k=")]
+    texts = [a.text for a in layout.annotations]
+    assert "k=10" in texts and "Σ" in texts  # short titles in narrow columns
+    size = layout.annotations[0].font.size
+    pitch = (layout.xaxis2.domain[0] - layout.xaxis.domain[0]) * plot_w
+    assert max(map(len, texts)) * 0.6 * size <= pitch + 1, titles  # no title wider than its column
+
+
+def test_tiles_write_their_numbers_where_a_smaller_font_fits_them():
+    """8 filters × 4 channels of 3 × 3 ∂L/∂w: 33 px cells wrote no numbers ('−127' asked for
+    34 px at one font), while the 30 px input tiles above wrote theirs: the font now shrinks to
+    fit a long number, down to 9 px."""
+    from convviz.render.theme import THEME
+
+    arrays = np.full((8, 4, 3, 3), -127.0)
+    fig = heatmap_grid(arrays, [f"k={k}" for k in range(8)], [f"c={c}" for c in range(4)], THEME)
+    tile = fig.data[0]
+    assert tile.text is not None and tile.texttemplate
+    size = tile.textfont.size
+    cell = (
+        (fig.layout.xaxis.domain[1] - fig.layout.xaxis.domain[0])
+        * (fig.layout.width - fig.layout.margin.l - fig.layout.margin.r)
+        / 3
+    )
+    assert size >= 9 and len("−127") * 0.6 * size <= cell - 4

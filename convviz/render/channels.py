@@ -13,6 +13,8 @@ from convviz.render.geometry import scale_ticks
 from convviz.render.grids import format_value, format_values
 
 GAP_PX = 18  # between heatmaps
+MIN_FONT_PX = 9  # numbers in a tile's cells, no smaller
+MIN_CELL_PX = 0.1  # a 128-wide tile is 13 px at the least
 LABEL_PX = 26  # room for a column title above / a row title to the right (at a 16 px rem)
 OUTLINE_PX = 7  # room beyond a tile for its outline: 4 px off, its 3 px line centred there
 RIGHT_PX = 130  # right of the grid: the row labels, then the colour scale (at a 16 px rem)
@@ -39,7 +41,7 @@ class _Tiles:
 
     @property
     def ph(self) -> float:
-        return self.h * max(self.cell, 1)
+        return self.h * self.cell
 
     def origin(self, r: int, c: int) -> tuple[float, float]:
         """Paper (x, y) of the top-left corner of tile (r, c); column titles above row 0."""
@@ -55,12 +57,14 @@ def _tiles(arrays: np.ndarray, theme: th.Theme, title: str) -> _Tiles:
     label = LABEL_PX * theme.scale
     widest = theme.figure_w - RIGHT_PX * theme.scale
     fits = (widest - GAP_PX * (C - 1)) / (C * w)
+    # a cell may be under a pixel (16 tiles of 128 × 128): the tiles stay square and fit the
+    # width; a whole-pixel floor made them wider than the figure, squeezed into slivers
     if theme.min_cell_px > 1:  # a laptop: the page scrolls past several grids
-        cell = max(1.0, min(0.75 * theme.cell_px_for_font, fits))
+        cell = max(MIN_CELL_PX, min(0.75 * theme.cell_px_for_font, fits))
     else:
         tall = (theme.figure_h - _top(title) - 20 - label - GAP_PX * (R - 1)) / (R * h)
-        cell = max(1.0, min(theme.cell_px, fits, tall))
-    ph = h * max(cell, 1)
+        cell = max(MIN_CELL_PX, min(theme.cell_px, fits, tall))
+    ph = h * cell
     width = C * w * cell + GAP_PX * (C - 1)
     return _Tiles(R, C, h, w, cell, width, label + R * ph + GAP_PX * (R - 1), label)
 
@@ -244,11 +248,13 @@ def _heatmaps(arrays: np.ndarray, g: _Tiles, names: list[list[str]], theme: th.T
     first heatmap carries the grid's colour scale."""
     labels = format_values(arrays)
     longest = max((len(t) for t in labels.ravel()), default=1)
-    show_text = g.cell >= max(22, 7 * longest + 6) and max(g.h, g.w) <= theme.max_text_cells
     lo, hi = float(arrays.min()), float(arrays.max())
     colours = value_colours(lo, hi)
     grown = max(theme.cell_font_size, theme.cell_font(int(g.cell)))  # with a projector's cells
-    font = max(9, min(grown, int(g.cell * 0.45)))
+    # as big as the cell allows, smaller for long numbers ('−1638' in a 32 px cell: 9 px)
+    fits = min(grown, int(g.cell * 0.45), int((g.cell - 4) / (0.6 * longest)))
+    show_text = fits >= MIN_FONT_PX and g.cell >= 22 and max(g.h, g.w) <= theme.max_text_cells
+    font = max(MIN_FONT_PX, fits)
     text = labels if show_text else np.full(arrays.shape[:2], None)
     data = [
         _tile(arrays[r, c], r, c, g, colours, names[r][c], text[r, c], font)
@@ -273,9 +279,17 @@ def _add_click_targets(
 
 def _labels(g: _Tiles, row_labels: list[str], col_labels: list[str], theme: th.Theme) -> list[dict]:
     """Column titles above the first row; row titles right of the last column (if rows > 1)."""
-    # column titles no wider than their column (plus the gap): they never run into each other
-    longest_label = max(map(len, col_labels), default=1)
-    label_font = max(8, min(theme.font_size, int((g.pw + GAP_PX - 4) / (0.6 * longest_label))))
+
+    # column titles no wider than their column (plus the gap): they never run into each other;
+    # narrow columns say "k=3", not "from k=3", and "Σ", not "Σ = ∂L/∂x"
+    def font_for(labels: list[str]) -> int:
+        longest = max(map(len, labels), default=1)
+        return max(8, min(theme.font_size, int((g.pw + GAP_PX - 4) / (0.6 * longest))))
+
+    short = [label.removeprefix("from ").split(" = ")[0] for label in col_labels]
+    if font_for(short) > font_for(col_labels):
+        col_labels = short
+    label_font = font_for(col_labels)
     notes = []
     for r, c in np.ndindex(g.rows, g.cols):
         x0, y0 = g.origin(r, c)
