@@ -847,3 +847,24 @@ def test_channel_tiles_keep_the_symmetric_colours_and_draw_no_colour_they_lack(l
     assert (fig.data[0].zmin, fig.data[0].zmax) == (
         (lo, hi) if lo < hi else (-(lim or 1), lim or 1)
     )
+
+
+def test_every_index_is_labelled_where_the_labels_fit_a_cell():
+    """Classroom's full correlation on a projector: at 1920×1080 every second index was labelled
+    (∂L/∂x̃'s ring at −1 had none) though '−1' and a gap fit its 50 px cells."""
+    from convviz.presets import PRESETS_BY_KEY
+    from convviz.render.input_story import input_grad_animation
+    from convviz.render.theme import theme_for
+
+    p = PRESETS_BY_KEY["classroom"]
+    spec = p.spec()
+    x, w = p.values()
+    ig = layer(spec, x, w, p.grad_out_for(np.zeros(spec.output_shape))).input_grad
+    sweep = input_grad_sweep(ig, 0, 0)
+    panels = input_grad_animation(ig, sweep, 0, 0, 0)
+    theme = theme_for(True, (1920, 1080, 24)).reserve(100)  # the page's bars: 43 px cells
+    fig = sweep_animations.sweep_figure(sweep, *panels, theme, channel=0, start=0)
+    assert fig.layout.xaxis3.tickfont.size == 27
+    every = list(range(-1, 8))  # x̃'s indices, its ring included
+    assert list(fig.layout.xaxis3.tickvals) == every
+    assert list(fig.layout.yaxis3.tickvals) == every

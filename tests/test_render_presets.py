@@ -57,8 +57,8 @@ def check_screen_rule(fig, panels, theme) -> None:
                 cell = _grid_px(fig, int(t.xaxis[1:] or 1) - 1, len(t.z[0]))
                 widest = max(1, *(len(str(s)) for row in t.text for s in row))
                 assert t.textfont.size >= min(0.4 * cell, 0.9 * cell / (0.56 * widest)) - 1
-    # column indices never crowd: labelled columns are two label fonts apart (they ran together
-    # at 1920×1080, where the font grew and the 24 px room did not)
+    # column indices never crowd: labelled columns are their widest label and a gap apart
+    # (they ran together at 1920×1080, where the font grew and the 24 px room did not)
     plot_w = fig.layout.width - fig.layout.margin.l - fig.layout.margin.r
     for name, ax in fig.layout.to_plotly_json().items():
         if name.startswith("xaxis") and len(ax.get("tickvals", ())) > 1:
@@ -66,7 +66,9 @@ def check_screen_rule(fig, panels, theme) -> None:
                 (ax["domain"][1] - ax["domain"][0]) * plot_w / abs(ax["range"][1] - ax["range"][0])
             )
             step = ax["tickvals"][1] - ax["tickvals"][0]
-            assert step * cell >= 2 * ax["tickfont"]["size"] - 1, f"{name}: indices crowd"
+            widest = max(len(str(v)) for v in ax["tickvals"])  # '−2' and '10' as wide
+            room = 0.6 * ax["tickfont"]["size"] * widest + 6
+            assert step * cell >= room, f"{name}: indices crowd"
     # headers sit centred over their columns, and the columns do not overlap
     heads = [a for a in fig.layout.annotations if a.xref and a.xref.endswith("domain")]
     spans = []

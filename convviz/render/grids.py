@@ -92,7 +92,14 @@ def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
     (y0, ny), (x0, nx) = panel.labelled(0), panel.labelled(1)
     xa, ya = axis_ids(i)
     font = max(9, theme.font_size - 3)
-    room = max(24, 2 * font)  # px a label needs (two digits and a gap)
+
+    def room(origin: int, n: int, across: bool) -> float:
+        """px a label needs: across, its widest number and a gap; down, its line's height."""
+        if not across:
+            return 1.3 * font
+        widest = max(len(str(origin)), len(str(origin + n - 1)))  # '−2', '10', '−12'
+        return max(18, 0.62 * font * widest + 8)
+
     common = {
         "showgrid": False,
         "zeroline": False,
@@ -109,7 +116,7 @@ def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
             "domain": list(geo.x_domains[i]),
             "range": [ox - 0.5, ox + w - 0.5],
             "tickmode": "array",
-            "tickvals": tick_values(nx, ox + x0, geo.cell_of(i), room),
+            "tickvals": tick_values(nx, ox + x0, geo.cell_of(i), room(ox + x0, nx, True)),
             "anchor": ya,
         },
         f"yaxis{suffix}": {
@@ -118,7 +125,7 @@ def panel_axes(i: int, panel: Panel, theme: Theme, geo: GridLayout) -> dict:
             "range": [oy + h - 0.5, oy - 0.5],  # reversed: row 0 at the top
             "autorange": False,
             "tickmode": "array",
-            "tickvals": tick_values(ny, oy + y0, geo.cell_of(i), room),
+            "tickvals": tick_values(ny, oy + y0, geo.cell_of(i), room(oy + y0, ny, False)),
             "anchor": xa,
             "scaleanchor": xa,  # square cells even if the page stretches the figure
             "scaleratio": 1,
