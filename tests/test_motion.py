@@ -807,6 +807,32 @@ def test_a_weight_window_too_big_to_tell_its_cells_apart_moves_as_its_edge():
             want = oH * oW if whole else 2 * (oH + oW) - 4
             assert len(rows) == want
             assert height == (oH - 1) * wg.spec.stride[0] and width == (oW - 1) * wg.spec.stride[1]
-        if not whole:
+        words = [w for *_, w in mv.legend_items(motion)]
+        assert ("the window's edge" in words) != whole
+        assert ("window (tap colours)" in words) == whole
+        if not whole:  # ∂L/∂y in its values' colours: 9 216 tap colours drew a moiré
+            assert motion.scenes[0].groups["grad_out"].role == "value"
             fig = mp.motion_figure(motion, THEME, start=0)
             assert len(fig.to_json()) < 1_000_000
+            notes = " ".join(a.text for a in fig.layout.annotations)
+            assert notes.count("■") >= 4  # both grids state their values' range, not "■ 0"
+
+
+@pytest.mark.parametrize("key", ["recitation-s1", "recitation-s2", "classroom"])
+def test_every_panel_of_a_motion_has_a_trace_in_its_frames(key):
+    """A transition without redraw drops every trace of a panel none of whose traces are in the
+    frame: a stride-1 layer's ∂L/∂y (nothing on it moves) vanished from the weight window at
+    its first step, in Chromium. Each panel keeps a trace in every frame."""
+    n, k, c = slice_of(key)
+    lay = LAYERS[key]
+    ig, wg = lay.input_grad, lay.weight_grad
+    for motion in (
+        mst.weight_motion(wg, weight_grad_sweep(wg, k, c), n, k, c),
+        mst.backward_motion(ig, input_grad_sweep(ig, n, c), n, k, c),
+        mst.mask_motion(ig, n, c),
+    ):
+        fig = mp.motion_figure(motion, THEME, start=0)
+        for frame in fig.frames:
+            axes = {fig.data[i].xaxis for i in frame.traces}
+            panels = {fig.data[i].xaxis for i in range(len(fig.data)) if fig.data[i].xaxis}
+            assert axes == panels, (motion.name, frame.name, panels - axes)

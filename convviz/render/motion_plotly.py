@@ -163,10 +163,19 @@ def motion_figure(
         if gi in moving:  # groups that never change stay out of the frames
             animated.append(len(data))
         data.append(trace)
+    # a transition (no redraw) drops every trace of a panel none of whose traces it moves (the
+    # ∂L/∂y of a stride-1 layer's weight window vanished at the first step): such a panel's
+    # faint grid goes into the frames, unchanged
+    still = sorted(set(range(len(motion.panels))) - {motion.where[names[gi]] for gi in moving})
     frame_dicts = [
-        {"name": str(fi), "data": [_nested({k: s[gi][k] for k in varying[gi]}) for gi in moving]}
+        {
+            "name": str(fi),
+            "data": [{} for _ in still]
+            + [_nested({k: s[gi][k] for k in varying[gi]}) for gi in moving],
+        }
         for fi, s in enumerate(states)
     ]
+    animated = still + animated  # the faint grids are the first traces, one per panel
     # a click on ∂L/∂x̃ (→ ∂L/∂x) selects a cell, as on the other stages; the grids of ∂L/∂y
     # and w on their way are no cell a page selects. No hover label: it would tell a cell's
     # final value while the motion is still computing it.
@@ -226,6 +235,8 @@ def _coloured(motion: Motion, i: int) -> np.ndarray:
         for name, g in motion.scenes[0].groups.items()
         if motion.where[name] == i and g.role in VALUE_COLOURED
     ]
+    if i in motion.backdrops:  # a still grid under the moving cells (x̃ under the weight window)
+        drawn.append(np.ravel(motion.backdrops[i].values))
     return np.concatenate(drawn) if drawn else np.zeros(1)
 
 
