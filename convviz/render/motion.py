@@ -54,10 +54,12 @@ ROLES = {
     "tap": (None, TEXT_ON_DARK, None),
     "window": ("rgba(0,0,0,0)", None, None),
     "outline": ("rgba(0,0,0,0)", None, None),
+    "edge": ("rgba(0,0,0,0)", None, None),  # a window too big to tell its cells apart, outlined
     "ring": (None, None, PAD_TEXT),  # the padded ring's gradient, which the mask drops
     "fold": (None, None, PAD_TEXT),  # … or adds back onto its sources (reflect, replicate, …)
 }
-HOLLOW = ("window", "outline")  # drawn as coloured outlines, no number
+EDGE_COLOR = "#4363d8"  # a big window's edge: blue, clear of the value scale's oranges
+HOLLOW = ("window", "outline", "edge")  # drawn as coloured outlines, no number
 LEGEND = {
     "inserted": (DILATION_COLOR, "■", "zero inserted by dilation"),
     "pad": (PAD_COLOR, "■", "zero padding"),  # how much: the pad stage says
@@ -66,6 +68,7 @@ LEGEND = {
     # the formula's cell is the black one
     "window": (tap_colors(1, 2)[1], "□", "window (tap colours)"),
     "outline": (HIGHLIGHT_COLOR, "□", "cell of the formula"),
+    "edge": (EDGE_COLOR, "□", "the window's edge"),
     "ring": (PAD_TEXT, "▣", "ring's gradient (dropped)"),
     "fold": (PAD_TEXT, "▣", "ring's gradient (folded back)"),
 }

@@ -8,12 +8,14 @@ from dataclasses import replace
 import numpy as np
 
 from convviz.render.motion import (
+    EDGE_COLOR,
     MAX_WINDOW_STOPS,
     Motion,
     Scene,
     blank_panel,
     cells,
     even_tweens,
+    scale_of,
     shape_text,
     within_budget,
 )
@@ -230,13 +232,16 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
     (sh, sw), (dh, dw) = spec.stride, spec.dilation
     (pt, _), (pl, _) = spec.padding
     i, j = np.indices(g.shape).reshape(2, -1)
-    colors = np.array(tap_colors(oH, oW), object)
-    tight = cells("tap", i, j, g, colors=colors)
-    # a window of more cells than can be told apart is drawn by its edge: the frames carry
-    # every moving cell's place, 3.5 MB for qa-channels' 96×96 (a 7 s page)
+    # a window of more cells than can be told apart (each its own tap colour: a moiré) is its
+    # values' colours, moved by its edge: the frames carry every moving cell's place, 3.5 MB
+    # for qa-channels' 96×96 (a 7 s page)
+    big = oH * oW > MAX_WINDOW_CELLS
     edge = (i % (oH - 1 or 1) == 0) | (j % (oW - 1 or 1) == 0)
-    keep = edge if oH * oW > MAX_WINDOW_CELLS else np.ones(i.size, bool)
-    window = replace(cells("window", i - pt, j - pl, np.zeros(i.size), colors=colors), color=colors)
+    keep = edge if big else np.ones(i.size, bool)
+    colors = np.full(i.size, EDGE_COLOR, object) if big else np.array(tap_colors(oH, oW), object)
+    tight = cells("value", i, j, g, scale_of(g)) if big else cells("tap", i, j, g, colors=colors)
+    role = "edge" if big else "window"
+    window = replace(cells(role, i - pt, j - pl, np.zeros(i.size), colors=colors), color=colors)
     window = window.only(keep)
     zr, zc = np.nonzero(st.dilation_mask)
     zeros = cells("inserted", zr, zc, st.dilated[n, k][zr, zc], opacity=0.0)
