@@ -236,14 +236,16 @@ def test_stage_6_marks_the_remainder_whose_gradient_is_0(case):
 def test_a_slice_that_sums_others_says_so_under_its_grid(case):
     """y[n, k] adds every channel's correlation, ∂L/∂x[n, c] every filter's, ∂L/∂w[k, c] every
     sample's: the grid says so (channels-small's Overview drew x[c=0], w[k=0, c=0] and a y its
-    cells do not add up to, without a word)."""
+    cells do not add up to, without a word), and says nothing of one ('Σ over 1 sample')."""
     lay, n, k, c, _ = case
     spec = lay.forward.spec
     forward, backward = overview_panels(lay, n, k, c)
     fw = forward_panels(lay.forward, forward_sweep(lay.forward, n, k), n, k, c)
+    wg = weight_grad_panels(lay.weight_grad, weight_grad_sweep(lay.weight_grad, k, c), n, k, c)
     sums = {"channel": spec.in_channels, "filter": spec.out_channels, "sample": spec.batch}
     for panel, what in ((forward[2], "channel"), (fw.output, "channel"),
-                        (backward[1], "filter"), (backward[2], "sample")):  # fmt: skip
+                        (backward[1], "filter"), (backward[2], "sample"),
+                        (wg.output, "sample")):  # fmt: skip
         told = f"Σ over {sums[what]} {what}s" in panel.subtitle
         assert told == (sums[what] > 1), (panel.title, panel.subtitle)
 

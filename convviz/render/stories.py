@@ -162,7 +162,7 @@ def weight_grad_panels(
             slice_name("∂L/∂w", k=k, c=c),
             "grad_w",
             selected=selected,
-            subtitle=f"{shape_text(st.grad_w[k, c].shape)}, Σ over {count(spec.batch, 'sample')}",
+            subtitle=_summed(st.grad_w[k, c], spec.batch, "sample"),
         ),
     )
 
