@@ -836,3 +836,20 @@ def test_every_panel_of_a_motion_has_a_trace_in_its_frames(key):
             axes = {fig.data[i].xaxis for i in frame.traces}
             panels = {fig.data[i].xaxis for i in range(len(fig.data)) if fig.data[i].xaxis}
             assert axes == panels, (motion.name, frame.name, panels - axes)
+
+
+def test_the_fold_says_a_cell_without_copies_keeps_its_own():
+    """Reflect's last mask scene spoke of 'the copies' gradients' under the formula of a cell
+    that has none; it says where the sums update, and that the other cells keep their own."""
+    lay = mode_layer("reflect")
+    ig = lay.input_grad
+    last = mst.mask_motion(ig, 0, 0).scenes[-1].caption
+    assert "where copies landed" in last and "keeps its own" in last
+    copied = np.zeros(ig.spec.in_size, bool)  # the layer has cells no ring cell copied
+    (pt, pb), (pl, pr) = ig.spec.padding
+    rows = ms.source_index(ig.spec.in_size[0], (pt, pb), "reflect")
+    cols = ms.source_index(ig.spec.in_size[1], (pl, pr), "reflect")
+    ring = ig.pad_mask
+    r, c = np.nonzero(ring)
+    copied[rows[r], cols[c]] = True
+    assert not copied.all()

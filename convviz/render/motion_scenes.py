@@ -246,7 +246,8 @@ def mask_keys(st: InputGradStages, n: int, c: int, base: dict) -> list[Scene]:
         Scene(MASK, say, {**base, "ring": arrive}, FOLLOWED),
         Scene(
             MASK,
-            "…and the sum there updates: ∂L/∂x = own ∂L/∂x̃ + the copies' gradients.",
+            "…and where copies landed the sum updates: ∂L/∂x = own ∂L/∂x̃ + its copies' "
+            "gradients (a cell no ring cell copied keeps its own).",
             {**base, "ring": arrive.at(opacity=0.0), **final},
             FOLLOWED,
         ),
