@@ -473,16 +473,21 @@ def test_weight_window_sweeps_over_the_engines_padded_input_drawn_as_cells(key):
     assert all(still not in f.traces for f in fig.frames)
 
 
+def layer_motions(key: str) -> list[mv.Motion]:
+    """The whole backward pass, the weight window and the mask stage of a preset's slice."""
+    n, k, c = slice_of(key)
+    ig, wg = LAYERS[key].input_grad, LAYERS[key].weight_grad
+    return [
+        mst.backward_motion(ig, input_grad_sweep(ig, n, c), n, k, c),
+        mst.weight_motion(wg, weight_grad_sweep(wg, k, c), n, k, c),
+        mst.mask_motion(ig, n, c),
+    ]
+
+
 @pytest.mark.parametrize("key", LAYERS)
 def test_motion_figures_are_valid_plotly(key):
     # they are built without plotly's validation (animation_frames.animated_figure): validate here
-    n, k, c = slice_of(key)
-    lay = LAYERS[key]
-    ig, wg = lay.input_grad, lay.weight_grad
-    for motion in (
-        mst.backward_motion(ig, input_grad_sweep(ig, n, c), n, k, c),
-        mst.weight_motion(wg, weight_grad_sweep(wg, k, c), n, k, c),
-    ):
+    for motion in layer_motions(key):
         go.Figure(mp.motion_figure(motion, PRESENTATION, start=0).to_dict())
 
 
@@ -823,14 +828,7 @@ def test_every_panel_of_a_motion_has_a_trace_in_its_frames(key):
     """A transition without redraw drops every trace of a panel none of whose traces are in the
     frame: a stride-1 layer's ∂L/∂y (nothing on it moves) vanished from the weight window at
     its first step, in Chromium. Each panel keeps a trace in every frame."""
-    n, k, c = slice_of(key)
-    lay = LAYERS[key]
-    ig, wg = lay.input_grad, lay.weight_grad
-    for motion in (
-        mst.weight_motion(wg, weight_grad_sweep(wg, k, c), n, k, c),
-        mst.backward_motion(ig, input_grad_sweep(ig, n, c), n, k, c),
-        mst.mask_motion(ig, n, c),
-    ):
+    for motion in layer_motions(key):
         fig = mp.motion_figure(motion, THEME, start=0)
         for frame in fig.frames:
             axes = {fig.data[i].xaxis for i in frame.traces}
