@@ -18,7 +18,7 @@ app and the exports cannot drift apart.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -111,7 +111,8 @@ class Cells:
 
     def only(self, keep: np.ndarray) -> Cells:
         """The cells where `keep` (n,) bool is true."""
-        return replace(self, **{f: getattr(self, f)[keep] for f in _ARRAYS})
+        arrays = (f.name for f in fields(self) if f.name != "role")  # the per-cell fields
+        return replace(self, **{name: getattr(self, name)[keep] for name in arrays})
 
     def at(self, row=None, col=None, opacity=None) -> Cells:
         """The same cells moved and/or faded (numbers and colours unchanged)."""
@@ -124,9 +125,6 @@ class Cells:
             if opacity is None
             else np.broadcast_to(opacity, (n,)).astype(float),
         )
-
-
-_ARRAYS = ("row", "col", "value", "color", "ink", "opacity")  # a Cells' per-cell fields
 
 
 @dataclass(frozen=True)
