@@ -5,11 +5,13 @@ engine's stage puts it. Checked on the scenes (the model) and on the plotly figu
 from __future__ import annotations
 
 import base64
+import io
 import json
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from PIL import Image
 
 import convviz.render.motion as mv
 import convviz.render.motion_gif as mg
@@ -821,6 +823,43 @@ def test_a_weight_window_too_big_to_tell_its_cells_apart_moves_as_its_edge():
             assert len(fig.to_json()) < 1_000_000
             notes = " ".join(a.text for a in fig.layout.annotations)
             assert notes.count("■") >= 4  # both grids state their values' range, not "■ 0"
+
+
+def _pixels(image) -> np.ndarray:
+    """A layout image's RGBA pixels."""
+    raw = base64.b64decode(image.source.split(",", 1)[1])
+    return np.asarray(Image.open(io.BytesIO(raw)).convert("RGBA"))
+
+
+def test_many_still_cells_are_one_image_of_their_colours():
+    """qa-channels' weight window drew x̃ (10,000 cells) and ∂L/∂y (9,216) as SVG markers that
+    never move: 20,000 nodes, seconds for the browser to style. Still cells that many are one
+    layout image, each cell its colour at its place (the page's screenshot is unchanged, px for
+    px); a small layer keeps its markers, and cells that move stay markers."""
+    qa = next(p for p in PRESETS if p.key == "qa-channels")
+    wg = preset_layer(qa).weight_grad
+    motion = mst.weight_motion(wg, weight_grad_sweep(wg, 0, 0), 0, 0, 0)
+    fig = mp.motion_figure(motion, THEME, start=0)
+    assert len(fig.to_json()) < 300_000
+    moving = {i for f in fig.frames for i in f.traces}
+    assert all(len(t.x) < mp.PICTURE_CELLS or i in moving for i, t in enumerate(fig.data))
+    x_pad, grad_out = mv.backdrop_cells(motion.backdrops[1]), motion.scenes[0].groups["grad_out"]
+    stills = {"x2": x_pad, "x": grad_out}
+    assert sorted(im.xref for im in fig.layout.images) == sorted(stills)
+    for image in fig.layout.images:
+        cells = stills[image.xref]
+        top, left = cells.row.min(), cells.col.min()
+        assert (image.x, image.y) == (left - 0.5, top - 0.5)
+        assert (image.sizex, image.sizey) == (np.ptp(cells.col) + 1, np.ptp(cells.row) + 1)
+        px = _pixels(image)
+        per_cell = px.shape[1] / image.sizex  # the image is drawn at the figure's px
+        at_r = ((cells.row - top + 0.5) * per_cell).astype(int)
+        at_c = ((cells.col - left + 0.5) * per_cell).astype(int)
+        want = [[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in cells.color]
+        np.testing.assert_array_equal(px[at_r, at_c, :3], want)
+        np.testing.assert_array_equal(px[at_r, at_c, 3], np.round(255 * cells.opacity))
+    small = layer_motions("recitation-s2")
+    assert not any(mp.motion_figure(m, THEME, start=0).layout.images for m in small)
 
 
 @pytest.mark.parametrize("key", ["recitation-s1", "recitation-s2", "classroom"])

@@ -27,7 +27,7 @@ from convviz.render.animation_frames import (
     writes_captions,
 )
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
-from convviz.render.motion_plotly import motion_figure
+from convviz.render.motion_plotly import PICTURE_CSS, motion_figure
 from convviz.render.sweep_animations import sweep_figure
 from convviz.render.theme import THEME, Theme
 from convviz.text import bias_gradient, number
@@ -127,7 +127,7 @@ def _page(title: str, body: str) -> str:
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{html.escape(title)}</title>
-<style>{_PAGE_CSS}{css}</style>
+<style>{_PAGE_CSS}{PICTURE_CSS}{css}</style>
 <script>{get_plotlyjs()}</script>
 </head><body>
 {body}

@@ -3,10 +3,13 @@ browser (`transition`, no redraw), driven by the page's player (convviz/ui/playe
 
 from __future__ import annotations
 
+import base64
+import io
 from dataclasses import dataclass, replace
 
 import numpy as np
 import plotly.graph_objects as go
+from PIL import Image
 
 from convviz.render.animation_frames import animated_figure, deep_update, grid_lines_trace
 from convviz.render.geometry import GridLayout, axis_ids
@@ -101,10 +104,15 @@ def _looks(panels, theme: Theme, geo: GridLayout) -> list[_Look]:
     return looks
 
 
+def _gap(cell: float) -> int:
+    """The px between two cells' squares: none when they are small."""
+    return 2 if cell >= 20 else 1 if cell >= 8 else 0
+
+
 def _group_trace(name: str, c: Cells, i: int, look: _Look) -> dict:
     _, _, outline = ROLES[c.role]
     cell = look.cell
-    size = max(cell - (2 if cell >= 20 else 1 if cell >= 8 else 0), 3)
+    size = max(cell - _gap(cell), 3)
     line = {"width": 0}
     if c.role in HOLLOW:
         line = {"width": max(2.0, cell / 9)}
@@ -130,6 +138,70 @@ def _group_trace(name: str, c: Cells, i: int, look: _Look) -> dict:
     return trace
 
 
+# Still cells this many are one picture, not a marker each: 20,000 SVG markers (qa-channels' x̃
+# under the weight window, its ∂L/∂y beside it) cost the browser seconds to style and lay out.
+PICTURE_CELLS = 32 * 32
+
+
+# The page's CSS for those images: each px is its cell's colour, not a blend with a neighbour's
+# (plotly places an image at a fraction of a px, and the browser would smooth it)
+PICTURE_CSS = ".js-plotly-plot .imagelayer image { image-rendering: pixelated; }"
+
+
+def _pictured(c: Cells, look: _Look) -> bool:
+    """Whether still cells are drawn as an image: many, numberless, filled in plain colours, each
+    on a whole cell (an image survives the transitions that move the other cells: it is layout)."""
+    _, _, outline = ROLES[c.role]
+    return (
+        len(c.value) >= PICTURE_CELLS
+        and not look.show
+        and outline is None
+        and c.role not in HOLLOW
+        and all(len(colour) == 7 and colour[0] == "#" for colour in set(c.color))
+        and np.array_equal(c.row, np.round(c.row))
+        and np.array_equal(c.col, np.round(c.col))
+    )
+
+
+def _picture(c: Cells, i: int, look: _Look) -> dict:
+    """Cells as a layout image on panel i's axes, drawn at the px the figure shows them (cells
+    look.cell px apart, with the gap the markers leave; transparent where there is no cell)."""
+    top, left = int(c.row.min()), int(c.col.min())
+    rows, cols = (c.row - top).astype(int), (c.col - left).astype(int)
+    h, w = rows.max() + 1, cols.max() + 1
+    rgba = np.zeros((h, w, 4), np.uint8)
+    rgb = np.frombuffer(bytes.fromhex("".join(colour[1:] for colour in c.color)), np.uint8)
+    rgba[rows, cols, :3] = rgb.reshape(-1, 3)
+    rgba[rows, cols, 3] = np.round(255 * c.opacity)
+
+    def px_cells(n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per px along n cells: its cell, and whether it is inside that cell's square."""
+        at = (np.arange(max(1, round(n * look.cell))) + 0.5) / look.cell
+        into = (at % 1) * look.cell  # px into the cell
+        gap = _gap(look.cell) / 2
+        return np.minimum(at.astype(int), n - 1), (into >= gap) & (into < look.cell - gap)
+
+    (r, r_in), (q, q_in) = px_cells(h), px_cells(w)
+    image = rgba[r[:, None], q[None, :]]
+    image[..., 3] *= np.outer(r_in, q_in).astype(np.uint8)
+    png = io.BytesIO()
+    Image.fromarray(image, "RGBA").save(png, "png")
+    xa, ya = axis_ids(i)
+    return {
+        "source": "data:image/png;base64," + base64.b64encode(png.getvalue()).decode(),
+        "xref": xa,
+        "yref": ya,
+        "x": left - 0.5,
+        "y": top - 0.5,  # the top edge: rows run down the reversed axis
+        "sizex": w,
+        "sizey": h,
+        "xanchor": "left",
+        "yanchor": "top",
+        "sizing": "stretch",
+        "layer": "below",
+    }
+
+
 def motion_figure(
     motion: Motion, theme: Theme = THEME, *, title: str | None = None, start: int | None = None
 ) -> go.Figure:
@@ -146,9 +218,12 @@ def motion_figure(
     looks = _looks(motion.panels, theme, geo)
     data = [_faint_grid(i, p, geo) for i, p in enumerate(motion.panels)]
     for i, panel in motion.backdrops.items():
-        # still cells as markers, not a heatmap: a transition (no redraw) drops the layers of
-        # trace types it does not animate on those axes, and the heatmap vanished at frame 1
+        # still cells as markers or an image, not a heatmap: a transition (no redraw) drops the
+        # layers of trace types it does not animate on those axes (the heatmap vanished)
         back = backdrop_cells(panel)
+        if _pictured(back, looks[i]):
+            layout.setdefault("images", []).append(_picture(back, i, looks[i]))
+            continue
         trace = _group_trace("backdrop", back, i, looks[i])
         data.append(deep_update(trace, _nested(_trace_state(back, looks[i].show))))
     names = [g for g, c in frames[0].groups.items() if len(c.value)]  # empty roles: no trace
@@ -158,6 +233,11 @@ def motion_figure(
     animated, moving = [], [gi for gi in range(len(names)) if varying[gi]]
     for gi, g in enumerate(names):
         where = motion.where[g]
+        if gi not in moving and _pictured(frames[start].groups[g], looks[where]):
+            layout.setdefault("images", []).append(
+                _picture(frames[start].groups[g], where, looks[where])
+            )
+            continue
         trace = _group_trace(g, frames[0].groups[g], where, looks[where])
         trace = deep_update(trace, _nested(states[start][gi]))
         if gi in moving:  # groups that never change stay out of the frames

@@ -19,6 +19,7 @@ import streamlit as st
 
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grids import PLOTLY_CONFIG
+from convviz.render.motion_plotly import PICTURE_CSS
 from convviz.render.theme import Theme, theme_for
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer
@@ -427,7 +428,7 @@ def page_config(page: str) -> None:
         layout="wide",
         initial_sidebar_state="collapsed" if pres else "expanded",
     )
-    st.html(f"<style>{COMMON_CSS}{PRESENTATION_CSS if pres else NORMAL_CSS}</style>")
+    st.html(f"<style>{COMMON_CSS}{PICTURE_CSS}{PRESENTATION_CSS if pres else NORMAL_CSS}</style>")
 
 
 def controls() -> Context:
