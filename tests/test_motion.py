@@ -858,6 +858,9 @@ def test_many_still_cells_are_one_image_of_their_colours():
         want = [[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in cells.color]
         np.testing.assert_array_equal(px[at_r, at_c, :3], want)
         np.testing.assert_array_equal(px[at_r, at_c, 3], np.round(255 * cells.opacity))
+        # under the traces: the faint grid's borders would cross it (they washed it out)
+        extent = next(t for t in fig.data if t.name == "extent" and t.xaxis == image.xref)
+        assert len(extent.x) == 5  # the outline alone
     small = layer_motions("recitation-s2")
     assert not any(mp.motion_figure(m, THEME, start=0).layout.images for m in small)
 

@@ -37,9 +37,15 @@ from convviz.render.shapes import remainder_shapes
 from convviz.render.theme import FONT_FAMILY, THEME, Theme
 
 
-def _faint_grid(i: int, panel: Panel, geo: GridLayout) -> dict:
-    """Light cell borders of a panel's extent: the places cells move into."""
-    return grid_lines_trace(i, panel.shape, panel.origin, geo, FAINT_GRID, 1, "extent")
+def _faint_grid(i: int, panel: Panel, geo: GridLayout, outline: bool = False) -> dict:
+    """Light cell borders of a panel's extent: the places cells move into; with `outline`, the
+    extent's outline alone (a picture's cells lie under the traces: borders would cross them)."""
+    trace = grid_lines_trace(i, panel.shape, panel.origin, geo, FAINT_GRID, 1, "extent")
+    if outline:
+        (h, w), (oy, ox) = panel.shape, panel.origin
+        x0, x1, y0, y1 = ox - 0.5, ox + w - 0.5, oy - 0.5, oy + h - 0.5
+        trace |= {"x": [x0, x1, x1, x0, x0], "y": [y0, y0, y1, y1, y0]}
+    return trace
 
 
 # A faded cell's text: blank but not empty. Plotly removes the SVG text of an empty one, and a
@@ -165,7 +171,8 @@ def _pictured(c: Cells, look: _Look) -> bool:
 
 def _picture(c: Cells, i: int, look: _Look) -> dict:
     """Cells as a layout image on panel i's axes, drawn at the px the figure shows them (cells
-    look.cell px apart, with the gap the markers leave; transparent where there is no cell)."""
+    look.cell px apart, the gap between markers in the faint grid's colour; transparent where
+    there is no cell)."""
     top, left = int(c.row.min()), int(c.col.min())
     rows, cols = (c.row - top).astype(int), (c.col - left).astype(int)
     h, w = rows.max() + 1, cols.max() + 1
@@ -183,7 +190,7 @@ def _picture(c: Cells, i: int, look: _Look) -> dict:
 
     (r, r_in), (q, q_in) = px_cells(h), px_cells(w)
     image = rgba[r[:, None], q[None, :]]
-    image[..., 3] *= np.outer(r_in, q_in).astype(np.uint8)
+    image[~np.outer(r_in, q_in), :3] = np.frombuffer(bytes.fromhex(FAINT_GRID[1:]), np.uint8)
     png = io.BytesIO()
     Image.fromarray(image, "RGBA").save(png, "png")
     xa, ya = axis_ids(i)
@@ -216,27 +223,29 @@ def motion_figure(
     start = len(frames) - 1 if start is None else int(np.clip(start, 0, len(frames) - 1))
     layout, geo = _motion_layout(motion, theme, title)
     looks = _looks(motion.panels, theme, geo)
-    data = [_faint_grid(i, p, geo) for i, p in enumerate(motion.panels)]
-    for i, panel in motion.backdrops.items():
-        # still cells as markers or an image, not a heatmap: a transition (no redraw) drops the
-        # layers of trace types it does not animate on those axes (the heatmap vanished)
-        back = backdrop_cells(panel)
-        if _pictured(back, looks[i]):
-            layout.setdefault("images", []).append(_picture(back, i, looks[i]))
-            continue
-        trace = _group_trace("backdrop", back, i, looks[i])
-        data.append(deep_update(trace, _nested(_trace_state(back, looks[i].show))))
     names = [g for g, c in frames[0].groups.items() if len(c.value)]  # empty roles: no trace
     shows = [looks[motion.where[g]].show for g in names]
     states = [[_trace_state(f.groups[g], sh) for g, sh in zip(names, shows)] for f in frames]
     varying = [_varying([s[gi] for s in states]) for gi in range(len(names))]
     animated, moving = [], [gi for gi in range(len(names)) if varying[gi]]
+    # still cells (a backdrop, a group that never changes) as markers or an image, not a
+    # heatmap: a transition (no redraw) drops the layers of trace types it does not animate on
+    # those axes (the heatmap vanished)
+    stills = {("backdrop", i): backdrop_cells(p) for i, p in motion.backdrops.items()}
+    stills |= {(names[gi], motion.where[names[gi]]): frames[start].groups[names[gi]]
+               for gi in range(len(names)) if gi not in moving}  # fmt: skip
+    pictured = {key: c for key, c in stills.items() if _pictured(c, looks[key[1]])}
+    layout["images"] = [_picture(c, i, looks[i]) for (_, i), c in pictured.items()]
+    framed = {i for _, i in pictured}
+    data = [_faint_grid(i, p, geo, i in framed) for i, p in enumerate(motion.panels)]
+    for i in motion.backdrops:
+        if ("backdrop", i) not in pictured:
+            back = stills["backdrop", i]
+            trace = _group_trace("backdrop", back, i, looks[i])
+            data.append(deep_update(trace, _nested(_trace_state(back, looks[i].show))))
     for gi, g in enumerate(names):
         where = motion.where[g]
-        if gi not in moving and _pictured(frames[start].groups[g], looks[where]):
-            layout.setdefault("images", []).append(
-                _picture(frames[start].groups[g], where, looks[where])
-            )
+        if (g, where) in pictured:
             continue
         trace = _group_trace(g, frames[0].groups[g], where, looks[where])
         trace = deep_update(trace, _nested(states[start][gi]))
