@@ -232,8 +232,9 @@ def motion_figure(
     # heatmap: a transition (no redraw) drops the layers of trace types it does not animate on
     # those axes (the heatmap vanished)
     stills = {("backdrop", i): backdrop_cells(p) for i, p in motion.backdrops.items()}
-    stills |= {(names[gi], motion.where[names[gi]]): frames[start].groups[names[gi]]
-               for gi in range(len(names)) if gi not in moving}  # fmt: skip
+    for gi, g in enumerate(names):
+        if gi not in moving:
+            stills[g, motion.where[g]] = frames[start].groups[g]
     pictured = {key: c for key, c in stills.items() if _pictured(c, looks[key[1]])}
     layout["images"] = [_picture(c, i, looks[i]) for (_, i), c in pictured.items()]
     framed = {i for _, i in pictured}
