@@ -27,9 +27,11 @@ from convviz.render.stories import (
     weight_grad_panels,
     window_motion,
 )
+from convviz.spec import PADDING_MODES, ConvSpec
 from convviz.stages import layer
 from convviz.sweeps import channel_contributions, forward_sweep, input_grad_sweep, weight_grad_sweep
 from convviz.text import RECITATION_NOTE
+from convviz.values import layer_values
 
 IDS = [p.key for p in PRESETS]
 SLICE = re.compile(r"^[nkc]=\d+(, [nkc]=\d+)*$")
@@ -144,6 +146,22 @@ def test_the_full_correlation_names_filters_and_the_recitations_words(case):
     if K > 1:
         assert f"filter k={k}" in caption and f"Σ over the {K} filters" in caption
         assert f"{K} filters" in step.caption
+
+
+@pytest.mark.parametrize("mode", PADDING_MODES)
+def test_the_last_stage_says_what_its_numbers_do_to_the_ring(mode):
+    """Reflect's stage 6 (and its slide) said "Mask the padded ring", beside ∂L/∂x[0, 1] = 0
+    where ∂L/∂x̃[0, 1] = −4: the ring's gradient had been folded back, not masked."""
+    spec = ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), padding=1, padding_mode=mode)
+    lay = layer(spec, *layer_values(spec, 3, "random", "random"))
+    ig = lay.input_grad
+    step = input_grad_story(ig, 0, 0, 0)[5]
+    interior = ig.grad_x_padded[0, 0, 1:-1, 1:-1]
+    folded = not np.array_equal(interior, ig.grad_x[0, 0])  # the ring's gradient went somewhere
+    assert folded == (mode != "zeros")
+    assert step.heading.startswith("Fold" if folded else "Mask")
+    assert (mode in step.heading) == folded
+    assert ("folds back" in step.panels[0].subtitle) == folded
 
 
 def test_headings_are_fields_not_parsed_titles():

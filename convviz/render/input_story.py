@@ -223,10 +223,16 @@ def _mask_step(st: InputGradStages, n: int, c: int, selected) -> Step:
     spec = st.spec
     (pt, _), (pl, _) = spec.padding
     mode, padded = spec.padding_mode, adds_cells(spec.padding)
-    ring = "padded input" if padded else "no padding: the same cells as ∂L/∂x"
+    if not padded:
+        heading, ring = "No ring to mask: ∂L/∂x̃ is ∂L/∂x", "no padding: the same cells as ∂L/∂x"
+    elif mode == "zeros":
+        heading, ring = "Mask the padded ring, crop to ∂L/∂x", "padded input"
+    else:  # the ring copied cells of x: its gradient goes back to them (what the numbers show)
+        heading = f"Fold the ring's gradient back ({mode}), crop to ∂L/∂x"
+        ring = "its ring folds back onto x"
     return Step(
         "6 · mask",
-        "Mask the padded ring, crop to ∂L/∂x" if padded else "No ring to mask: ∂L/∂x̃ is ∂L/∂x",
+        heading,
         _mask_caption(spec.padding, mode),
         [
             Panel(
