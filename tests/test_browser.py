@@ -570,6 +570,27 @@ def test_number_fields_show_their_numbers_and_refuse_empty_or_out_of_range(tab: 
     assert "H=7" in tab.url
 
 
+def test_a_refused_value_is_said_at_the_projectors_size(tab: Page, app_url):
+    """Presentation mode: a refused field's toast was 14 px text beside 21.6 px page text, and at
+    the page's size it wrapped into a box cut to "view more"; now one line at the page's size."""
+    goto(tab, f"{app_url}/Forward?preset=recitation-s2&pres=1")
+    tab.get_by_test_id("stExpandSidebarButton").click()
+    field = tab.get_by_label("Input height")
+    field.fill("500")
+    field.press("Enter")
+    toast = tab.get_by_test_id("stToastText").filter(has_text="Input height takes 1 to")
+    expect(toast).to_be_visible(timeout=RERUN_MS)
+    size, lines = toast.evaluate(
+        """t => { const p = t.querySelector('p'), s = parseFloat(getComputedStyle(p).fontSize);
+          return [s, p.getBoundingClientRect().height / s]; }"""
+    )
+    page_text = tab.evaluate(
+        "() => parseFloat(getComputedStyle(document.documentElement).fontSize) * 1.35"
+    )
+    assert size >= page_text - 0.5 and lines < 2, (size, lines)
+    expect(tab.get_by_test_id("stToastViewButton")).to_have_count(0)
+
+
 def test_a_copied_link_reproduces_the_view(tab: Page, app_url):
     goto(tab, f"{app_url}/Forward")
     stride = stride_input(tab)
