@@ -548,29 +548,35 @@ def test_the_window_says_what_colours_it():
         assert says in notes and "kernel tap" not in notes.replace(says, ""), notes
 
 
-def test_each_frame_covers_exactly_the_window_with_the_operand_values(classroom):
+def test_each_frame_colours_the_window_on_the_operands_own_cells(classroom):
+    """Each frame's window covers its taps with the operand's numbers; the padding under it keeps
+    its own look (in tap colours a padded zero looked like one of x's cells)."""
     lay = make_layer(H=9, stride=1, padding=2, dilation=2)  # gaps between the taps
     sw, operand, kernel, output = forward_case(lay)
     fig = sweep_animations.sweep_figure(sw, operand, kernel, output)
     i_win, _ = trace(fig, "window")
     assert fig.frames[0].traces[0] == i_win
     oy, ox = operand.origin
+    pad = operand.mask("pad_mask")
+    padded_under = 0
     for t, f in enumerate(frames_json(fig)):
         win = f["data"][0]
-        z = np.array(fig.data[i_win].z, dtype=float)
+        z = np.array(win.get("z", fig.data[i_win].z), dtype=float)
         cells = {
             (int(y), int(x))
             for (a, y) in enumerate(win["y"])
             for (b, x) in enumerate(win["x"])
             if np.isfinite(z[a, b])
         }
-        expect = {(r + oy, c + ox) for r in sw.rows[t] for c in sw.cols[t]}
+        own = ~pad[np.ix_(sw.rows[t], sw.cols[t])]
+        expect = {(r + oy, c + ox) for r in sw.rows[t] for c in sw.cols[t] if not pad[r, c]}
         assert cells == expect
+        padded_under += int((~own).sum())
         text = np.asarray(win["text"])
-        shown = text[np.isfinite(z)].reshape(3, 3)
         covered = sw.operand[0][np.ix_(sw.rows[t], sw.cols[t])]
-        np.testing.assert_array_equal(shown, grids.format_values(covered))
+        np.testing.assert_array_equal(text[np.isfinite(z)], grids.format_values(covered[own]))
         assert set(text[~np.isfinite(z)]) <= {""}
+    assert padded_under > 0  # the case slides the window over the padding
 
 
 def test_window_cells_take_their_tap_colour_through_the_rotation(classroom):
@@ -579,9 +585,13 @@ def test_window_cells_take_their_tap_colour_through_the_rotation(classroom):
     win = fig.data[fig.frames[0].traces[0]]
     z = np.asarray(win.z, float)
     dh, dw = sw.dilation
-    np.testing.assert_array_equal(z[::dh, ::dw], kernel.taps)  # the cell under tap (a, b)
+    under = z[::dh, ::dw]  # the cell under tap (a, b); NaN over the padding (its own look)
+    own = np.isfinite(under)
+    assert own.any() and not own.all()  # the first window lies on the padded ring's corner
+    np.testing.assert_array_equal(under[own], kernel.taps[own])
+    a, b = np.argwhere(own)[0]
     colors = tap_colors(3, 3)
-    assert hex_at(win.colorscale, win.zmin, win.zmax, z[0, 0]) == colors[kernel.taps[0, 0]]
+    assert hex_at(win.colorscale, win.zmin, win.zmax, under[a, b]) == colors[kernel.taps[a, b]]
 
 
 def test_tap_colours_repeat_past_the_largest_kernel_and_their_scale_stays_small():

@@ -34,6 +34,7 @@ from convviz.render.grids import (
     heatmap,
     panel_traces,
     role_overlay,
+    tap_heatmap,
 )
 from convviz.render.panel import Panel
 from convviz.render.selection import BROWSER_FRAMES, sampled_steps, taps_told_apart
@@ -84,7 +85,8 @@ def sweep_figure(
         panels, theme, animation_title(title, "Sliding window", k, theme)
     )
     data, animated = _sweep_traces(sweep, steps, channel, op, kernel, out, theme, geo, coloured)
-    frames = _sweep_frames(sweep, steps, channel, op, kernel, out, shows_text(op, theme, geo))
+    show = shows_text(op, theme, geo)
+    frames = _sweep_frames(sweep, steps, channel, op, kernel, out, show, coloured)
     hover = len(data)
     data += [outline_trace(i, outline_px(geo), HOVER_COLOR, "hover") for i in range(3)]
     oy, ox = out.origin
@@ -152,12 +154,26 @@ def _sweep_traces(sweep, steps, channel, op, kernel, out, theme, geo, coloured=T
     return data, [i_win, i_win + 1, i_pending, i_target]
 
 
-def _sweep_frames(sweep, steps, channel, op, kernel, out, show: bool) -> list[dict]:
-    """Frame dicts: the window (tap colours, operand values), its outline, the cover, the target."""
+def _sweep_frames(sweep, steps, channel, op, kernel, out, show: bool, coloured=True) -> list[dict]:
+    """Frame dicts: the window (tap colours, operand values), its outline, the cover, the target.
+
+    The padding and the zeros a dilation inserted keep their own look under a coloured window
+    (in tap colours they looked like the operand's own cells): the window leaves them out.
+    """
     # the covered operand cells keep their own numbers; the products are in the running sum
     rows, cols = sweep.rows[steps], sweep.cols[steps]  # (S, kh), (S, kw)
     covered = sweep.operand[channel][rows[:, :, None], cols[:, None, :]]  # (S, kh, kw)
-    z, text = window_grids(covered, tap_ids(kernel), sweep.dilation, show)
+    taps = tap_ids(kernel)
+    z, text = window_grids(covered, taps, sweep.dilation, show)
+    added = op.mask("pad_mask") | op.mask("dilation_mask")
+    added = added[rows[:, :, None], cols[:, None, :]] if coloured else np.zeros(covered.shape, bool)
+    zs = None
+    if added.any():
+        dh, dw = sweep.dilation
+        zs = np.repeat(z[None], len(steps), axis=0)
+        zs[:, ::dh, ::dw][added] = np.nan
+        if text is not None:
+            text[:, ::dh, ::dw][added] = ""
     (oy, ox), span = op.origin, z.shape
     frames = []
     for s, t in enumerate(steps):
@@ -165,6 +181,8 @@ def _sweep_frames(sweep, steps, channel, op, kernel, out, show: bool) -> list[di
         window = {"x": np.arange(c0, c0 + span[1]) + ox, "y": np.arange(r0, r0 + span[0]) + oy}
         if text is not None:
             window["text"] = text[s]
+        if zs is not None:
+            window["z"] = tap_heatmap(zs[s], int(taps.max()) + 1)["z"]
         r, c = (int(v) for v in sweep.targets[t])
         frames.append(
             {
