@@ -252,6 +252,23 @@ def test_stride_slider_changes_the_output_size():
     assert query(at)["preset"] == "custom"
 
 
+def test_a_layer_put_back_as_a_preset_had_it_is_that_preset_again():
+    """Changed and put back, a control left the preset box on "Custom" beside the preset's own
+    layer (review)."""
+    at = open_page(FORWARD, preset="d2l")
+    side_number(at, "H").set_value(1).run()  # the 2×2 kernel does not fit: d2l's numbers kept
+    assert at.sidebar.selectbox(key="w_preset").value == "custom"
+    side_number(at, "H").set_value(3).run()
+    assert_clean(at)
+    assert query(at)["preset"] == "d2l"
+    assert at.sidebar.selectbox(key="w_preset").value == "d2l"
+    at = open_page(FORWARD)  # classroom: seeded values, none typed in (a new shape drops those)
+    at.sidebar.slider(key="w_sh").set_value(1).run()
+    assert query(at)["preset"] == "custom"
+    at.sidebar.slider(key="w_sh").set_value(2).run()
+    assert query(at)["preset"] == "classroom"
+
+
 def test_separate_axes_show_a_second_stride():
     at = open_page(FORWARD)
     keys = [s.key for s in at.sidebar.slider]

@@ -34,6 +34,7 @@ from convviz.ui.state import (
     drop_misfit_edits,
     from_query,
     picked_slice,
+    preset_of,
     preset_state,
     selection_of,
     slice_of,
@@ -107,7 +108,7 @@ def _store(name: str, label: str = "", lo: int | None = None, hi: int | None = N
     if typed:
         state[TYPED[name]] = ""
     if name in LAYER_FIELDS:  # the selection stays while its cell exists (pages check bounds)
-        state["preset"] = "custom"
+        state["preset"] = preset_of(state)
     if name in LAYER_FIELDS:  # values the new shapes no longer fit (a kernel size: w and ∂L/∂y,
         drop_misfit_edits(state)  # not x); an impossible layer keeps them all, for the way back
 

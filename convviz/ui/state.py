@@ -253,6 +253,16 @@ def _layer_of(state: dict) -> tuple | None:
     return (spec, *(state[f] for f in SOURCE_FIELDS))
 
 
+def preset_of(state: dict) -> str:
+    """The preset whose layer the state draws (put back as it was, it is that preset again),
+    else 'custom'."""
+    layer = _layer_of(state)
+    for preset in PRESETS_BY_KEY.values():
+        if layer is not None and _layer_of(preset_state(preset)) == layer:
+            return preset.key
+    return "custom"
+
+
 def _customise(state: dict, start: dict, preset: Preset | None) -> list[str]:
     """Mark a state whose layer differs from its preset's as 'custom'; refuse overrides that
     make a preset named in the link impossible. Returns what to tell the reader."""
