@@ -108,9 +108,10 @@ def _store(name: str, label: str = "", lo: int | None = None, hi: int | None = N
     if typed:
         state[TYPED[name]] = ""
     if name in LAYER_FIELDS:  # the selection stays while its cell exists (pages check bounds)
-        state["preset"] = preset_of(state)
-    if name in LAYER_FIELDS:  # values the new shapes no longer fit (a kernel size: w and ∂L/∂y,
-        drop_misfit_edits(state)  # not x); an impossible layer keeps them all, for the way back
+        # values the new shapes no longer fit (a kernel size: w and ∂L/∂y, not x); an impossible
+        # layer keeps them all, for the way back
+        drop_misfit_edits(state)
+        state["preset"] = preset_of(state)  # put back as a preset had it: that preset again
 
 
 def _apply_preset() -> None:
