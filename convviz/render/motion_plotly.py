@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import plotly.graph_objects as go
+from matplotlib.colors import to_rgb, to_rgba_array
 from PIL import Image
 
 from convviz.render.animation_frames import animated_figure, deep_update, grid_lines_trace
@@ -155,7 +156,7 @@ PICTURE_CSS = ".js-plotly-plot .imagelayer image { image-rendering: pixelated; }
 
 
 def _pictured(c: Cells, look: _Look) -> bool:
-    """Whether still cells are drawn as an image: many, numberless, filled in plain colours, each
+    """Whether still cells are drawn as an image: many, numberless, filled (no outline), each
     on a whole cell (an image survives the transitions that move the other cells: it is layout)."""
     _, _, outline = ROLES[c.role]
     return (
@@ -163,7 +164,6 @@ def _pictured(c: Cells, look: _Look) -> bool:
         and not look.show
         and outline is None
         and c.role not in HOLLOW
-        and all(len(colour) == 7 and colour[0] == "#" for colour in set(c.color))
         and np.array_equal(c.row, np.round(c.row))
         and np.array_equal(c.col, np.round(c.col))
     )
@@ -177,8 +177,7 @@ def _picture(c: Cells, i: int, look: _Look) -> dict:
     rows, cols = (c.row - top).astype(int), (c.col - left).astype(int)
     h, w = rows.max() + 1, cols.max() + 1
     rgba = np.zeros((h, w, 4), np.uint8)
-    rgb = np.frombuffer(bytes.fromhex("".join(colour[1:] for colour in c.color)), np.uint8)
-    rgba[rows, cols, :3] = rgb.reshape(-1, 3)
+    rgba[rows, cols, :3] = np.round(255 * to_rgba_array(c.color)[:, :3])
     rgba[rows, cols, 3] = np.round(255 * c.opacity)
 
     def px_cells(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -190,7 +189,7 @@ def _picture(c: Cells, i: int, look: _Look) -> dict:
 
     (r, r_in), (q, q_in) = px_cells(h), px_cells(w)
     image = rgba[r[:, None], q[None, :]]
-    image[~np.outer(r_in, q_in), :3] = np.frombuffer(bytes.fromhex(FAINT_GRID[1:]), np.uint8)
+    image[~np.outer(r_in, q_in), :3] = np.round(255 * np.array(to_rgb(FAINT_GRID)))
     png = io.BytesIO()
     Image.fromarray(image, "RGBA").save(png, "png")
     xa, ya = axis_ids(i)

@@ -172,6 +172,7 @@ def _sweep_frames(sweep, steps, channel, op, kernel, out, show: bool, coloured=T
         dh, dw = sweep.dilation
         zs = np.repeat(z[None], len(steps), axis=0)
         zs[:, ::dh, ::dw][added] = np.nan
+        zs = tap_heatmap(zs, int(taps.max()) + 1)["z"]  # as window_trace colours its z
         if text is not None:
             text[:, ::dh, ::dw][added] = ""
     (oy, ox), span = op.origin, z.shape
@@ -182,7 +183,7 @@ def _sweep_frames(sweep, steps, channel, op, kernel, out, show: bool, coloured=T
         if text is not None:
             window["text"] = text[s]
         if zs is not None:
-            window["z"] = tap_heatmap(zs[s], int(taps.max()) + 1)["z"]
+            window["z"] = zs[s]
         r, c = (int(v) for v in sweep.targets[t])
         frames.append(
             {
