@@ -7,10 +7,10 @@ import streamlit as st
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grids import panels_figure
 from convviz.render.stories import overview_panels, shape_rows
+from convviz.state import to_query
 from convviz.ui.compute import reference_check, shared_view
 from convviz.ui.controls import PAGES, controls, page_config
 from convviz.ui.editors import value_editors
-from convviz.ui.state import to_query
 from convviz.ui.views import (
     chart,
     export_buttons,

@@ -26,10 +26,10 @@ from convviz.render.matrix_view import (
     transpose_panel,
 )
 from convviz.render.selection import centre
+from convviz.state import to_query
 from convviz.text import slice_name
 from convviz.ui.compute import shared_view
 from convviz.ui.controls import clicked_cell, controls, converted, page_config
-from convviz.ui.state import to_query
 from convviz.ui.views import page_end, page_header
 
 PAGE = "pages/5_Matrix.py"

@@ -10,9 +10,9 @@ from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grids import PLOTLY_CONFIG
 from convviz.render.quiz_view import given_figures, given_rows
 from convviz.spec import ConvSpecError
+from convviz.state import DEFAULTS, EXPLICIT, typed_number
 from convviz.ui.compute import compute_layer, shared_view
 from convviz.ui.controls import LAST_VALID, controls, converted, page_config
-from convviz.ui.state import DEFAULTS, EXPLICIT, typed_number
 from convviz.ui.views import formula_box, page_end, page_header
 
 PAGE = "pages/7_Quiz.py"

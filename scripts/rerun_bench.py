@@ -29,7 +29,7 @@ PAGES = [path for path, _, _ in APP_PAGES]  # every page, as the sidebar lists t
 CUSTOM = {"preset": "custom", "sh": "1", "sw": "1", "dh": "1", "dw": "1", "pad": "explicit"}
 PAD16 = {"pt": "16", "pb": "16", "pl": "16", "pr": "16"}
 # The heaviest settings the controls accept: the maxima together, each worst one alone, and the
-# largest layers under the work limit (ui/state.MAX_MACS).
+# largest layers under the work limit (convviz/state.MAX_MACS).
 BIG = {
     "maxima together": {"H": "128", "W": "128", "kH": "11", "kW": "11", "cin": "16"}
     | {"cout": "16", "batch": "8"}

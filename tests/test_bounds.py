@@ -12,16 +12,16 @@ import pytest
 
 from convviz.formulas import forward_formula, input_grad_formula, weight_grad_formula
 from convviz.spec import ConvSpecError
-from convviz.sweeps import forward_sweep, sweep
-from convviz.ui import compute
-from convviz.ui.compute import ByteCache, compute_layer, lean_sweep, nbytes, value_key
-from convviz.ui.state import (
+from convviz.state import (
     DEFAULTS,
     MAX_MACS,
     from_query,
     macs,
     spec_of,
 )
+from convviz.sweeps import forward_sweep, sweep
+from convviz.ui import compute
+from convviz.ui.compute import ByteCache, compute_layer, lean_sweep, nbytes, value_key
 
 MB = 1 << 20
 

@@ -9,8 +9,8 @@ from test_browser import RERUN_MS, assert_no_traceback, click_cell, goto, redraw
 
 from convviz import quiz
 from convviz.presets import PRESETS_BY_KEY
+from convviz.state import preset_state
 from convviz.ui.compute import compute_layer, value_key
-from convviz.ui.state import preset_state
 
 pytestmark = pytest.mark.browser
 PRESET = "recitation-s2"  # 5×5 ⋆ 3×3, stride 2: the flip and the stride-spread both show

@@ -18,10 +18,10 @@ from streamlit.testing.v1 import AppTest
 
 from convviz.render.channels import CLICK_BLOCKS, CLICK_CELLS, heatmap_grid
 from convviz.render.stories import channel_grids
+from convviz.state import DEFAULTS, picked_slice
 from convviz.sweeps import channel_contributions
 from convviz.ui import controls
 from convviz.ui.compute import compute_layer, value_key
-from convviz.ui.state import DEFAULTS, picked_slice
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 CHANNELS = "pages/4_Channels.py"

@@ -18,12 +18,12 @@ from streamlit.testing.v1 import AppTest
 
 from convviz.presets import PRESETS, PRESETS_BY_KEY
 from convviz.render.theme import theme_for
+from convviz.state import DEFAULTS, FIELDS, KERNEL_CHOICES
 from convviz.ui import views
 from convviz.ui.compute import MAX_SCATTER_STEPS, compute_layer, formula_at, value_key
 from convviz.ui.controls import CHANNELS_OPEN
 from convviz.ui.controls import PAGES as APP_PAGES
 from convviz.ui.editors import EDITORS
-from convviz.ui.state import DEFAULTS, FIELDS, KERNEL_CHOICES
 from convviz.ui.views import PICKER
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -888,7 +888,7 @@ def test_echoed_link_values_are_text_and_short(value):
 
 
 def test_edited_values_keep_every_digit():
-    from convviz.ui.state import decode_array, encode_array
+    from convviz.state import decode_array, encode_array
 
     a = np.array([123456789.0, 0.1, -2.5, 3.0, 1e-7, 1 / 3])
     assert np.array_equal(decode_array(encode_array(a), a.shape, "x"), a)

@@ -14,8 +14,8 @@ from convviz.presets import PRESETS
 from convviz.render.matrix_view import SECTIONS
 from convviz.render.quiz_view import given_figures, given_rows
 from convviz.render.theme import tap_colors, theme_for
+from convviz.state import preset_state
 from convviz.ui.compute import compute_layer, value_key
-from convviz.ui.state import preset_state
 
 MATRIX, CHECKS, QUIZ = "pages/5_Matrix.py", "pages/6_Checks.py", "pages/7_Quiz.py"
 SECTION = "mx_section"  # the Matrix view's tabs

@@ -774,7 +774,7 @@ def test_several_filters_scatter_shows_each_frames_own_filter():
     from, and its stamp is that ∂L/∂y cell times that kernel (not a sum over filters)."""
     from convviz.presets import PRESETS_BY_KEY
     from convviz.render.input_story import scatter_panels
-    from convviz.ui.state import preset_state, spec_of
+    from convviz.state import preset_state, spec_of
     from convviz.values import layer_values
 
     state = preset_state(PRESETS_BY_KEY["channels-small"])

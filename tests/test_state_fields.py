@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from convviz.presets import DEFAULT_PRESET, PRESETS
-from convviz.ui import controls
-from convviz.ui.state import (
+from convviz.state import (
     DEFAULTS,
     EDITABLE,
     FIELDS,
@@ -18,6 +17,7 @@ from convviz.ui.state import (
     preset_state,
     to_query,
 )
+from convviz.ui import controls
 
 # The sets as they were written by hand before FIELDS owned them: a change to a field's role that
 # moves a field in or out of a set (and so the cache key, 'custom' or the edits' reset) shows here.

@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from convviz.spec import ConvSpecError
-from convviz.ui.state import (
+from convviz.state import (
     DEFAULTS,
     decode_array,
     from_query,

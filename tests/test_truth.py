@@ -27,8 +27,7 @@ from convviz.render.stories import (
 )
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import layer
-from convviz.sweeps import channel_contributions, forward_sweep, weight_grad_sweep
-from convviz.ui.state import (
+from convviz.state import (
     EDITABLE,
     VALUE_FIELDS,
     decode_array,
@@ -37,6 +36,7 @@ from convviz.ui.state import (
     spec_of,
     to_query,
 )
+from convviz.sweeps import channel_contributions, forward_sweep, weight_grad_sweep
 from convviz.values import layer_values
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")

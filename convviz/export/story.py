@@ -40,8 +40,7 @@ from convviz.render.stories import (
 )
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer, layer
-from convviz.sweeps import Sweep, forward_sweep, input_grad_sweep, weight_grad_sweep
-from convviz.ui.state import (
+from convviz.state import (
     from_query,
     preset_state,
     selection_of,
@@ -49,6 +48,7 @@ from convviz.ui.state import (
     spec_of,
     values_of,
 )
+from convviz.sweeps import Sweep, forward_sweep, input_grad_sweep, weight_grad_sweep
 
 # The animations of `Story.animations`, in lecture order (the app asks without building them).
 ANIMATIONS = (

@@ -32,6 +32,7 @@ from convviz.stages import (
     input_grad_stages,
     weight_grad_stages,
 )
+from convviz.state import VALUE_FIELDS, values_of
 from convviz.sweeps import (
     Scatter,
     Sweep,
@@ -42,7 +43,6 @@ from convviz.sweeps import (
     sweep,
     weight_grad_sweep,
 )
-from convviz.ui.state import VALUE_FIELDS, values_of
 
 T = TypeVar("T")
 CACHE_MB = int(os.environ.get("CONVVIZ_CACHE_MB", "768"))  # per server process

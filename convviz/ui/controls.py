@@ -23,8 +23,7 @@ from convviz.render.motion_plotly import PICTURE_CSS
 from convviz.render.theme import Theme, theme_for
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer
-from convviz.ui.compute import compute_layer, value_key
-from convviz.ui.state import (
+from convviz.state import (
     DEFAULTS,
     FIELDS,
     KERNEL_CHOICES,
@@ -42,6 +41,7 @@ from convviz.ui.state import (
     tie_axes,
     to_query,
 )
+from convviz.ui.compute import compute_layer, value_key
 from convviz.ui.viewport import viewport, watch_viewport
 from convviz.values import GRAD_OUT_LABELS
 

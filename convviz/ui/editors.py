@@ -6,9 +6,9 @@ import numpy as np
 import streamlit as st
 
 from convviz.spec import ConvSpecError
+from convviz.state import encode_array, typed_number
 from convviz.text import slice_name
 from convviz.ui.controls import STATE, Context
-from convviz.ui.state import encode_array, typed_number
 from convviz.values import load_image
 
 

@@ -16,6 +16,7 @@ from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.panel import Panel
 from convviz.render.selection import zoom_panels
 from convviz.render.sweep_animations import sweep_figure
+from convviz.state import FIELDS
 from convviz.sweeps import Sweep
 from convviz.text import grey, number
 from convviz.ui.compute import formula_at, shared_view
@@ -29,7 +30,6 @@ from convviz.ui.controls import (
     with_selection,
 )
 from convviz.ui.player import player
-from convviz.ui.state import FIELDS
 
 
 def page_header(ctx: Context, title: str, intro: str) -> None:
