@@ -26,48 +26,42 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="session")
 def app_url():
-    """Start `streamlit run app.py` on a free loopback port; stop it after the session."""
+    """Start `streamlit run app.py` on a free loopback port, run its first page once (the cold
+    imports and caches, so no test waits for them); stop it after the session."""
+    from live import warm
+
     port = _free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
-        "--server.headless",
-        "true",
-        "--server.address",
-        "127.0.0.1",
-        "--server.port",
-        str(port),
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-    ]
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true"]
+    cmd += ["--server.address", "127.0.0.1", "--server.port", str(port)]
+    cmd += ["--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
     # the server's log (a traceback behind "This app has encountered an error") for post-mortems
-    (ROOT / "artifacts").mkdir(exist_ok=True)
-    log = open(ROOT / "artifacts" / "server.log", "w")  # noqa: SIM115 (closed below)
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "server.log", "w")  # noqa: SIM115 (closed below)
     proc = subprocess.Popen(
         cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=log
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(150):
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as r:
-                    if r.read() == b"ok":
-                        break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            log.flush()
-            raise RuntimeError(f"streamlit did not start: {log.name} says why")
+        deadline = time.monotonic() + 60
+        while not _healthy(url):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log.flush()
+                raise RuntimeError(f"streamlit did not start: {log.name} says why")
+            time.sleep(0.2)  # polling a starting process: there is no event to wait on
+        warm(url)
         yield url
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)
         log.close()
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as r:
+            return r.read() == b"ok"
+    except OSError:
+        return False
 
 
 @pytest.fixture(scope="session")
@@ -111,12 +105,11 @@ def tab(browser, browser_context_args):
     """One browser tab for a whole test module, built on pytest-playwright's `browser`.
 
     A goto in a tab that has already loaded the app draws its first chart in ~3 s instead of
-    ~6 s in a fresh context (plotly.js and Streamlit's bundle stay compiled), which keeps the
-    browser module well under two minutes. Every goto still starts a new Streamlit session, so
-    tests stay independent as long as each begins with a goto.
+    ~6 s in a fresh context (plotly.js and Streamlit's bundle stay compiled). Every goto still
+    starts a new Streamlit session, so tests stay independent as long as each begins with a goto.
     """
-    context = browser.new_context(**browser_context_args)
-    page = context.new_page()
-    page.set_default_timeout(15_000)
+    from live import open_tab
+
+    page = open_tab(browser, **browser_context_args)
     yield page
-    context.close()
+    page.context.close()

@@ -9,6 +9,7 @@ import itertools
 import time
 
 import pytest
+from live import goto, open_tab
 from playwright.sync_api import Browser, Page, expect
 
 from convviz.presets import PRESETS
@@ -24,7 +25,6 @@ PAGES = (
     ("weight_gradient", "Weight_gradient", True),
     ("channels", "Channels", False),
 )
-LOAD_MS = 60_000  # the Q&A's 5×100×100 layer with 10 filters is slow to compute cold
 
 # Geometry of the drawn page: every chart's box, its panels' cell size, its annotations' boxes,
 # the heatmaps' number sizes, the first player's box and the first export row's.
@@ -116,23 +116,15 @@ def problems_of(
 @pytest.fixture(scope="module", params=SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def screen(request, browser: Browser):
     width, height = request.param
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.set_default_timeout(LOAD_MS)
+    page = open_tab(browser, viewport={"width": width, "height": height})
     yield page, f"{width}x{height}"
-    context.close()
+    page.context.close()
 
 
 def open_view(page: Page, url: str) -> dict:
-    """Open a page, let it size itself to the screen (one rerun), and measure it."""
-    page.goto(url)
-    page.wait_for_function("() => document.body.dataset.cvViewport === 'fitted'")
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " && document.querySelectorAll('.js-plotly-plot .main-svg').length > 0"
-        " && Array.from(document.querySelectorAll('.js-plotly-plot')).every(gd => gd._fullLayout)"
-    )
-    page.evaluate("document.fonts.ready")
+    """Open a page, let it size itself to the screen (one rerun) and settle, and measure it."""
+    goto(page, url)
+    assert page.locator(".js-plotly-plot .main-svg").count() > 0
     expect(page.locator("[data-testid='stException']")).to_have_count(0)
     return page.evaluate(MEASURE)
 
@@ -176,10 +168,7 @@ def test_the_matrix_pages_first_figure_takes_the_first_screen(screen, app_url, p
     """The Matrix page on a projector: M ends the first screen and the grids under it start below
     its edge. Before, their top rows showed under M, cut in half by the screen's edge."""
     page, _ = screen
-    page.goto(f"{app_url}/Matrix?preset={preset}&pres=1")
-    page.wait_for_function("() => document.body.dataset.cvViewport === 'fitted'")
-    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg')[1]")
-    view = page.evaluate(MEASURE)
+    view = open_view(page, f"{app_url}/Matrix?preset={preset}&pres=1")
     first, second = (chart["box"] for chart in view["charts"][:2])
     assert first[3] <= view["height"], "M ends on the first screen"
     assert second[1] >= view["height"], "the grids start below the screen's edge"
@@ -206,9 +195,7 @@ def test_other_projectors_keep_the_figure_and_player_on_the_screen(browser: Brow
     """A 4:3 projector's 1024×768 (the player's bar and the storyboard's stage bar each take two
     rows there) and a 1366×768 laptop: the main figure and its player end on the screen, nothing
     overlaps, no export row is cut. Before, both bars' second rows pushed the formula off it."""
-    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
-    page = context.new_page()
-    page.set_default_timeout(LOAD_MS)
+    page = open_tab(browser, viewport={"width": size[0], "height": size[1]})
     problems = []
     for preset in ("recitation-s2", "classroom", "channels-small"):
         for name, path, animated in PAGES[1:4]:  # Forward, the storyboard, Weight gradient
@@ -217,5 +204,5 @@ def test_other_projectors_keep_the_figure_and_player_on_the_screen(browser: Brow
             storyboard = name == "input_gradient"
             found = problems_of(view, animated, storyboard, cells=False)
             problems += [f"{preset} {name}: {p}" for p in found]
-    context.close()
+    page.context.close()
     assert not problems, "\n".join(problems)

@@ -226,6 +226,8 @@ export default function (component) {
   const d = ArrayBuffer.isView(data) ? JSON.parse(new TextDecoder().decode(data)) : data;
   const count = d.names.length;
   let cur = d.active, timer = null, speed = 1, gdBound = null;
+  // the frame plotly has finished drawing (-1 while one is on its way): tests wait on it
+  let shown = d.active;
 
   const chart = () => document.querySelector(`.st-key-${d.chart} .js-plotly-plot`);
   const root = el("div", { class: `player${d.pres ? " pres" : ""}`, "data-testid": "player" });
@@ -294,28 +296,33 @@ export default function (component) {
     cur = Math.max(0, Math.min(count - 1, i));
     const gd = chart();
     if (gd && window.Plotly && gd._fullLayout) {
-      const name = d.names[cur];
+      const name = d.names[cur], target = cur;
+      let drawn;
+      shown = -1;
       if (d.smooth) {
         // a motion: its markers glide to the frame (a redraw per frame costs ~5× more); the
         // frame's layout (the stage bar) is applied after, as a transition leaves it out
         const ms = Math.min(d.frame_ms / speed, 400);
-        window.Plotly.animate(gd, [name], {
+        drawn = window.Plotly.animate(gd, [name], {
           mode: "immediate",
           frame: { duration: ms, redraw: false },
           transition: { duration: ms * 0.9, easing: "linear" },
         }).then(() => {
           const frame = gd._transitionData && gd._transitionData._frameHash[name];
           if (frame && frame.layout && Object.keys(frame.layout).length) {
-            window.Plotly.relayout(gd, frame.layout);
+            return window.Plotly.relayout(gd, frame.layout);
           }
-        }, () => {}); // interrupted by the next frame: that one applies its own
+        });
       } else {
-        window.Plotly.animate(gd, [name], {
+        drawn = window.Plotly.animate(gd, [name], {
           mode: "immediate",
           frame: { duration: 0, redraw: true },
           transition: { duration: 0 },
         });
       }
+      drawn.then(() => {
+        if (cur === target) shown = target;
+      }, () => {}); // interrupted by the next frame: that one applies its own
     }
     render();
   }
@@ -414,6 +421,7 @@ export default function (component) {
   const self = {
     primary: d.primary, count, show, step, toggle, stage, current: () => cur, chart: d.chart,
     stages: stages.order.length > 1,
+    shown: () => shown, // the frame on the chart, drawn: the tests' "settled" (tests/live.py)
   };
   reg.players.set(d.chart, self);
   render();
