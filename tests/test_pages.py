@@ -634,15 +634,15 @@ def test_a_kernel_size_change_keeps_the_values_that_still_fit():
 
 
 @pytest.mark.parametrize(
-    ("page", "cell", "grid"), [(FORWARD, (1, 1), 2), (WEIGHT_GRAD, (1, 1), 2)], ids=["y", "dw"]
+    ("page_file", "cell", "grid"), [(FORWARD, (1, 1), 2), (WEIGHT_GRAD, (1, 1), 2)], ids=["y", "dw"]
 )
-def test_a_slide_lights_the_cell_whose_sum_it_writes(monkeypatch, page, cell, grid):
+def test_a_slide_lights_the_cell_whose_sum_it_writes(monkeypatch, page_file, cell, grid):
     """Nothing selected: the PNG/SVG writes the sum of the cell the player opens on (the last)
     and lights that cell (outlined black as the cell written out, not red as selected) and its
     window."""
     sent = []
     monkeypatch.setattr(views, "export_buttons", lambda panels, *a, **k: sent.append(panels))
-    at = open_page(page, preset="recitation-s1")
+    at = open_page(page_file, preset="recitation-s1")
     assert_clean(at)
     panels = sent[0]
     assert (panels[grid].written, panels[grid].selected) == (cell, None)
@@ -902,9 +902,9 @@ def test_an_animation_offers_its_gif_at_three_speeds():
     assert_clean(at)
 
 
-@pytest.mark.parametrize("page", [path for path, _, _ in APP_PAGES])
-def test_every_page_shows_one_share_link(page):
-    at = open_page(page, preset="recitation-s2")
+@pytest.mark.parametrize("page_file", [path for path, _, _ in APP_PAGES])
+def test_every_page_shows_one_share_link(page_file):
+    at = open_page(page_file, preset="recitation-s2")
     links = [c.value for c in at.main.caption if "Share this view" in c.value]
     assert len(links) == 1 and "preset=recitation-s2" in links[0], links
 
@@ -1020,11 +1020,11 @@ def test_forward_marks_a_selected_input_cell_and_dots_the_outputs_it_feeds():
     assert target["line"].get("dash") in (None, "solid")
 
 
-@pytest.mark.parametrize(("page", "sel"), [(FORWARD, "y:1:0"), (WEIGHT_GRAD, "grad_w:1:0")])
-def test_the_legend_lists_only_marks_the_animation_draws(page, sel):
+@pytest.mark.parametrize(("page_file", "sel"), [(FORWARD, "y:1:0"), (WEIGHT_GRAD, "grad_w:1:0")])
+def test_the_legend_lists_only_marks_the_animation_draws(page_file, sel):
     """A selected output cell is outlined red; it is not also listed as 'linked to the
     selection' (the dotted outline under the red one could not be seen)."""
-    at = open_page(page, preset="recitation-s2", sel=sel)
+    at = open_page(page_file, preset="recitation-s2", sel=sel)
     assert_clean(at)
     (fig,) = [f for f in figures(at) if f.get("frames")][:1]
     names = [s["name"] for s in fig["layout"]["shapes"]]

@@ -189,9 +189,9 @@ def test_quiz_says_so_when_the_answer_is_not_a_number(typed):
     assert "is not a number" in at.warning[0].value or "beyond" in at.warning[0].value
 
 
-@pytest.mark.parametrize("page", [MATRIX, CHECKS, QUIZ])
-def test_bad_input_keeps_the_last_valid_view(page):
-    at = open_page(page, preset="recitation-s2")
+@pytest.mark.parametrize("page_file", [MATRIX, CHECKS, QUIZ])
+def test_bad_input_keeps_the_last_valid_view(page_file):
+    at = open_page(page_file, preset="recitation-s2")
     assert_clean(at)
     before = len(figures(at))
     for name, value in BAD.items():

@@ -100,12 +100,12 @@ def test_a_selection_inside_a_grid_is_kept():
 
 
 @pytest.mark.parametrize(
-    "page", ["pages/1_Forward.py", "pages/2_Input_gradient.py", "pages/3_Weight_gradient.py"]
+    "page_file", ["pages/1_Forward.py", "pages/2_Input_gradient.py", "pages/3_Weight_gradient.py"]
 )
-def test_a_crafted_selection_never_breaks_a_session(page):
+def test_a_crafted_selection_never_breaks_a_session(page_file):
     """A client that sends a cell outside the grid (the old StreamlitValueBelowMinError)."""
     at = AppTest.from_file(APP, default_timeout=60).run()
-    at.switch_page(page).run()
+    at.switch_page(page_file).run()
     for sel in ("y:-1:0", "grad_w:-2:-2", "x:999:0", "grad_x:0:-1", "grad_x_padded:-1:-1"):
         at.session_state["cv_state"]["sel"] = sel
         at.run()
