@@ -13,6 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 from convviz.export.story import Story
 
+pytestmark = pytest.mark.apptest  # the pages' export rows in AppTest
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 COMMON = ["The whole lecture (HTML)", "LaTeX of the stages (.tex)", "NumPy snippet (.py)",
           "PyTorch snippet (.py)", "Handout (PDF)"]  # fmt: skip
@@ -103,6 +105,7 @@ def story_latex(story: Story) -> str:
 
 
 @pytest.mark.browser
+@pytest.mark.encoder  # the server encodes the MP4, and the test decodes it
 def test_snippet_and_mp4_download_from_the_popover(tab, app_url, tmp_path):
     from live import SETTLE_MS, goto
 

@@ -203,6 +203,7 @@ def test_exports_size_panels_on_their_own_and_scale_the_colours_they_do_not_numb
             assert ticks[0] == number(v.min()) and ticks[-1] == number(v.max())
 
 
+@pytest.mark.apptest
 @pytest.mark.parametrize(
     "page_file, sel, want",
     [

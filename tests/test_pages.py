@@ -26,6 +26,8 @@ from convviz.ui.controls import PAGES as APP_PAGES
 from convviz.ui.editors import EDITORS
 from convviz.ui.views import PICKER
 
+pytestmark = pytest.mark.apptest  # every page in AppTest
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 OVERVIEW = "app.py"
 FORWARD = "pages/1_Forward.py"
@@ -902,6 +904,7 @@ def test_an_animation_offers_its_gif_at_three_speeds():
     assert_clean(at)
 
 
+@pytest.mark.sample  # every page once: the quick tier's look at the pages
 @pytest.mark.parametrize("page_file", [path for path, _, _ in APP_PAGES])
 def test_every_page_shows_one_share_link(page_file):
     at = open_page(page_file, preset="recitation-s2")

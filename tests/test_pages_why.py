@@ -17,6 +17,8 @@ from convviz.render.theme import tap_colors, theme_for
 from convviz.state import preset_state
 from convviz.ui.compute import compute_layer, value_key
 
+pytestmark = pytest.mark.apptest  # the Matrix, Checks and Quiz pages in AppTest
+
 MATRIX, CHECKS, QUIZ = "pages/5_Matrix.py", "pages/6_Checks.py", "pages/7_Quiz.py"
 SECTION = "mx_section"  # the Matrix view's tabs
 FAST = [p for p in PRESETS if p.key != "qa-channels"]

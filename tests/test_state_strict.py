@@ -99,6 +99,7 @@ def test_a_selection_inside_a_grid_is_kept():
     assert selection_of(dict(DEFAULTS, sel="grad_x_padded:2:2")) == ("grad_x_padded", 2, 2)
 
 
+@pytest.mark.apptest
 @pytest.mark.parametrize(
     "page_file", ["pages/1_Forward.py", "pages/2_Input_gradient.py", "pages/3_Weight_gradient.py"]
 )
