@@ -20,10 +20,18 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from quick import CHECK_EXAMPLES, PROFILE
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "artifacts"
+
+# --- hypothesis: `make check` runs each property on fewer examples (tests/quick.py) ---------------
+
+settings.register_profile("check", max_examples=CHECK_EXAMPLES)
+settings.load_profile(PROFILE)
+
 
 # --- what a test may start ------------------------------------------------------------------------
 
