@@ -370,48 +370,74 @@ def whole_pass_problems(view: dict) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)], ids=lambda s: f"{s[0]}x{s[1]}")
-def test_whole_pass_fits_a_projector_on_every_preset(browser: Browser, app_url, artifacts, size):
+# The presets `make test` plays at each size (`make ci`: every preset, the others marked `full`):
+# the lecture's example at both, with a folding ring (reflect) and the biggest layer.
+WHOLE_SAMPLE = {
+    (1280, 720): ("recitation-s2", "reflect"),
+    (1920, 1080): ("recitation-s2", "qa-channels"),
+}
+
+
+@pytest.fixture(scope="module")
+def projector(request, browser: Browser):
+    """A tab of a projector's size for the module (one per size: pytest groups the cases)."""
+    width, height = request.param
+    page = open_tab(browser, viewport={"width": width, "height": height})
+    yield page, (width, height)
+    page.context.close()
+
+
+@pytest.mark.parametrize(
+    ("projector", "preset"),
+    [
+        pytest.param(
+            size,
+            key,
+            id=f"{size[0]}x{size[1]}-{key}",
+            marks=() if key in sample else pytest.mark.full,
+        )
+        for size, sample in WHOLE_SAMPLE.items()
+        for key in [p.key for p in PRESETS]
+    ],
+    indirect=["projector"],
+)
+def test_whole_pass_fits_a_projector_on_every_preset(projector, app_url, artifacts, preset):
     """Presentation mode, sidebar folded: the figure and its player on the screen, no overlapping
     text, cells ≥ 48 px with ≥ 20 px numbers wherever the tallest grid has room for them; the
     mask stage's player (two formula lines) on the screen too."""
+    page, size = projector
     folder = artifacts / "screens"
     folder.mkdir(exist_ok=True)
-    page = open_tab(browser, viewport={"width": size[0], "height": size[1]})
     problems = []
-    try:
-        for preset in [p.key for p in PRESETS]:
-            goto(page, f"{app_url}/Input_gradient?preset={preset}&pres=1&whole=1")
-            assert page.evaluate(STATE) is not None
-            view = page.evaluate(MEASURE)
-            page.mouse.move(0, size[1] - 1)
-            page.screenshot(path=folder / f"{size[0]}x{size[1]}-{preset}-whole_pass.png")
-            problems += [f"{preset}: {p}" for p in whole_pass_problems(view)]
-            if preset == "recitation-s2":  # the lecture's example: 48 px cells at both sizes
-                assert min(px for px, _ in view["panels"]) >= 47.5
-                # the bar follows the frame after the page re-sized itself to the screen
-                labels = page.evaluate(
-                    "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
-                    ".layout.meta.player.labels"
-                )
-                frame = labels.index("5 · correlate") + 3
-                page.evaluate(f"() => {PLAYER}.show({frame})")
-                lit(page, "5 · correlate")
-            # the mask alone, with its sum under the player: the player still on the screen, and
-            # the stage bar on one row (a long "Weight gradient ▶" wrapped it at 1280)
-            goto(page, f"{app_url}/Input_gradient?preset={preset}&pres=1&step=6")
-            tops = [
-                page.locator(f".st-key-{key}").bounding_box()["y"]
-                for key in ("w_step", "whole_pass", "nav_next_page")
-            ]
-            if max(tops) - min(tops) > 20:
-                problems.append(f"{preset}: the stage bar wraps at the last stage: {tops}")
-            player = page.locator(".st-key-player_story_5").bounding_box()
-            if player["y"] + player["height"] > size[1]:
-                bottom = player["y"] + player["height"]
-                problems.append(f"{preset}: the mask's player ends at {bottom:.0f} px")
-    finally:
-        page.context.close()
+    goto(page, f"{app_url}/Input_gradient?preset={preset}&pres=1&whole=1")
+    assert page.evaluate(STATE) is not None
+    view = page.evaluate(MEASURE)
+    page.mouse.move(0, size[1] - 1)
+    page.screenshot(path=folder / f"{size[0]}x{size[1]}-{preset}-whole_pass.png")
+    problems += [f"{preset}: {p}" for p in whole_pass_problems(view)]
+    if preset == "recitation-s2":  # the lecture's example: 48 px cells at both sizes
+        assert min(px for px, _ in view["panels"]) >= 47.5
+        # the bar follows the frame after the page re-sized itself to the screen
+        labels = page.evaluate(
+            "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
+            ".layout.meta.player.labels"
+        )
+        frame = labels.index("5 · correlate") + 3
+        page.evaluate(f"() => {PLAYER}.show({frame})")
+        lit(page, "5 · correlate")
+    # the mask alone, with its sum under the player: the player still on the screen, and the
+    # stage bar on one row (a long "Weight gradient ▶" wrapped it at 1280)
+    goto(page, f"{app_url}/Input_gradient?preset={preset}&pres=1&step=6")
+    tops = [
+        page.locator(f".st-key-{key}").bounding_box()["y"]
+        for key in ("w_step", "whole_pass", "nav_next_page")
+    ]
+    if max(tops) - min(tops) > 20:
+        problems.append(f"{preset}: the stage bar wraps at the last stage: {tops}")
+    player = page.locator(".st-key-player_story_5").bounding_box()
+    if player["y"] + player["height"] > size[1]:
+        bottom = player["y"] + player["height"]
+        problems.append(f"{preset}: the mask's player ends at {bottom:.0f} px")
     assert not problems, "\n".join(problems)
 
 
