@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from test_pages import assert_clean, figures, open_page, query, shown, trace, z_of
+from apptest_pages import assert_clean, figures, open_page, query, shown, trace, z_of
 
 from convviz import matrix, quiz
 from convviz.presets import PRESETS
