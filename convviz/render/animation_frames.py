@@ -30,6 +30,7 @@ from convviz.render.grids import (
     tap_heatmap,
 )
 from convviz.render.panel import Panel
+from convviz.render.plotly_adapter import figure
 from convviz.render.shapes import legend_items
 from convviz.render.theme import GRID_LINE, PENDING_COLOR, TAP_CYCLE, Theme
 from convviz.sweeps import Sweep
@@ -190,14 +191,6 @@ def window_trace(
 # --- the animated figure -------------------------------------------------------------------------
 
 
-class LazyFrame(go.Frame):
-    """A Frame stored as plain dicts; reading `.data` validates a copy (tests, debugging)."""
-
-    @property
-    def data(self):
-        return go.Frame(self.to_plotly_json()).data
-
-
 def animated_figure(
     data: list[dict],
     layout: dict,
@@ -213,10 +206,9 @@ def animated_figure(
         "prefix" and "suffix" (around a label), "sampled" (every k-th step), "link" (hover
         linking or None).
 
-    Nothing is validated by plotly on the way: per frame it costs ~1 ms per trace (0.5 s for 400
-    frames; the Figure API has no non-validating frame setter), and the base data's per-cell
-    colour arrays took ~45 % of a 128×128 weight-gradient rerun (a regex per colour). A LazyFrame
-    validates when read, and a test validates whole animated figures the slow way.
+    Nothing is validated by plotly on the way (`plotly_adapter.figure`): per frame it costs ~1 ms
+    per trace (0.5 s for 400 frames), and the base data's per-cell colour arrays took ~45 % of a
+    128×128 weight-gradient rerun (a regex per colour). A test validates the figures the slow way.
     """
     active = int(np.searchsorted(steps, start))
     for i, d in zip(animated, frames[active]["data"]):
@@ -232,19 +224,20 @@ def animated_figure(
             "speeds": list(SPEEDS),
         }
     }
-    fig = go.Figure(data=data, layout=layout, _validate=False)
     types = [data[i]["type"] for i in animated]
-    fig._frame_objs = tuple(
-        LazyFrame(
-            name=f["name"],
-            traces=animated,
-            data=[{"type": ty, **d} for ty, d in zip(types, f["data"])],
-            layout=f.get("layout", {}),
-            _validate=False,
-        )
-        for f in frames
+    return figure(
+        data,
+        layout,
+        [
+            {
+                "name": f["name"],
+                "traces": animated,
+                "data": [{"type": ty, **d} for ty, d in zip(types, f["data"])],
+                "layout": f.get("layout", {}),
+            }
+            for f in frames
+        ],
     )
-    return fig
 
 
 def deep_update(trace: dict, update: dict) -> dict:

@@ -11,6 +11,7 @@ from plotly.colors import sample_colorscale
 from convviz.render import theme as th
 from convviz.render.geometry import scale_ticks
 from convviz.render.grids import format_value, format_values
+from convviz.render.plotly_adapter import figure
 
 GAP_PX = 18  # between heatmaps
 MIN_FONT_PX = 9  # numbers in a tile's cells, no smaller
@@ -240,7 +241,7 @@ def heatmap_grid(
     if click is not None:
         _add_click_targets(data, arrays, g, names, click, click_cols or g.cols)
     notes = _labels(g, row_labels, col_labels, theme)
-    return go.Figure(data=data, layout=_layout(g, theme, title, notes, selected))
+    return figure(data, _layout(g, theme, title, notes, selected))
 
 
 def _heatmaps(arrays: np.ndarray, g: _Tiles, names: list[list[str]], theme: th.Theme) -> list[dict]:

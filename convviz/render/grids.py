@@ -28,6 +28,7 @@ from convviz.render.geometry import (
     title_lines,
 )
 from convviz.render.panel import Panel
+from convviz.render.plotly_adapter import figure
 from convviz.render.selection import told_apart
 from convviz.render.shapes import legend_items, panel_shapes
 from convviz.render.theme import (
@@ -502,4 +503,4 @@ def panels_figure(
     layout["annotations"] += [legend] if legend else []
     data = [t for i, p in enumerate(panels) for t in panel_traces(p, i, theme, geo)]
     data += [c for i, p in enumerate(panels) if (c := click_overlay(p, i, geo)) is not None]
-    return go.Figure(data=data, layout=layout)
+    return figure(data, layout)

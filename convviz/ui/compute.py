@@ -19,9 +19,11 @@ from collections.abc import Callable, Hashable, Iterator, Mapping
 from typing import TypeVar
 
 import numpy as np
+from plotly.basedatatypes import BaseFigure
 
 from convviz import _threads, reference
 from convviz.formulas import Formula, forward_formula, input_grad_formula, weight_grad_formula
+from convviz.render.plotly_adapter import parts
 from convviz.spec import ConvSpec
 from convviz.stages import (
     ForwardStages,
@@ -79,10 +81,9 @@ def nbytes(obj, seen: set | None = None) -> int:
         return sys.getsizeof(obj) + sum(
             nbytes(getattr(obj, f.name, None), seen) for f in dataclasses.fields(obj)
         )
-    if hasattr(obj, "_frame_objs"):  # a plotly figure: its traces, layout and frames, twice
-        parts = (obj._data, obj._layout, [fr._props for fr in obj._frame_objs])
-        # a shared figure also keeps the copy Streamlit is sent (controls.converted), made later
-        return sys.getsizeof(obj) + 2 * sum(nbytes(p, seen) for p in parts)
+    if isinstance(obj, BaseFigure):  # its traces, layout and frames, twice: a shared figure
+        # also keeps the copy Streamlit is sent (controls.converted), made later
+        return sys.getsizeof(obj) + 2 * sum(nbytes(p, seen) for p in parts(obj))
     if hasattr(obj, "__dict__"):
         return sys.getsizeof(obj) + nbytes(vars(obj), seen)
     return sys.getsizeof(obj)
@@ -154,6 +155,11 @@ class ByteCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def values(self) -> list:
+        """What the cache holds now."""
+        with self._lock:
+            return [value for value, _ in self._entries.values()]
 
 
 CACHE = ByteCache(CACHE_MB << 20)

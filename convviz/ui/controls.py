@@ -20,6 +20,7 @@ import streamlit as st
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grids import PLOTLY_CONFIG
 from convviz.render.motion_plotly import PICTURE_CSS
+from convviz.render.plotly_adapter import wire
 from convviz.render.theme import Theme, theme_for
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer
@@ -349,12 +350,13 @@ def _pick_slice(key: str, fields: tuple[str | None, str | None]) -> None:
 
 class _Converted(go.Figure):
     """A figure as Streamlit sends it, converted once. st.plotly_chart calls `to_dict()` on every
-    rerun, which copies the figure and base64-encodes each array: measured ~a quarter of a Forward
-    rerun's server time, for a figure that `shared_view` already keeps built."""
+    rerun, which copies the figure and checks and encodes each array: measured ~a quarter of a
+    Forward rerun's server time, for a figure that `shared_view` already keeps built. The
+    conversion is `plotly_adapter.wire`'s."""
 
     def __init__(self, fig: go.Figure):
         super().__init__()
-        self._convviz_dict = fig.to_dict()
+        self._convviz_dict = wire(fig)
 
     def to_dict(self) -> dict:
         return self._convviz_dict
