@@ -1,6 +1,7 @@
 """convviz: a NumPy engine that shows how a 2D convolution computes its output and gradients,
 and how a layer learns from them."""
 
+from convviz.chain import TwoLayerPass, TwoLayerSpec, two_layer_pass, two_layer_target
 from convviz.conv import conv2d, conv2d_bias, conv2d_input, conv2d_weight
 from convviz.learn import (
     Curvature,
@@ -25,6 +26,8 @@ __all__ = [
     "Run",
     "Step",
     "Target",
+    "TwoLayerPass",
+    "TwoLayerSpec",
     "conv2d",
     "conv2d_bias",
     "conv2d_input",
@@ -35,4 +38,6 @@ __all__ = [
     "mse_loss",
     "sgd_step",
     "train",
+    "two_layer_pass",
+    "two_layer_target",
 ]
