@@ -28,7 +28,13 @@ from convviz.learn import (
     target_kernel,
 )
 from convviz.spec import ConvSpec, ConvSpecError
-from convviz.stages import Layer, layer
+from convviz.stages import (
+    ForwardStages,
+    Layer,
+    forward_stages,
+    input_grad_stages,
+    weight_grad_stages,
+)
 from convviz.text import shape_text
 from convviz.values import NAMED_KERNELS
 
@@ -153,22 +159,33 @@ def two_layer_pass(
     x = checked_array(x, "the input x", one.input_shape, "the shape")
     w1, b1 = layer_params(one, w1, b1)
     w2, b2 = layer_params(two, w2, b2)
-    pre = conv2d(x, w1, b1, **one.kwargs())  # (N, C₁, H₁, W₁)
-    gate, h = _relu(pre, spec.relu)
-    loss = mse_loss(conv2d(h, w2, b2, **two.kwargs()), target, reduction=check_reduction(reduction))
-    second = layer(two, h, w2, loss.grad_out, b2)
+    forward1 = forward_stages(one, x, w1, b1)
+    gate, h = _relu(forward1.y, spec.relu)  # forward1.y is pre (N, C₁, H₁, W₁)
+    forward2 = forward_stages(two, h, w2, b2)
+    loss = mse_loss(forward2.y, target, reduction=check_reduction(reduction))
+    second = _backward(forward2, loss.grad_out)
     grad_h = second.input_grad.grad_x
     grad_pre = np.where(gate, grad_h, 0.0)
     return TwoLayerPass(
         spec=spec,
-        first=layer(one, x, w1, grad_pre, b1),
+        first=_backward(forward1, grad_pre),
         second=second,
-        pre=pre,
+        pre=forward1.y,
         gate=gate,
         h=h,
         loss=loss,
         grad_h=grad_h,
         grad_pre=grad_pre,
+    )
+
+
+def _backward(forward: ForwardStages, grad_out: np.ndarray) -> Layer:
+    """A layer's stages: its forward pass and both gradient routes from grad_out."""
+    spec = forward.spec
+    return Layer(
+        forward=forward,
+        input_grad=input_grad_stages(spec, forward.w, grad_out),
+        weight_grad=weight_grad_stages(spec, forward.x, grad_out),
     )
 
 

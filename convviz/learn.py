@@ -28,7 +28,7 @@ from convviz.text import shape_text
 from convviz.values import NAMED_KERNELS, example_grad_out, example_w, named_kernel
 
 MAX_STEPS = 200
-MAX_LR = 1e3  # a larger rate overshoots any layer whose numbers a person can read
+MAX_LR = 1e3  # the control's bound (the issue: 1e9 is refused); rates that learn are far smaller
 MAX_MOMENTUM = 0.999  # μ = 1 never forgets a gradient: the steps never shrink
 REDUCTIONS = ("sum", "mean")
 TARGET_SOURCES = ("random", "typed", *NAMED_KERNELS)
@@ -69,7 +69,7 @@ def check_learning_rate(lr) -> float:
         )
     if lr > MAX_LR:
         raise ConvSpecError(
-            f"the learning rate {lr:g} is beyond {MAX_LR:g}: every step would overshoot; "
+            f"the learning rate {lr:g} is beyond {MAX_LR:g}, the largest this app takes: "
             "type a smaller rate such as 0.01"
         )
     return lr
@@ -334,7 +334,13 @@ def learning_step(
     before = mse_loss(_forward(x_pad, w, b, spec), target, reduction=reduction)
     grad_w, grad_b = _grads(x_pad, before.grad_out, spec)
     w_after, b_after, v = sgd_step(w, b, grad_w, grad_b, lr, momentum=momentum, velocity=velocity)
-    after = mse_loss(_forward(x_pad, w_after, b_after, spec), before.target, reduction=reduction)
+    with np.errstate(over="ignore", invalid="ignore"):
+        after = _mse(_forward(x_pad, w_after, b_after, spec), before.target, before.reduction)
+    if not math.isfinite(after.value):
+        raise ConvSpecError(
+            f"one step at the learning rate {lr:g} overflows: the loss after it is beyond any "
+            "number; take a smaller rate"
+        )
     return Step(
         spec=spec,
         x=x,

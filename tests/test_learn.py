@@ -422,6 +422,15 @@ def test_an_overflow_is_reported_as_one():
     assert "rate 10 times smaller" not in run.message  # the layer is small: the bound is known
 
 
+def test_a_step_that_overflows_is_refused_in_words():
+    spec = ConvSpec.create((1, 1, 3, 3), (1, 1, 2, 2))
+    x, w, t = np.full(spec.input_shape, 1e100), np.ones((1, 1, 2, 2)), np.zeros((1, 1, 2, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ConvSpecError, match="one step at the learning rate 1000 overflows"):
+            convviz.learning_step(spec, x, w, None, t, 1e3)
+
+
 def test_a_momentum_run_may_rise_and_says_where():
     spec, x, w = preset_layer("recitation-s2")
     t = convviz.make_target(spec, x, "sobel x").t
