@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
-import plotly.graph_objects as go
 
 from convviz.render.geometry import GridLayout, axis_ids
 from convviz.render.grids import (
@@ -30,7 +29,7 @@ from convviz.render.grids import (
     tap_heatmap,
 )
 from convviz.render.panel import Panel
-from convviz.render.plotly_adapter import figure
+from convviz.render.plotly_adapter import Figure, figure
 from convviz.render.shapes import legend_items
 from convviz.render.theme import GRID_LINE, PENDING_COLOR, TAP_CYCLE, Theme
 from convviz.sweeps import Sweep
@@ -199,7 +198,7 @@ def animated_figure(
     steps: np.ndarray,
     start: int,
     player: dict,
-) -> go.Figure:
+) -> Figure:
     """The base state (= the frame of step `start`), the frames, and the player's meta data.
 
     player : what the page's player needs besides the frames: "labels" (one per frame),
@@ -251,9 +250,9 @@ def deep_update(trace: dict, update: dict) -> dict:
     return out
 
 
-def player_meta(fig: go.Figure) -> dict:
+def player_meta(fig: Figure) -> dict:
     """What an animated figure tells its player (see `animated_figure`)."""
-    return fig.layout.meta["player"]
+    return fig.meta["player"]
 
 
 def outline_px(geo: GridLayout) -> float:

@@ -20,7 +20,7 @@ import streamlit as st
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grids import PLOTLY_CONFIG
 from convviz.render.motion_plotly import PICTURE_CSS
-from convviz.render.plotly_adapter import wire
+from convviz.render.plotly_adapter import Figure, wire
 from convviz.render.theme import Theme, theme_for
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer
@@ -354,7 +354,7 @@ class _Converted(go.Figure):
     Forward rerun's server time, for a figure that `shared_view` already keeps built. The
     conversion is `plotly_adapter.wire`'s."""
 
-    def __init__(self, fig: go.Figure):
+    def __init__(self, fig: Figure):
         super().__init__()
         self._convviz_dict = wire(fig)
 
@@ -362,7 +362,7 @@ class _Converted(go.Figure):
         return self._convviz_dict
 
 
-def converted(fig: go.Figure) -> go.Figure:
+def converted(fig: Figure) -> go.Figure:
     """`fig` converted once, kept on the figure (a shared view's figure is converted once)."""
     if "_convviz_sent" not in fig.__dict__:
         fig._convviz_sent = _Converted(fig)
