@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -280,11 +281,17 @@ def _layer_of(state: dict) -> tuple | None:
 def preset_of(state: dict) -> str:
     """The preset whose layer the state draws (put back as it was, it is that preset again),
     else 'custom'."""
-    layer = _layer_of(state)
+    return _preset_layers().get(_layer_of(state), "custom")
+
+
+@cache
+def _preset_layers() -> dict[tuple, str]:
+    """Each preset's layer (`_layer_of` its state) → its key, the first preset where two match."""
+    layers = {}
     for preset in PRESETS_BY_KEY.values():
-        if layer is not None and _layer_of(preset_state(preset)) == layer:
-            return preset.key
-    return "custom"
+        layers.setdefault(_layer_of(preset_state(preset)), preset.key)
+    layers.pop(None, None)
+    return layers
 
 
 def _customise(state: dict, start: dict, preset: Preset | None) -> list[str]:

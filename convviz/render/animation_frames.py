@@ -289,16 +289,15 @@ def cell_lines(meta: dict, formula_of, lines_of, words: bool = True) -> list[lis
     """Per frame of a motion (its `player_meta`), the lines under its player: `lines_of` the
     formula of the cell that frame computes (Scene.cell; `formula_of(cell)`, built once a cell),
     then the stage's words (with `words`); a frame with no one cell: the words."""
-    formulas, out = {}, []
+    written, out = {}, []  # a cell's lines, written once however many frames compute it
     for said, cell in zip(meta["captions"], meta["cells"]):
         cell = tuple(cell)
         if not cell:
             out.append(said)
             continue
-        if cell not in formulas:
-            formulas[cell] = formula_of(cell)
-        lines = lines_of(formulas[cell])
-        out.append([*lines, *said] if words else lines)
+        if cell not in written:
+            written[cell] = lines_of(formula_of(cell))
+        out.append([*written[cell], *said] if words else written[cell])
     return out
 
 

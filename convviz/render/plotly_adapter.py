@@ -124,9 +124,11 @@ def _typed(a: np.ndarray):
 def _narrowest(a: np.ndarray) -> np.ndarray:
     """A 64-bit integer array in the narrowest type holding it (plotly.js has no int64)."""
     lo, hi = int(a.min()), int(a.max())
-    kinds = ("uint8", "uint16", "uint32") if a.dtype.kind == "u" else ("int8", "int16", "int32")
-    for kind in kinds:
-        info = np.iinfo(kind)
-        if info.min <= lo and hi <= info.max:
+    for kind, (least, most) in (_UNSIGNED if a.dtype.kind == "u" else _SIGNED).items():
+        if least <= lo and hi <= most:
             return a.astype(kind)
     return a
+
+
+_SIGNED = {k: (int(np.iinfo(k).min), int(np.iinfo(k).max)) for k in ("int8", "int16", "int32")}
+_UNSIGNED = {k: (0, int(np.iinfo(k).max)) for k in ("uint8", "uint16", "uint32")}
