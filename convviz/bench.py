@@ -2,7 +2,9 @@
 
 Prints median wall times (ms) of conv2d, conv2d_input, conv2d_weight and conv2d_bias, their total
 (median, and best of the runs: the machine is shared), PyTorch's total when torch is installed, the
-plain loop reference on one case, the peak extra memory of each call, and the sweeps' build time.
+plain loop reference on one case, the peak extra memory of each call, the sweeps' build time, and
+a 200-step training run (convviz.learn) on the recitation's stride-2 layer and the classroom preset
+(and on qa-channels, as many steps as the app's work limit allows).
 By default the engine runs as a library does (OpenBLAS's own threads); `--server` runs it as the
 app's server does (BLAS pinned to one thread once, large work split over two threads; see
 convviz/_threads.py). The header says which.
@@ -19,9 +21,20 @@ import tracemalloc
 
 import numpy as np
 
-from convviz import _threads, conv2d, conv2d_bias, conv2d_input, conv2d_weight, stages, sweeps
+from convviz import (
+    _threads,
+    conv2d,
+    conv2d_bias,
+    conv2d_input,
+    conv2d_weight,
+    learn,
+    stages,
+    sweeps,
+)
+from convviz.presets import PRESETS_BY_KEY
 from convviz.reference import conv2d_loop
 from convviz.spec import ConvSpec
+from convviz.state import MAX_MACS
 
 # name, input shape (N, C_in, H, W), weight shape (C_out, C_in, kH, kW), layer arguments
 CASES = [
@@ -158,6 +171,40 @@ def sweep_timing(repeats: int) -> None:
     )
 
 
+TRAIN_PRESETS = ("recitation-s2", "classroom", "qa-channels")
+
+
+def train_timing(repeats: int) -> None:
+    """Time a training run (momentum 0.9) on three presets, 200 steps or as many as the app's
+    work limit allows: the run's median, one step's share, the steps whose arrays it keeps, and
+    its peak memory."""
+    print(
+        f"\ntraining runs (momentum 0.9, lr 0.4·critical where known, float64): 200 steps, or "
+        f"as many as {MAX_MACS:,} multiply-adds allow"
+    )
+    for key in TRAIN_PRESETS:
+        p = PRESETS_BY_KEY[key]
+        spec, (x, w) = p.spec(), p.values()
+        source = "sobel x" if spec.kernel_size == (3, 3) else "random"
+        target = learn.make_target(spec, x, source).t
+        curvature = learn.curvature(spec, x)
+        lr = 1e-8 if curvature is None else 0.4 * curvature.critical_lr(0.9)
+        steps = learn.max_steps(spec, MAX_MACS)
+
+        def run(spec=spec, x=x, w=w, target=target, lr=lr, steps=steps):
+            return learn.train(spec, x, w, None, target, lr, steps, momentum=0.9)
+
+        ms = median_ms(run, max(3, repeats // 10))
+        tracemalloc.start()
+        kept = len(run().kept)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        print(
+            f"  {key:<14} {steps:3d} steps {ms:9.2f} ms, {ms / (steps + 1):7.3f} ms per step, "
+            f"{kept} of {steps + 1} steps kept, peak {peak / 2**20:.1f} MB ({source} target)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=30, help="timed runs per figure")
@@ -185,6 +232,7 @@ def main() -> None:
         loop_ratio(forward64)
     memory_table()
     sweep_timing(args.repeats)
+    train_timing(args.repeats)
 
 
 if __name__ == "__main__":

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
 from convviz.presets import DEFAULT_PRESET, PRESETS_BY_KEY, Preset
 from convviz.spec import PADDING_MODES, PADDING_WORDS, ConvSpec, ConvSpecError, parse_padding
-from convviz.text import MINUS, count
+from convviz.text import MINUS, count, echo
 from convviz.values import GRAD_OUT_KINDS, NAMED_KERNELS, layer_values
 
 EXPLICIT = "explicit"  # the padding kind of per-side amounts: the UI's word, not the engine's
@@ -132,9 +133,15 @@ def _preset_edits(preset: Preset) -> dict:
 DEFAULTS: dict = preset_state(DEFAULT_PRESET)
 
 
+def number_text(v: float) -> str:
+    """The shortest text that reads back as exactly `v` ('2', '-0.5', '1e-320'): how a link
+    and a grid of typed-in values write a number."""
+    return repr(float(v)).removesuffix(".0")
+
+
 def encode_array(a: np.ndarray) -> str:
     """Compact text of an array's values (row-major), e.g. '1,2,-0.5', every digit kept."""
-    return ",".join(repr(v).removesuffix(".0") for v in np.asarray(a, float).ravel().tolist())
+    return ",".join(map(number_text, np.asarray(a, float).ravel().tolist()))
 
 
 # What a link may hold, ASCII only: Python's int()/float() also take '3_0', ' 5', '+5' and
@@ -151,7 +158,7 @@ def _number(text: str, name: str) -> float:
     if text.strip().lower().lstrip("+") in _NON_FINITE:
         raise ConvSpecError(f"the edited {name} holds NaN or infinity")
     raise ConvSpecError(
-        f"the edited {name} holds '{echo(text)}', which is not a number (digits 0-9, '.', "
+        f"the edited {name} holds {echo(text)}, which is not a number (digits 0-9, '.', "
         "'-', 'e' only; no spaces, '+' or '_')"
     )
 
@@ -159,11 +166,14 @@ def _number(text: str, name: str) -> float:
 def typed_number(text: str, name: str) -> float:
     """A number as a person types it into a grid: '−2' (a minus sign), '1,5' (a decimal comma),
     '1e3'; ConvSpecError saying so if it is not one or is beyond ±MAX_VALUE."""
+    plain = text.strip().replace(MINUS, "-").replace(",", ".")
+    if plain[:1] == "+" and plain[1:2] not in ("-", "+"):  # '+2' and ' 2 ' are 2 here (a
+        plain = plain[1:]  # link's reader, `_number`, refuses both)
     try:
-        value = _number(text.strip().replace(MINUS, "-").replace(",", "."), name)
+        value = _number(plain, name)
     except ConvSpecError:
         raise ConvSpecError(
-            f"{name}: '{echo(text)}' is not a number (type e.g. 12, −3.5, 1,5 or 1e3)"
+            f"{name}: {echo(text)} is not a number (type e.g. 12, −3.5, 1,5 or 1e3)"
         ) from None
     if abs(value) > MAX_VALUE:
         raise ConvSpecError(f"{name}: {echo(text)} is beyond ±{MAX_VALUE:g}; type a smaller number")
@@ -188,32 +198,47 @@ def decode_array(text: str, shape: tuple[int, ...], name: str) -> np.ndarray:
     return values.reshape(shape)
 
 
-ECHO_CHARS = 40  # an ignored URL value is quoted back at most this long
-
-
-def echo(raw: str) -> str:
-    """A value from a link as a message quotes it: shortened (the rest is not shown)."""
-    return raw if len(raw) <= ECHO_CHARS else raw[: ECHO_CHARS - 1] + "…"
+# Fields a page keeps in its link beside the layer's (the Quiz's seed and question): read by
+# the same rule as the layer's, and not part of the state the other pages share.
+PAGE_FIELDS: dict[str, Field] = {
+    "quiz": Field("int", 0, 999_999, default=0),  # the quiz's seed
+    "qn": Field("int", 0, 99, default=0),  # the quiz's question
+}
+URL_FIELDS: dict[str, Field] = FIELDS | PAGE_FIELDS  # every parameter any page reads
+# Longest text a "str" field takes from a link: a selection 'grid:row:col'; typed-in values
+# ("-1.2345678901234567e-123," at most 25 characters each, as encode_array writes them).
+STR_CHARS = {"sel": 64, **dict.fromkeys(EDITABLE, MAX_EDIT_VALUES * 25)}
+INT_DIGITS = 12  # a longer whole number is outside every field's range
 
 
 def parse_field(name: str, raw: str):
-    """One URL value → (value, None) or (None, message)."""
-    f, raw_value, raw = FIELDS[name], raw, echo(raw)
+    """One URL value → (value, None) or (None, message): the one reader of every parameter a
+    page takes from a link (ASCII digits only where a number is meant, bounded lengths)."""
+    f, said = URL_FIELDS[name], echo(f"{name}={raw}")
     if f.kind == "int":
-        if not _INT.fullmatch(raw_value):
-            return None, f"'{name}={raw}' is not a whole number (digits 0-9 only)"
-        if len(raw_value) > 12 or not f.lo <= int(raw_value) <= f.hi:
-            return None, f"'{name}={raw}' is outside {f.lo}…{f.hi}"
-        return int(raw_value), None
+        if not _INT.fullmatch(raw):
+            return None, f"{said} is not a whole number (digits 0-9 only)"
+        if len(raw) > INT_DIGITS or not f.lo <= int(raw) <= f.hi:
+            return None, f"{said} is outside {f.lo}…{f.hi}"
+        return int(raw), None
     if f.kind == "bool":
-        if raw_value not in ("0", "1", "true", "false"):
-            return None, f"'{name}={raw}' must be 0 or 1"
-        return raw_value in ("1", "true"), None
+        if raw not in ("0", "1", "true", "false"):
+            return None, f"{said} must be 0 or 1"
+        return raw in ("1", "true"), None
     if f.kind == "choice":
-        if raw_value not in f.choices:
-            return None, f"'{name}={raw}' is not one of {', '.join(f.choices)}"
-        return raw_value, None
-    return raw_value, None
+        if raw not in f.choices:
+            return None, f"{said} is not one of {', '.join(f.choices)}"
+        return raw, None
+    if len(raw) > STR_CHARS[name]:
+        return None, f"{said} is too long ({len(raw):,} characters; at most {STR_CHARS[name]:,})"
+    return raw, None
+
+
+def value_text(value) -> str:
+    """A field's value as a message says it: on/off, not Python's True/False."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return echo(value) if isinstance(value, str) else str(value)
 
 
 def from_query(query: dict[str, str], base: dict | None = None) -> tuple[dict, list[str]]:
@@ -233,7 +258,7 @@ def from_query(query: dict[str, str], base: dict | None = None) -> tuple[dict, l
             continue
         value, problem = parse_field(name, str(raw))
         if problem:
-            problems.append(f"{problem}; kept {state[name]!r}")
+            problems.append(f"{problem}; kept {value_text(state[name])}")
         else:
             state[name] = value
     problems += _customise(state, start, preset)
@@ -256,11 +281,17 @@ def _layer_of(state: dict) -> tuple | None:
 def preset_of(state: dict) -> str:
     """The preset whose layer the state draws (put back as it was, it is that preset again),
     else 'custom'."""
-    layer = _layer_of(state)
+    return _preset_layers().get(_layer_of(state), "custom")
+
+
+@cache
+def _preset_layers() -> dict[tuple, str]:
+    """Each preset's layer (`_layer_of` its state) → its key, the first preset where two match."""
+    layers = {}
     for preset in PRESETS_BY_KEY.values():
-        if layer is not None and _layer_of(preset_state(preset)) == layer:
-            return preset.key
-    return "custom"
+        layers.setdefault(_layer_of(preset_state(preset)), preset.key)
+    layers.pop(None, None)
+    return layers
 
 
 def _customise(state: dict, start: dict, preset: Preset | None) -> list[str]:
@@ -270,7 +301,7 @@ def _customise(state: dict, start: dict, preset: Preset | None) -> list[str]:
     if named is None:
         return []
     changed = [f for f in VALUE_FIELDS if state[f] != start[f]]
-    asked = ", ".join(f"{f}={state[f]}" for f in changed)
+    asked = ", ".join(echo(f"{f}={state[f]}") for f in changed)
     if preset is not None and changed:
         try:
             spec_of(state)
@@ -327,13 +358,13 @@ def _drop_misfits(state: dict, spec: ConvSpec) -> list[str]:
     """Reset a slice, a selection or edited values that do not fit the layer; say what was
     reset."""
     problems = [
-        f"'{field}={was}' is not a {SLICE_WORDS[field]} of this layer "
+        f"{echo(f'{field}={was}')} is not a {SLICE_WORDS[field]} of this layer "
         f"({count(state[SLICE_COUNTS[field]], SLICE_WORDS[field])}); showing {field}={state[field]}"
         for field, was in clip_slice(state).items()
     ]
     if state["sel"] and selection_of(state, spec) is None:
         problems.append(
-            f"'sel={state['sel']}' is not a cell of this layer "
+            f"{echo('sel=' + state['sel'])} is not a cell of this layer "
             f"(grid:row:col, grids {', '.join(cell_grids(spec))}); nothing selected"
         )
         state["sel"] = ""

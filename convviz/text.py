@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 
 MINUS = "\u2212"  # a typographic minus: "−3" reads better on a slide than "-3"
 
@@ -71,3 +73,37 @@ def grey(term: str) -> str:
     xcolor's \\color is a switch that would grey every term after it, so \\textcolor with the
     term as its argument (the formula box and the .tex export both write it so)."""
     return rf"\textcolor{{gray}}{{{term}}}"
+
+
+ECHO_CHARS = 40  # what a person sent is quoted back at most this long
+
+
+def echo(sent: object, most: int = ECHO_CHARS) -> str:
+    """What a person sent (a URL value, a typed value, a file's name, another program's error),
+    quoted in a message as literal text: a Markdown code span, in which no emphasis, link,
+    heading, HTML or maths is rendered; its line breaks and other invisible characters are
+    shown (⏎, �) so that they cannot start a block; shortened to `most` characters.
+
+    >>> echo("**b** http://example.com"), echo("x\\n===")
+    ('`**b** http://example.com`', '`x⏎===`')
+    """
+    text = "".join(map(_visible, str(sent)))
+    if len(text) > most:
+        text = text[: most - 1] + "…"
+    if not text:
+        return "(empty)"
+    fence = "`" * (1 + max(map(len, re.findall("`+", text)), default=0))
+    # a span that starts or ends with a space or a backtick is written with one space inside
+    # each end: Markdown strips exactly those
+    pad = " " if text[0] in " `" or text[-1] in " `" else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _visible(ch: str) -> str:
+    """A character as `echo` quotes it: a line break as ⏎, a tab as a space, other invisible
+    or unassigned ones as �."""
+    if ch in "\r\n\u2028\u2029\x0b\x0c\x85":
+        return "⏎"
+    if ch == "\t":
+        return " "
+    return "�" if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") else ch

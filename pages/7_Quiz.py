@@ -10,9 +10,16 @@ from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grids import PLOTLY_CONFIG
 from convviz.render.quiz_view import given_figures, given_rows
 from convviz.spec import ConvSpecError
-from convviz.state import DEFAULTS, EXPLICIT, typed_number
+from convviz.state import DEFAULTS, EXPLICIT, PAGE_FIELDS, parse_field, typed_number
 from convviz.ui.compute import compute_layer, shared_view
-from convviz.ui.controls import LAST_VALID, controls, converted, page_config
+from convviz.ui.controls import (
+    LAST_VALID,
+    PROBLEMS,
+    controls,
+    converted,
+    page_config,
+    self_rerun,
+)
 from convviz.ui.views import formula_box, page_end, page_header
 
 PAGE = "pages/7_Quiz.py"
@@ -24,12 +31,16 @@ PARAM_SEED, PARAM_INDEX = "quiz", "qn"  # the page's own URL query: the same que
 PLAYER_PX, LINE_PX, GAP_PX, BOX_PX = 115, 35, 8, 26
 
 
-def _from_url(param: str, key: str, default: int, hi: int) -> None:
-    """Take the page's value from the URL on the session's first visit (ignored if malformed)."""
+def _from_url(param: str, key: str) -> None:
+    """Take the page's value from the URL on the session's first visit; a malformed one is not
+    taken (the state's one reader, `parse_field`) and said with the link's other problems."""
     if key in st.session_state:
         return
-    raw = st.query_params.get(param, "")
-    st.session_state[key] = int(raw) if raw.isdigit() and int(raw) <= hi else default
+    raw = st.query_params.get(param)
+    value, problem = parse_field(param, raw) if raw is not None else (None, None)
+    st.session_state[key] = PAGE_FIELDS[param].default if value is None else value
+    if problem:
+        st.session_state.setdefault(PROBLEMS, []).append(f"{problem}; kept {st.session_state[key]}")
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -54,8 +65,8 @@ def _new_seed() -> None:
     st.session_state[INDEX] = 0
 
 
-_from_url(PARAM_SEED, SEED, 0, 999_999)
-_from_url(PARAM_INDEX, INDEX, 0, 99)
+_from_url(PARAM_SEED, SEED)
+_from_url(PARAM_INDEX, INDEX)
 page_config(PAGE)
 ctx = controls()
 page_header(
@@ -114,7 +125,7 @@ if sent:
         answers[asked_key] = value
         score.setdefault(asked_key, quiz.grade(q, value).right)
         st.session_state[ANSWERED] = True
-        st.rerun()  # the score line above shows this answer
+        self_rerun()  # the score line above shows this answer
 
 if asked_key in answers:
     verdict = quiz.grade(q, answers[asked_key])

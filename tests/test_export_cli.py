@@ -34,10 +34,15 @@ def test_help_explains_every_option_and_format():
 @pytest.mark.parametrize(
     "args, says",
     [
-        (["--preset", "nope"], "unknown preset 'nope'"),
-        (["--formats", "png,jpg"], "unknown format 'jpg'"),
+        (["--preset", "nope"], "unknown preset `nope`"),
+        (["--formats", "png,jpg"], "unknown format `jpg`"),
+        (["--link", "javascript:alert(1)"], "`javascript:alert(1)` is not a convviz link"),
+        (["--link", "http://127.0.0.1:8501/Forward"], "has no query that says which layer"),
+        (["--link", "http://127.0.0.1:8501/?utm=1"], "`utm` in the link is not a parameter"),
+        (["--link", "just words"], "has no query that says which layer"),
+        (["--link", "?preset=nope%0A%1B[31m"], "unknown preset `nope⏎�[31m`"),
         (["--formats", ""], "unknown format"),
-        (["--link", "?preset=classroom&H=abc"], "'H=abc' is not a whole number"),
+        (["--link", "?preset=classroom&H=abc"], "`H=abc` is not a whole number"),
         (["--link", "?preset=classroom&kH=11&H=3"], "spans 11 rows"),
         (["--preset", "d2l", "--link", "?preset=d2l"], "not allowed with argument"),
         (["--bogus"], "unrecognized arguments"),
@@ -48,6 +53,17 @@ def test_bad_arguments_get_one_line_and_exit_code_2(args, says, tmp_path):
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1 and says in run.stderr and run.stdout == ""
     assert not (tmp_path / "out").exists()
+
+
+def test_files_already_there_are_replaced_only_with_force(tmp_path):
+    """An existing file in --out was replaced without a word."""
+    mine = tmp_path / "convviz-d2l-numpy.py"
+    mine.write_text("my notes")
+    run = _run("export", "--preset", "d2l", "--formats", "py", "--out", str(tmp_path))
+    assert run.returncode == 2 and "add --force to replace them" in run.stderr
+    assert "convviz-d2l-numpy.py" in run.stderr and mine.read_text() == "my notes"
+    run = _run("export", "--preset", "d2l", "--formats", "py", "--out", str(tmp_path), "--force")
+    assert run.returncode == 0 and "import numpy" in mine.read_text()
 
 
 def test_unknown_command():

@@ -62,7 +62,7 @@ def test_whole_is_a_strict_url_field():
     assert to_query(state)["whole"] == "1"
     state, problems = from_query({"preset": "recitation-s2", "whole": "yes"})
     assert state["whole"] is False
-    assert problems == ["'whole=yes' must be 0 or 1; kept False"]
+    assert problems == ["`whole=yes` must be 0 or 1; kept off"]
 
 
 def test_a_link_with_whole_opens_the_whole_pass():

@@ -47,10 +47,10 @@ def test_plain_whole_numbers_are_read(raw, value):
 @pytest.mark.parametrize(
     "text, words",
     [
-        ("1,2,+3", "'+3', which is not a number"),
-        ("1, 2,3", "' 2', which is not a number"),
-        ("1_0,2,3", "'1_0', which is not a number"),
-        ("٣,2,3", "'٣', which is not a number"),
+        ("1,2,+3", "`+3`, which is not a number"),
+        ("1, 2,3", "`  2 `, which is not a number"),
+        ("1_0,2,3", "`1_0`, which is not a number"),
+        ("٣,2,3", "`٣`, which is not a number"),
         ("nan,2,3", "NaN or infinity"),
         ("1,-inf,3", "NaN or infinity"),
         ("1e999,2,3", "NaN or infinity"),
@@ -81,9 +81,9 @@ def test_a_selection_outside_the_grids_is_no_selection(sel):
 @pytest.mark.parametrize(
     "query, says",
     [
-        ({"n": "7"}, "'n=7' is not a sample of this layer (1 sample); showing n=0"),
-        ({"k": "15"}, "'k=15' is not a filter of this layer (1 filter); showing k=0"),
-        ({"cin": "3", "c": "3"}, "'c=3' is not a channel of this layer (3 channels); showing c=2"),
+        ({"n": "7"}, "`n=7` is not a sample of this layer (1 sample); showing n=0"),
+        ({"k": "15"}, "`k=15` is not a filter of this layer (1 filter); showing k=0"),
+        ({"cin": "3", "c": "3"}, "`c=3` is not a channel of this layer (3 channels); showing c=2"),
     ],
 )
 def test_a_slice_past_the_layers_counts_is_said_and_clipped(query, says):
@@ -126,10 +126,34 @@ def test_a_typed_number_is_read_as_a_person_writes_it(typed, value):
 
 @pytest.mark.parametrize(
     ("typed", "says"),
-    [("abc", "'abc' is not a number"), ("", "'' is not a number"), ("1e99", "beyond ±1e+09"),
-     ("inf", "'inf' is not a number"), ("1,5,2", "is not a number")],
+    [("abc", "`abc` is not a number"), ("", "(empty) is not a number"), ("1e99", "beyond ±1e+09"),
+     ("inf", "`inf` is not a number"), ("1,5,2", "is not a number")],
 )  # fmt: skip
 def test_a_typed_value_that_is_not_a_number_is_refused_with_its_name(typed, says):
     with pytest.raises(ConvSpecError, match="input x: ") as caught:
         typed_number(typed, "input x")
     assert says in str(caught.value)
+
+
+@pytest.mark.apptest
+@pytest.mark.parametrize("param", ["quiz", "qn"])
+@pytest.mark.parametrize("raw", ["²", "٣٣", "３", "1" * 5000, "²" * 5000, "-1", "+3", " 3"])
+def test_the_quiz_reads_its_link_as_strictly_as_the_layer(param, raw):
+    """`/Quiz?quiz=%C2%B2` broke the page (isdigit() accepts '²', int() refuses it) and
+    `quiz=٣٣` was read as 33: the Quiz's own fields go through the state's one reader."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params[param] = raw
+    at.switch_page("pages/7_Quiz.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = [w.value for w in at.warning]
+    assert any(f"{param}=" in w and ("whole number" in w or "outside" in w) for w in said), said
+    assert at.query_params[param] == "0"  # the default, not a Unicode reading of the digits
+
+
+@pytest.mark.apptest
+def test_the_quiz_takes_a_plain_seed_from_its_link():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(quiz="42", qn="3")
+    at.switch_page("pages/7_Quiz.py").run()
+    assert not at.exception and not at.warning
+    assert (at.query_params["quiz"], at.query_params["qn"]) == ("42", "3")

@@ -22,6 +22,7 @@ from convviz.export.story import Animation, ExportError, Story
 from convviz.formulas import SHORT_TERMS
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.motion import GIF_TOO_WIDE, MAX_GIF_SIDE
+from convviz.text import echo
 
 FORMATS = ("png", "svg", "gif", "mp4", "html", "tex", "pdf", "py")
 WHAT = {
@@ -79,6 +80,9 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         help="folder to write into, created if missing (default: the current folder)",
     )
+    p.add_argument(
+        "--force", action="store_true", help="replace files of the same names already in --out"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar; still list the files")
     return p
 
@@ -96,7 +100,7 @@ def _formats(text: str) -> list[str]:
     unknown = [f for f in chosen if f not in FORMATS]
     if unknown or not chosen:
         raise ExportError(
-            f"unknown format '{(unknown or [text])[0]}' (choose from {','.join(FORMATS)})"
+            f"unknown format {echo((unknown or [text])[0])} (choose from {','.join(FORMATS)})"
         )
     return list(dict.fromkeys(chosen))
 
@@ -276,6 +280,12 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         p.error(f"cannot create --out {args.out}: {exc.strerror}")
     todo = jobs(story, formats)
+    there = [job.name for job in todo if (args.out / job.name).exists()]
+    if there and not args.force:
+        p.error(
+            f"--out {args.out} already holds {len(there)} of these files ({', '.join(there[:3])}"
+            f"{', …' if len(there) > 3 else ''}): add --force to replace them"
+        )
     note = skipped(story, formats)
     if note:
         print(note, file=sys.stderr)

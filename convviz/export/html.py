@@ -13,7 +13,7 @@ import html
 import json
 from pathlib import Path
 
-import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 from convviz.export.story import Animation, Story
@@ -28,6 +28,7 @@ from convviz.render.animation_frames import (
 )
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.motion_plotly import PICTURE_CSS, motion_figure
+from convviz.render.plotly_adapter import Figure, wire
 from convviz.render.sweep_animations import sweep_figure
 from convviz.render.theme import THEME, Theme
 from convviz.text import bias_gradient, number
@@ -74,7 +75,7 @@ def _formula_lines(formula: Formula) -> list[str]:
     return [formula.text(numeric=n, max_terms=FULL_TERMS) for n in (False, True)]
 
 
-def animation_figure(anim: Animation, theme: Theme = THEME) -> tuple[go.Figure, list[list[str]]]:
+def animation_figure(anim: Animation, theme: Theme = THEME) -> tuple[Figure, list[list[str]]]:
     """The animation's plotly figure (as the app draws it) and each frame's formula lines."""
     if anim.sweep is None:
         motion = anim.motion()
@@ -96,15 +97,16 @@ def animation_figure(anim: Animation, theme: Theme = THEME) -> tuple[go.Figure, 
     return fig, [_formula_lines(anim.formula_of(int(r), int(c))) for r, c in targets]
 
 
-def _figure_div(fig: go.Figure, key: str) -> str:
-    return fig.to_html(
-        full_html=False, include_plotlyjs=False, auto_play=False, config=PLOTLY_CONFIG,
-        div_id=f"fig-{key}", default_width=f"{fig.layout.width}px",
-        default_height=f"{fig.layout.height}px",
+def _figure_div(fig: Figure, key: str) -> str:
+    size = fig.layout_dict
+    return pio.to_html(
+        wire(fig), validate=False, full_html=False, include_plotlyjs=False, auto_play=False,
+        config=PLOTLY_CONFIG, div_id=f"fig-{key}", default_width=f"{size['width']}px",
+        default_height=f"{size['height']}px",
     )  # fmt: skip
 
 
-def player_block(fig: go.Figure, captions: list[list[str]], key: str, primary: bool) -> str:
+def player_block(fig: Figure, captions: list[list[str]], key: str, primary: bool) -> str:
     """A chart and its player: the chart inside an element of class st-key-chart_<key>."""
     data = {
         **player_meta(fig),

@@ -41,6 +41,7 @@ from convviz.render.stories import (
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer, layer
 from convviz.state import (
+    URL_FIELDS,
     from_query,
     preset_state,
     selection_of,
@@ -49,6 +50,7 @@ from convviz.state import (
     values_of,
 )
 from convviz.sweeps import Sweep, forward_sweep, input_grad_sweep, weight_grad_sweep
+from convviz.text import echo
 
 # The animations of `Story.animations`, in lecture order (the app asks without building them).
 ANIMATIONS = (
@@ -97,6 +99,29 @@ class Animation:
     cell_formula: Callable[[tuple], Formula] | None = None  # of a motion frame's Scene.cell
 
 
+def link_query(link: str) -> dict[str, str]:
+    """The query of the app's share link (http or https), or of its query string alone
+    ('?preset=…&H=…'); ExportError if it is not one: another scheme, no query, or a parameter
+    that no page of the app reads."""
+    parts = urlsplit(link.strip())
+    if parts.scheme not in ("", "http", "https") or (parts.scheme and not parts.netloc):
+        raise ExportError(f"{echo(link)} is not a convviz link (http://… or https://…)")
+    text = parts.query if parts.scheme or "?" in link else link.strip()
+    try:
+        pairs = parse_qsl(text, strict_parsing=True)
+    except ValueError:
+        pairs = []
+    if not pairs:
+        raise ExportError(
+            f"{echo(link)} has no query that says which layer (copy the page's 'Share this "
+            "view' link, or name a --preset)"
+        )
+    unknown = [name for name, _ in pairs if name not in URL_FIELDS]
+    if unknown:
+        raise ExportError(f"{echo(unknown[0])} in the link is not a parameter of convviz")
+    return dict(pairs)
+
+
 def state_of(preset: str | None = None, link: str | None = None) -> dict:
     """The app's state from a preset name or a share link (or its query string).
 
@@ -104,12 +129,12 @@ def state_of(preset: str | None = None, link: str | None = None) -> dict:
     or a layer that cannot work.
     """
     if preset is not None and preset not in PRESETS_BY_KEY:
-        raise ExportError(f"unknown preset '{preset}' (one of {', '.join(PRESETS_BY_KEY)})")
-    query = dict(parse_qsl(urlsplit(link).query if "?" in link else link)) if link else {}
+        raise ExportError(f"unknown preset {echo(preset)} (one of {', '.join(PRESETS_BY_KEY)})")
+    query = link_query(link) if link is not None else {}
     if preset is not None:
         query.setdefault("preset", preset)
     if "preset" in query and query["preset"] not in (*PRESETS_BY_KEY, "custom"):
-        raise ExportError(f"unknown preset '{query['preset']}' in the link")
+        raise ExportError(f"unknown preset {echo(query['preset'])} in the link")
     state, problems = from_query(query, preset_state(PRESETS_BY_KEY["classroom"]))
     real = [p for p in problems if "this is a custom layer" not in p]
     if real:

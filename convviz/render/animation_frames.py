@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
-import plotly.graph_objects as go
 
 from convviz.render.geometry import GridLayout, axis_ids
 from convviz.render.grids import (
@@ -30,6 +29,7 @@ from convviz.render.grids import (
     tap_heatmap,
 )
 from convviz.render.panel import Panel
+from convviz.render.plotly_adapter import Figure, figure
 from convviz.render.shapes import legend_items
 from convviz.render.theme import GRID_LINE, PENDING_COLOR, TAP_CYCLE, Theme
 from convviz.sweeps import Sweep
@@ -190,14 +190,6 @@ def window_trace(
 # --- the animated figure -------------------------------------------------------------------------
 
 
-class LazyFrame(go.Frame):
-    """A Frame stored as plain dicts; reading `.data` validates a copy (tests, debugging)."""
-
-    @property
-    def data(self):
-        return go.Frame(self.to_plotly_json()).data
-
-
 def animated_figure(
     data: list[dict],
     layout: dict,
@@ -206,17 +198,16 @@ def animated_figure(
     steps: np.ndarray,
     start: int,
     player: dict,
-) -> go.Figure:
+) -> Figure:
     """The base state (= the frame of step `start`), the frames, and the player's meta data.
 
     player : what the page's player needs besides the frames: "labels" (one per frame),
         "prefix" and "suffix" (around a label), "sampled" (every k-th step), "link" (hover
         linking or None).
 
-    Nothing is validated by plotly on the way: per frame it costs ~1 ms per trace (0.5 s for 400
-    frames; the Figure API has no non-validating frame setter), and the base data's per-cell
-    colour arrays took ~45 % of a 128×128 weight-gradient rerun (a regex per colour). A LazyFrame
-    validates when read, and a test validates whole animated figures the slow way.
+    Nothing is validated by plotly on the way (`plotly_adapter.figure`): per frame it costs ~1 ms
+    per trace (0.5 s for 400 frames), and the base data's per-cell colour arrays took ~45 % of a
+    128×128 weight-gradient rerun (a regex per colour). A test validates the figures the slow way.
     """
     active = int(np.searchsorted(steps, start))
     for i, d in zip(animated, frames[active]["data"]):
@@ -232,19 +223,20 @@ def animated_figure(
             "speeds": list(SPEEDS),
         }
     }
-    fig = go.Figure(data=data, layout=layout, _validate=False)
     types = [data[i]["type"] for i in animated]
-    fig._frame_objs = tuple(
-        LazyFrame(
-            name=f["name"],
-            traces=animated,
-            data=[{"type": ty, **d} for ty, d in zip(types, f["data"])],
-            layout=f.get("layout", {}),
-            _validate=False,
-        )
-        for f in frames
+    return figure(
+        data,
+        layout,
+        [
+            {
+                "name": f["name"],
+                "traces": animated,
+                "data": [{"type": ty, **d} for ty, d in zip(types, f["data"])],
+                "layout": f.get("layout", {}),
+            }
+            for f in frames
+        ],
     )
-    return fig
 
 
 def deep_update(trace: dict, update: dict) -> dict:
@@ -258,9 +250,9 @@ def deep_update(trace: dict, update: dict) -> dict:
     return out
 
 
-def player_meta(fig: go.Figure) -> dict:
+def player_meta(fig: Figure) -> dict:
     """What an animated figure tells its player (see `animated_figure`)."""
-    return fig.layout.meta["player"]
+    return fig.meta["player"]
 
 
 def outline_px(geo: GridLayout) -> float:
@@ -297,16 +289,15 @@ def cell_lines(meta: dict, formula_of, lines_of, words: bool = True) -> list[lis
     """Per frame of a motion (its `player_meta`), the lines under its player: `lines_of` the
     formula of the cell that frame computes (Scene.cell; `formula_of(cell)`, built once a cell),
     then the stage's words (with `words`); a frame with no one cell: the words."""
-    formulas, out = {}, []
+    written, out = {}, []  # a cell's lines, written once however many frames compute it
     for said, cell in zip(meta["captions"], meta["cells"]):
         cell = tuple(cell)
         if not cell:
             out.append(said)
             continue
-        if cell not in formulas:
-            formulas[cell] = formula_of(cell)
-        lines = lines_of(formulas[cell])
-        out.append([*lines, *said] if words else lines)
+        if cell not in written:
+            written[cell] = lines_of(formula_of(cell))
+        out.append([*written[cell], *said] if words else written[cell])
     return out
 
 

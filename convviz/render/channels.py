@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
 from convviz.render import theme as th
 from convviz.render.geometry import scale_ticks
 from convviz.render.grids import format_value, format_values
+from convviz.render.plotly_adapter import Figure, figure
 
 GAP_PX = 18  # between heatmaps
 MIN_FONT_PX = 9  # numbers in a tile's cells, no smaller
@@ -224,7 +224,7 @@ def heatmap_grid(
     selected: tuple[int, int] | None = None,
     click: str | None = None,
     click_cols: int | None = None,
-) -> go.Figure:
+) -> Figure:
     """A rows × cols grid of small heatmaps; arrays : shape (rows, cols, h, w).
 
     All share one symmetric colour range so they compare; numbers only where cells are big,
@@ -240,7 +240,7 @@ def heatmap_grid(
     if click is not None:
         _add_click_targets(data, arrays, g, names, click, click_cols or g.cols)
     notes = _labels(g, row_labels, col_labels, theme)
-    return go.Figure(data=data, layout=_layout(g, theme, title, notes, selected))
+    return figure(data, _layout(g, theme, title, notes, selected))
 
 
 def _heatmaps(arrays: np.ndarray, g: _Tiles, names: list[list[str]], theme: th.Theme) -> list[dict]:

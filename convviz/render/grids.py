@@ -14,7 +14,6 @@ from dataclasses import replace
 from itertools import pairwise
 
 import numpy as np
-import plotly.graph_objects as go
 
 from convviz.render.geometry import (
     GridLayout,
@@ -28,6 +27,7 @@ from convviz.render.geometry import (
     title_lines,
 )
 from convviz.render.panel import Panel
+from convviz.render.plotly_adapter import Figure, figure
 from convviz.render.selection import told_apart
 from convviz.render.shapes import legend_items, panel_shapes
 from convviz.render.theme import (
@@ -489,9 +489,7 @@ def panels_layout(
     return panels, geo, legend
 
 
-def panels_figure(
-    panels: list[Panel], theme: Theme = THEME, *, title: str | None = None
-) -> go.Figure:
+def panels_figure(panels: list[Panel], theme: Theme = THEME, *, title: str | None = None) -> Figure:
     """Panels side by side: numbers on a diverging scale, roles styled, every cell clickable.
 
     A click returns customdata [panel.key, row, col] (array indices): ui.controls.clicked_cell.
@@ -502,4 +500,4 @@ def panels_figure(
     layout["annotations"] += [legend] if legend else []
     data = [t for i, p in enumerate(panels) for t in panel_traces(p, i, theme, geo)]
     data += [c for i, p in enumerate(panels) if (c := click_overlay(p, i, geo)) is not None]
-    return go.Figure(data=data, layout=layout)
+    return figure(data, layout)

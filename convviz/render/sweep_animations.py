@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-import plotly.graph_objects as go
 
 from convviz.render.animation_frames import (
     animated_figure,
@@ -37,6 +36,7 @@ from convviz.render.grids import (
     tap_heatmap,
 )
 from convviz.render.panel import Panel
+from convviz.render.plotly_adapter import Figure
 from convviz.render.selection import BROWSER_FRAMES, sampled_steps, taps_told_apart
 from convviz.render.theme import HIGHLIGHT_COLOR, HOVER_COLOR, PAD_COLOR, PAD_TEXT, THEME, Theme
 from convviz.sweeps import Scatter, Sweep
@@ -60,7 +60,7 @@ def sweep_figure(
     start: int = 0,
     max_frames: int = BROWSER_FRAMES,
     title: str | None = None,
-) -> go.Figure:
+) -> Figure:
     """The sliding window, one frame per step: operand with the window, kernel, output so far.
 
     operand, kernel : Panels of channel `channel` of sweep.operand / sweep.kernel (their taps
@@ -273,7 +273,7 @@ def scatter_figure(
     start: int = 0,
     max_frames: int = BROWSER_FRAMES,
     title: str | None = None,
-) -> go.Figure:
+) -> Figure:
     """The scatter route: each grad_out cell stamps grad_out·w onto its window; the sum grows.
 
     result : Panel of the padded-input gradient (values = scatter.running[-1], pad/remainder

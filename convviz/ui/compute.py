@@ -22,6 +22,7 @@ import numpy as np
 
 from convviz import _threads, reference
 from convviz.formulas import Formula, forward_formula, input_grad_formula, weight_grad_formula
+from convviz.render.plotly_adapter import Figure, parts
 from convviz.spec import ConvSpec
 from convviz.stages import (
     ForwardStages,
@@ -79,10 +80,9 @@ def nbytes(obj, seen: set | None = None) -> int:
         return sys.getsizeof(obj) + sum(
             nbytes(getattr(obj, f.name, None), seen) for f in dataclasses.fields(obj)
         )
-    if hasattr(obj, "_frame_objs"):  # a plotly figure: its traces, layout and frames, twice
-        parts = (obj._data, obj._layout, [fr._props for fr in obj._frame_objs])
-        # a shared figure also keeps the copy Streamlit is sent (controls.converted), made later
-        return sys.getsizeof(obj) + 2 * sum(nbytes(p, seen) for p in parts)
+    if isinstance(obj, Figure):  # its traces, layout and frames, twice: a shared figure
+        # also keeps the copy Streamlit is sent (controls.converted), made later
+        return sys.getsizeof(obj) + 2 * sum(nbytes(p, seen) for p in parts(obj))
     if hasattr(obj, "__dict__"):
         return sys.getsizeof(obj) + nbytes(vars(obj), seen)
     return sys.getsizeof(obj)
@@ -154,6 +154,11 @@ class ByteCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def values(self) -> list:
+        """What the cache holds now."""
+        with self._lock:
+            return [value for value, _ in self._entries.values()]
 
 
 CACHE = ByteCache(CACHE_MB << 20)

@@ -20,6 +20,7 @@ import streamlit as st
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grids import PLOTLY_CONFIG
 from convviz.render.motion_plotly import PICTURE_CSS
+from convviz.render.plotly_adapter import Figure, wire
 from convviz.render.theme import Theme, theme_for
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer
@@ -41,6 +42,7 @@ from convviz.state import (
     tie_axes,
     to_query,
 )
+from convviz.text import echo
 from convviz.ui.compute import compute_layer, value_key
 from convviz.ui.viewport import viewport, watch_viewport
 from convviz.values import GRAD_OUT_LABELS
@@ -75,17 +77,8 @@ def _state() -> dict:
     if STATE not in st.session_state:
         state, problems = from_query(dict(st.query_params))
         st.session_state[STATE] = state
-        st.session_state[PROBLEMS] = problems
+        st.session_state[PROBLEMS] = [*st.session_state.get(PROBLEMS, []), *problems]
     return st.session_state[STATE]
-
-
-_MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+-.!|<>~$:"})
-
-
-def as_text(message: str) -> str:
-    """A message that quotes what a link said, shown as text: a link or an image in it is not
-    rendered (no live link inside the app's warning, no image fetched by every viewer)."""
-    return message.translate(_MARKDOWN)
 
 
 def _store(name: str, label: str = "", lo: int | None = None, hi: int | None = None) -> None:
@@ -357,18 +350,19 @@ def _pick_slice(key: str, fields: tuple[str | None, str | None]) -> None:
 
 class _Converted(go.Figure):
     """A figure as Streamlit sends it, converted once. st.plotly_chart calls `to_dict()` on every
-    rerun, which copies the figure and base64-encodes each array: measured ~a quarter of a Forward
-    rerun's server time, for a figure that `shared_view` already keeps built."""
+    rerun, which copies the figure and checks and encodes each array: measured ~a quarter of a
+    Forward rerun's server time, for a figure that `shared_view` already keeps built. The
+    conversion is `plotly_adapter.wire`'s."""
 
-    def __init__(self, fig: go.Figure):
+    def __init__(self, fig: Figure):
         super().__init__()
-        self._convviz_dict = fig.to_dict()
+        self._convviz_dict = wire(fig)
 
     def to_dict(self) -> dict:
         return self._convviz_dict
 
 
-def converted(fig: go.Figure) -> go.Figure:
+def converted(fig: Figure) -> go.Figure:
     """`fig` converted once, kept on the figure (a shared view's figure is converted once)."""
     if "_convviz_sent" not in fig.__dict__:
         fig._convviz_sent = _Converted(fig)
@@ -419,9 +413,41 @@ PRESENTATION_CSS = (Path(__file__).parent / "presentation.css").read_text()
 FAVICON = "🧮"
 
 
+# Runs the app starts itself (st.rerun), in a row: a widget whose every run asks for another
+# would keep a core busy for as long as its tab is open (a grid comparing '2.0' with '2' did).
+SELF_RERUNS, RERUN_ASKED = "cv_self_reruns", "cv_rerun_asked"
+MAX_SELF_RERUNS = 3
+
+
+def self_rerun() -> None:
+    """Run the script again now (st.rerun), unless the app already did so MAX_SELF_RERUNS times
+    in a row with no event of the reader's between: then say so and let this run finish (the
+    page it draws is the last valid view). A reader's click, key or change starts the count
+    again."""
+    runs = st.session_state.get(SELF_RERUNS, 0)
+    if runs >= MAX_SELF_RERUNS:
+        st.session_state[SELF_RERUNS] = 0
+        st.toast(
+            "The page stopped redrawing itself: it had asked for a new run "
+            f"{MAX_SELF_RERUNS} times in a row. Change a control to go on.",
+            icon=":material/pause_circle:",
+        )
+        return
+    st.session_state[SELF_RERUNS], st.session_state[RERUN_ASKED] = runs + 1, True
+    st.rerun()
+
+
+def _count_self_reruns() -> None:
+    """At the start of a run: one the app did not ask for (an event of the reader's) ends the
+    count of runs in a row that it did."""
+    if not st.session_state.pop(RERUN_ASKED, False):
+        st.session_state[SELF_RERUNS] = 0
+
+
 def page_config(page: str) -> None:
     """The page's title (from PAGES), icon and wide layout; presentation mode starts with the
     sidebar folded."""
+    _count_self_reruns()
     title = next(label for path, label, _ in PAGES if path == page)
     pres = _state()["pres"]
     st.set_page_config(
@@ -444,7 +470,7 @@ def controls() -> Context:
     clip_slice(state)  # bounded widgets need valid values
     for problem in st.session_state.get(PROBLEMS, []):  # until the reader changes something
         custom = "this is a custom layer" in problem  # information, not a fault of the link
-        (st.info if custom else st.warning)(f"Link: {as_text(problem)}.")
+        (st.info if custom else st.warning)(f"Link: {problem}.")  # what it quotes is `echo`ed
     _take_chart_selection(state)
     error = None
     try:
@@ -491,7 +517,8 @@ def share_link(ctx: Context, own: dict[str, str] | None = None) -> None:
     """
     base = str(st.context.url or "").split("?")[0]
     url = f"{base}?{urlencode(to_query(linked(ctx.state, ctx.error)) | (own or {}))}"
-    st.caption(f":material/link: Share this view: [{as_text(url)}]({url})")  # no emoji font needed
+    # the address as literal text (`echo`), its whole length; no emoji font needed for the icon
+    st.caption(f":material/link: Share this view: [{echo(url, len(url))}](<{url}>)")
 
 
 def with_selection(ctx: Context) -> Context:

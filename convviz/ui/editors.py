@@ -6,9 +6,9 @@ import numpy as np
 import streamlit as st
 
 from convviz.spec import ConvSpecError
-from convviz.state import encode_array, typed_number
+from convviz.state import encode_array, number_text, typed_number
 from convviz.text import slice_name
-from convviz.ui.controls import STATE, Context
+from convviz.ui.controls import STATE, Context, self_rerun
 from convviz.values import load_image
 
 
@@ -16,26 +16,28 @@ def _editor(label: str, name: str, full, index: tuple[int, int], ctx: Context) -
     """An editable grid for one 2D slice of x, w or grad_out; edits go to the state (and URL).
 
     Its cells are text, read as typed_number reads them: a grid of numbers took '1e3' as 13
-    and '1,5' as 15 (its number cells drop the keys they do not expect) and ignored 'abc'.
+    and '1,5' as 15 (its number cells drop the keys they do not expect) and ignored 'abc'. It
+    shows each number as the state holds it (`number_text`); a number typed in another spelling
+    ('2.0' over '2') is the same number: the grid is drawn anew, once, showing it as held.
     """
     current = full[index]
-    shown = np.vectorize(lambda v: f"{v:g}", otypes=[object])(current)
-    drawn = st.session_state.get(REFUSALS, 0)  # a new grid after a refusal: the last numbers
+    shown = np.vectorize(number_text, otypes=[object])(current)
+    drawn = st.session_state.get(REDRAWS, 0)  # a new grid after a refusal or a respelling
     key = f"edit_{name}_{index}_{ctx.key.__hash__()}_{drawn}"
-    edited = st.data_editor(shown, key=key, width="content")
-    edited = np.asarray(edited, dtype=object)
+    edited = np.asarray(st.data_editor(shown, key=key, width="content"), dtype=object)
     if edited.shape != current.shape or np.array_equal(edited, shown):
         return
     try:
         values = np.vectorize(lambda t: typed_number(str(t or ""), label), otypes=[float])(edited)
     except ConvSpecError as exc:  # said above the grids, which show the numbers kept again
         st.session_state[REFUSED] = f"{exc}. The app keeps the last numbers."
-        st.session_state[REFUSALS] = drawn + 1
-        st.rerun()
-    updated = np.array(full, dtype=float)
-    updated[index] = values
-    st.session_state[STATE].update({name: encode_array(updated), "preset": "custom"})
-    st.rerun()
+        values = current
+    st.session_state[REDRAWS] = drawn + 1
+    if not np.array_equal(values, current):
+        updated = np.array(full, dtype=float)
+        updated[index] = values
+        st.session_state[STATE].update({name: encode_array(updated), "preset": "custom"})
+    self_rerun()
 
 
 def value_editors(ctx: Context) -> None:
@@ -55,7 +57,7 @@ def value_editors(ctx: Context) -> None:
 
 EDITORS = "edit_open"  # the value editors' expander (its grids are made only while it is open)
 REFUSED = "cv_edit_refused"  # why the last typed value was refused, said once
-REFUSALS = "cv_edit_refusals"  # refusals so far: a part of the grids' keys
+REDRAWS = "cv_edit_redraws"  # grids drawn anew so far: a part of their keys
 
 
 def _editors(ctx: Context) -> None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from convviz.render.animation_frames import KEYS_HINT, NO_CAPTION, player_meta
+from convviz.render.plotly_adapter import Figure
 
 _HERE = Path(__file__).parent
 _COMPONENT = st.components.v2.component(
@@ -25,7 +25,7 @@ _COMPONENT = st.components.v2.component(
 
 
 def player(
-    fig: go.Figure,
+    fig: Figure,
     chart_key: str,
     captions: list[list[str]] | None,
     *,
@@ -52,7 +52,7 @@ def player(
     _COMPONENT(key=f"player_{chart_key}", data=_encoded(fig, captions, mount))
 
 
-def _encoded(fig: go.Figure, captions: list[list[str]] | None, mount: dict) -> bytes:
+def _encoded(fig: Figure, captions: list[list[str]] | None, mount: dict) -> bytes:
     """The player's data as JSON bytes, encoded once per shared figure and captions.
 
     Bytes go to the browser as they are; a dict would be serialized on every rerun, twice
