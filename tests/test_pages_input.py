@@ -376,7 +376,7 @@ def test_typed_values_are_read_as_written_or_refused_with_a_message():
         assert query(at)["x"].startswith(f"1,{value},3"), (typed, query(at)["x"])
     before = at.get("dataframe")[0].proto.id
     _type_into_x(at, "abc")
-    assert any("input x: 'abc' is not a number" in w.value for w in at.warning)
+    assert any("input x: `abc` is not a number" in w.value for w in at.warning)
     assert query(at)["x"].startswith("1,1.5,3")
     # the grid is drawn anew, with the number kept: the browser's grid kept the refused text
     # ('1e400' beside a warning that the app uses the last numbers); typing on works
