@@ -16,6 +16,7 @@ from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.panel import Panel
 from convviz.render.selection import zoom_panels
 from convviz.render.sweep_animations import sweep_figure
+from convviz.render.theme import GREY_TERM
 from convviz.state import FIELDS
 from convviz.sweeps import Sweep
 from convviz.text import grey, number
@@ -30,6 +31,8 @@ from convviz.ui.controls import (
     with_selection,
 )
 from convviz.ui.player import player
+
+_grey = partial(grey, color=GREY_TERM)  # a vanishing term, readable on white (KaTeX: a hex)
 
 
 def page_header(ctx: Context, title: str, intro: str) -> None:
@@ -174,13 +177,13 @@ def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
     tagged = bool(formula.varying)  # so are slice tags (k=0,c=0), written where an axis varies
     wide = fractions + tagged  # ∂L/∂(·) fractions and slice tags (k=0,c=0) each widen a term
     per_line = (6, 4, 3)[wide] if ctx.theme.show_secondary else 3
-    st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line, mark=grey))
-    st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=grey))
+    st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
+    st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=_grey))
     for copy in formula.groups:
         taps = f"{copy.name()} = {number(copy.value)}: its {len(copy.terms)} taps"
         with st.expander(taps):
-            st.latex(copy.latex(numeric=False, max_terms=most, per_line=per_line, mark=grey))
-            st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=grey))
+            st.latex(copy.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
+            st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=_grey))
             st.caption(copy.check(most))
     if ctx.theme.show_secondary:
         why = " Grey terms vanish (a padded or an inserted zero)." if formula.any_vanishing else ""
