@@ -56,7 +56,25 @@ ACCENT = "#9c5c1c"  # 5.3:1 under white (.streamlit/config.toml's primaryColor, 
 ACCENT_HIGH = "#6b3f12"  # 9.0:1
 CAPTION_TEXT = "#595959"  # Streamlit's captions and key hints (#828180, 3.9:1): 7.0:1
 HINT_TEXT = "#5a6473"  # the player's keys hint (#718096, 4.0:1)
-FOCUS_RING = "#1a56db"  # a control's keyboard focus, 3:1 against white and the accent
+FOCUS_RING = "#1a56db"  # a control's keyboard focus (6.2:1 on white, 2 px off the control)
+LINK_TEXT = "#1d4ed8"  # a link (6.7:1)
+
+
+def a11y_css_variables(high_contrast: bool = False) -> str:
+    """The page's accessibility colours as CSS custom properties (:root), which a11y.css, the
+    player's shadow root (custom properties inherit into it) and the HTML export read; high
+    contrast holds every text to 7:1."""
+    names = {
+        "caption": "#3d3d3d" if high_contrast else CAPTION_TEXT,  # 11:1 / 7.0:1
+        "hint": MUTED_TEXT if high_contrast else HINT_TEXT,  # 7.5:1 / 6.0:1
+        "link": "#1e3a8a" if high_contrast else LINK_TEXT,  # 10.4:1 / 6.7:1
+        "accent": ACCENT_HIGH if high_contrast else ACCENT,
+        "on-accent": BACKGROUND,
+        "focus": FOCUS_RING,
+        "text": "#000000" if high_contrast else TEXT_COLOR,
+    }
+    return ":root { " + " ".join(f"--cv-a11y-{k}: {v};" for k, v in names.items()) + " }"
+
 
 # Plotly views (browser).
 PENDING_COLOR = "#eceff3"  # output cells an animation has not computed yet

@@ -19,7 +19,8 @@ _HERE = Path(__file__).parent
 _COMPONENT = st.components.v2.component(
     "convviz_player",
     html="<div></div>",
-    css=(_HERE / "player.css").read_text(),
+    # accessibility's colours last, a separate file (issue 31): see player_a11y.css
+    css=(_HERE / "player.css").read_text() + (_HERE / "player_a11y.css").read_text(),
     js=(_HERE / "player.js").read_text(),
 )
 
