@@ -154,7 +154,15 @@ def animated_chart(
     pres = not ctx.theme.show_secondary
     with st.container(key="cv_screen") if primary else nullcontext():
         chart(fig, name)
-        player(fig, name, captions, presentation=pres, primary=primary, follow=follow)
+        player(
+            fig,
+            name,
+            captions,
+            presentation=pres,
+            primary=primary,
+            follow=follow,
+            reduced=ctx.state["still"],
+        )
 
 
 def selected_in(ctx: Context, keys: tuple[str, ...], shape: tuple[int, int]):
