@@ -44,9 +44,15 @@ def open_page(page: Page, base: str, path: str, query: str) -> None:
 _AXE = Axe()
 
 
-def serious_violations(page: Page) -> list[dict]:
-    """axe-core's serious and critical findings on the page as drawn: rule, impact, nodes."""
-    found = _AXE.run(page).response["violations"]
+def serious_violations(page: Page, also: tuple[str, ...] = ("heading-order",), high=False):
+    """axe-core's serious and critical findings on the page as drawn (and those of the rules
+    `also`, whatever their impact: headings in order): rule, impact, nodes. high: with the
+    high-contrast rule (text at 7:1, WCAG's AAA `color-contrast-enhanced`)."""
+    options = {"resultTypes": ["violations"]}
+    if high:
+        options["rules"] = {"color-contrast-enhanced": {"enabled": True}}
+        also = (*also, "color-contrast-enhanced")
+    found = _AXE.run(page, options=options).response["violations"]
     return [
         {
             "id": v["id"],
@@ -57,5 +63,5 @@ def serious_violations(page: Page) -> list[dict]:
             ],
         }
         for v in found
-        if v["impact"] in SERIOUS
+        if v["impact"] in SERIOUS or v["id"] in also
     ]

@@ -212,7 +212,7 @@ def selected_formula(ctx: Context, grids: tuple[str, ...] = tuple(_SUMS)) -> Non
         st.caption(f"Click a cell of {which} to see the sum that makes it.")
         return
     formula = formula_at(ctx.key, (name, *cell), ctx.n, ctx.k, ctx.c)
-    st.subheader(f"Selected: {formula.name()}")
+    st.header(f"Selected: {formula.name()}")
     formula_box(formula, ctx)
 
 
