@@ -180,7 +180,7 @@ def theme_for(
 # palette (#e6194b, #3cb44b, … a red and a green first) had 3.8 under protanopia. Each is dark
 # enough for white numbers or light enough for black ones at 7:1 (luminance ≤ 0.10 or ≥ 0.30),
 # and at least 15 apart from the value scale, the selection red, the hover blue, the padding and
-# inserted-zero fills (8 under each simulation). Found by a max-min search over an sRGB grid
+# inserted-zero fills (6 under each simulation). Found by a max-min search over an sRGB grid
 # (tests/test_a11y_colours.py measures it); the first four (a 2×2 kernel) are 28 apart.
 TAP_PALETTE = (
     "#872d87",
