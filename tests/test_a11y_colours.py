@@ -168,7 +168,9 @@ def test_a_3x3_kernels_taps_stay_apart_for_every_reader(sim):
 @pytest.mark.parametrize("sim", SIMULATIONS)
 def test_taps_stay_apart_from_the_values_the_selection_and_the_hover(sim):
     others = [*VALUE_FILLS, theme.SELECTED_COLOR, theme.HOVER_COLOR, *ROLE_FILLS]
-    far = 15 if sim == "normal" else 5.9  # measured: 16.5 normal, 6.0 protan, 6.3 deutan, 7.3 tritan
+    far = (
+        15 if sim == "normal" else 5.9
+    )  # measured: 16.5 normal, 6.0 protan, 6.3 deutan, 7.3 tritan
     taps = _ucs(tap_colors(3, 3), SIMULATIONS[sim])
     rest = _ucs(others, SIMULATIONS[sim])
     gaps = np.linalg.norm(taps[:, None] - rest[None], axis=2)
