@@ -10,6 +10,8 @@ PYTEST := $(PY) -m pytest
 # browser (Chromium), server (a real server), encoder (ffmpeg, long GIFs), apptest (pages in
 # AppTest: `sample` picks a few for the quick tier), full (the rest of a matrix `make test` samples).
 QUICK := (not browser and not server and not encoder and not apptest) or sample
+# the cases of the full matrices that `make test` leaves to CI (`matrix`: the accessibility one's)
+CI_ONLY := full or matrix
 # pytest keeps its rewritten test modules in __pycache__: a rerun skips rewriting them again
 unexport PYTHONDONTWRITEBYTECODE
 
@@ -43,13 +45,13 @@ check: lint
 # Everything but the browser in parallel; then the browser tests in one process (one server, one
 # Chromium). A run that collects no test fails (pytest's exit code 5 is not masked).
 test: lint chromium
-	$(PYTEST) -n auto -m "not browser and not full"
-	$(PYTEST) -m "browser and not full"
+	$(PYTEST) -n auto -m "not browser and not ($(CI_ONLY))"
+	$(PYTEST) -m "browser and not ($(CI_ONLY))"
 
 # CI (.ci/run): `make test`, then the rest of the full matrices (every preset × page × size in
 # Chromium).
 ci: test
-	$(PYTEST) -m full
+	$(PYTEST) -m "$(CI_ONLY)"
 
 bench: $(STAMP)
 	$(PY) -m convviz.bench

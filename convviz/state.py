@@ -16,7 +16,7 @@ import numpy as np
 from convviz.presets import DEFAULT_PRESET, PRESETS_BY_KEY, Preset
 from convviz.spec import PADDING_MODES, PADDING_WORDS, ConvSpec, ConvSpecError, parse_padding
 from convviz.text import MINUS, count, echo
-from convviz.values import GRAD_OUT_KINDS, NAMED_KERNELS, layer_values
+from convviz.values import DRAW, DRAWS, GRAD_OUT_KINDS, NAMED_KERNELS, layer_values
 
 EXPLICIT = "explicit"  # the padding kind of per-side amounts: the UI's word, not the engine's
 PAD_KINDS = (EXPLICIT, *PADDING_WORDS)
@@ -70,14 +70,23 @@ FIELDS: dict[str, Field] = {
     "seed": Field("int", 0, 999_999, role="source"),
     "kernel": Field("choice", choices=KERNEL_CHOICES, role="source"),
     "gout": Field("choice", choices=GRAD_OUT_KINDS, role="source"),
+    # how the random values are drawn (values.DRAW); a link without it is older: draw 1
+    "draw": Field("int", min(DRAWS), max(DRAWS), role="draw", default=DRAW),
     "sel": Field("str", default=""),
     "step": Field("int", 1, 6, default=1),  # storyboard step of the input-gradient page
     "whole": Field("bool", default=False),  # the input-gradient page plays the whole backward pass
     "pres": Field("bool", default=False),
+    "hc": Field("bool", default=False),  # high contrast: every text 7:1 (a washed-out projector)
+    "still": Field("bool", default=False),  # reduced motion for anyone: no gliding, no autoplay
     "x": Field("str", role="edit", default=""),  # input
     "w": Field("str", role="edit", default=""),  # kernel
     "g": Field("str", role="edit", default=""),  # grad_out
 }
+
+
+# How the reader reads (not what the layer is): kept when a preset or the last valid layer
+# replaces the rest of the state.
+READER_FIELDS = ("pres", "hc", "still")
 
 
 def _fields(*roles: str) -> tuple[str, ...]:
@@ -89,7 +98,7 @@ EDITABLE = _fields("edit")  # ("x", "w", "g")
 LAYER_FIELDS = _fields("shape", "layer", "source")  # a change makes the view 'custom'
 SOURCE_FIELDS = _fields("source", "edit")  # where the numbers come from, beside the geometry
 # Fields that change the numbers (the cache key); the rest only change the view.
-VALUE_FIELDS = _fields("shape", "layer", "source", "edit")
+VALUE_FIELDS = _fields("shape", "layer", "source", "draw", "edit")
 
 
 def preset_state(preset: Preset) -> dict:
@@ -251,6 +260,8 @@ def from_query(query: dict[str, str], base: dict | None = None) -> tuple[dict, l
     """
     preset = PRESETS_BY_KEY.get(query.get("preset", ""))
     start = preset_state(preset) if preset else dict(base or DEFAULTS)
+    if "seed" in query and "draw" not in query:  # a share link made before draws were named:
+        start["draw"] = min(DRAWS)  # the numbers it showed
     state = dict(start)
     problems = []
     for name, raw in query.items():
@@ -432,7 +443,8 @@ def values_of(state: dict) -> tuple[ConvSpec, np.ndarray, np.ndarray, np.ndarray
             ("g", spec.output_shape, "grad_out"),
         )
     }
-    return (spec, *layer_values(spec, state["seed"], state["kernel"], state["gout"], **edits))
+    sources = (state["seed"], state["kernel"], state["gout"])
+    return (spec, *layer_values(spec, *sources, draw=state["draw"], **edits))
 
 
 def macs(spec: ConvSpec) -> int:

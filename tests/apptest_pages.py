@@ -99,7 +99,7 @@ def dims(shape) -> str:
 
 
 def headers(at: AppTest) -> list[str]:
-    return [s.value for s in at.subheader]
+    return [s.value for s in at.header]
 
 
 def side_number(at: AppTest, name: str):
