@@ -23,6 +23,8 @@ from live import goto as goto_settled
 from PIL import Image
 from playwright.sync_api import Page, expect
 
+from convviz.render.theme import GREY_TERM
+
 pytestmark = pytest.mark.browser
 
 # sidebar link → (screenshot name, url path, a heading the page draws, number of plotly charts)
@@ -50,12 +52,15 @@ CELL_XY = """([xa, ya, row, col]) => {
   return [b.left + X._offset + X.d2p(col), b.top + Y._offset + Y.d2p(row)];
 }"""
 
-# The text of the grey (vanishing) terms of each displayed formula, as KaTeX drew it.
+# The text of the grey (vanishing) terms of each displayed formula, as KaTeX drew it (in the
+# theme's colour for them, GREY_TERM).
 GREY_TEXT = """() => Array.from(document.querySelectorAll('.katex-display .katex-html')).map(
   html => Array.from(html.querySelectorAll('*'))
     .filter(el => el.children.length === 0 && el.textContent.trim()
-                  && getComputedStyle(el).color === 'rgb(128, 128, 128)')
-    .map(el => el.textContent).join(''))"""
+                  && getComputedStyle(el).color === 'GREY_RGB')
+    .map(el => el.textContent).join(''))""".replace(
+    "GREY_RGB", "rgb({}, {}, {})".format(*(int(GREY_TERM[i : i + 2], 16) for i in (1, 3, 5)))
+)
 
 
 LOADS: list[float] = []  # goto → first chart of every goto in this module, in order
