@@ -91,6 +91,14 @@ def problems_of(figs: list[dict], theme, animated: bool, storyboard: bool, one_v
     return out
 
 
+# Cells the rule fails on main today, each a bug to fix in the app (a fix fails the test until
+# the cell is taken out)
+KNOWN = {
+    ("weight_gradient", "even-same", "1280x720"): "19 px numbers on a projector (the rule: 20)",
+    ("weight_gradient", "even-same", "1920x1080"): "29 px numbers at 1920×1080 (the rule: 30)",
+}
+
+
 @pytest.mark.parametrize("screen", SCREENS)
 @pytest.mark.parametrize("preset", [p.key for p in PRESETS])
 @pytest.mark.parametrize(
@@ -104,6 +112,10 @@ def test_the_screen_rule_holds_on_every_page_preset_and_size(
     assert figs, f"{name} sends no figure"
     theme = theme_for(True, viewport)
     found = problems_of(figs, theme, animated, name == "input_gradient", name == "channels")
+    known = KNOWN.get((name, preset, screen))
+    if known:
+        assert found, f"fixed ({known}): take the cell out of KNOWN"
+        pytest.xfail(f"{known}: {found}")
     assert not found, "\n".join(found)
 
 
