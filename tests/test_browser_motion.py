@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from convviz.presets import PRESETS, PRESETS_BY_KEY
 from convviz.render.grids import format_values
+from convviz.render.theme import ACCENT
 from convviz.stages import forward_stages, layer
 
 pytestmark = pytest.mark.browser
@@ -100,7 +101,8 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     assert "stage 1 · ∂L/∂y" in label(tab)
     lit(tab, "1 · ∂L/∂y")
     now = tab.locator(".st-key-w_step button[data-cv-stage='now']")
-    assert now.evaluate("b => getComputedStyle(b).backgroundColor") == "rgb(217, 130, 43)"
+    accent = "rgb({}, {}, {})".format(*(int(ACCENT[i : i + 2], 16) for i in (1, 3, 5)))
+    assert now.evaluate("b => getComputedStyle(b).backgroundColor") == accent  # the theme's
 
     player = tab.locator(".st-key-player_whole_pass")
     player.get_by_role("button", name="4×").click()
