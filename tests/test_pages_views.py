@@ -144,7 +144,7 @@ def test_a_selection_in_the_url_selects_the_cell():
 
 def is_step(heading: str, n: int) -> bool:
     """A storyboard heading of step n, e.g. '## 2. Dilate ∂L/∂y by the stride'."""
-    return re.match(rf"#+ {n}\b", heading) is not None
+    return re.match(rf"## {n}\b", heading) is not None
 
 
 def test_storyboard_next_and_back_move_the_step():

@@ -96,7 +96,7 @@ def assert_matrix_indexed(fig, name: str) -> None:
 def test_checks_page(p):
     at = open_page(CHECKS, timeout=60, preset=p.key)
     assert_clean(at)
-    heads = [m.value for m in at.markdown if m.value.startswith("####")]
+    heads = [m.value for m in at.markdown if m.value.startswith("## ")]
     assert len(heads) == 4
     assert all("agrees" in h for h in heads[:3]), heads
     assert "skipped" in heads[3] or "agrees" in heads[3]
