@@ -10,8 +10,8 @@ PYTEST := $(PY) -m pytest
 # browser (Chromium), server (a real server), encoder (ffmpeg, long GIFs), apptest (pages in
 # AppTest: `sample` picks a few for the quick tier), full (the rest of a matrix `make test` samples).
 QUICK := (not browser and not server and not encoder and not apptest) or sample
-# the cases of the full matrices that `make test` leaves to CI (`matrix`: the accessibility one's)
-CI_ONLY := full or matrix
+# the cases of the full matrices that `make test` leaves to CI
+CI_ONLY := full
 # pytest keeps its rewritten test modules in __pycache__: a rerun skips rewriting them again
 unexport PYTHONDONTWRITEBYTECODE
 
