@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install chromium bench load
+.PHONY: run test install chromium nginx bench load hall hall-stop hall-status memory
 
 $(STAMP): requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -19,10 +19,16 @@ chromium:
 	  SUDO=$$(command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-liberation >/dev/null; }
 
+# Debian's nginx for the lecture hall (deploy/hall.py) and its tests.
+nginx:
+	@test -x /usr/sbin/nginx || { \
+	  SUDO=$$(command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nginx >/dev/null; }
+
 run: $(STAMP)
 	$(VENV)/bin/streamlit run app.py --browser.gatherUsageStats false
 
-test: $(STAMP) chromium
+test: $(STAMP) chromium nginx
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest
@@ -34,3 +40,18 @@ bench: $(STAMP)
 load: $(STAMP)
 	$(PY) scripts/load.py --sessions 10; status=$$?; \
 	$(PY) scripts/load.py --sessions 50 && exit $$status
+
+# A lecture hall: nginx on $(HALL_ADDRESS):$(HALL_PORT) in front of $(HALL_PROCESSES) Streamlit processes
+# (deploy/hall.py; its files in deploy/run/). It prints the address students open and keeps the
+# processes running; `make hall-stop` stops them all, `make hall-status` says how they are.
+HALL_PROCESSES ?= $(shell nproc)
+HALL_ADDRESS ?= 127.0.0.1
+HALL_PORT ?= 8080
+hall: $(STAMP) nginx
+	$(PY) deploy/hall.py start --daemon --processes $(HALL_PROCESSES) --address $(HALL_ADDRESS) --port $(HALL_PORT)
+
+hall-stop:
+	$(PY) deploy/hall.py stop
+
+hall-status:
+	$(PY) deploy/hall.py status
