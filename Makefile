@@ -55,3 +55,7 @@ hall-stop:
 
 hall-status:
 	$(PY) deploy/hall.py status
+
+# One process's peak memory over 20 of the largest layers (scripts/memory.py): the README's plan.
+memory: $(STAMP)
+	$(PY) scripts/memory.py

@@ -246,12 +246,10 @@ class Hall:
 
     def streamlit(self, port: int):
         def start() -> subprocess.Popen:
-            env = os.environ | {
-                # Streamlit reads the cookie secret from the environment (not a flag): one file,
-                # read at each start, so a restarted process signs as the others do.
-                "STREAMLIT_SERVER_COOKIE_SECRET": self.run.cookie_secret(),
-                "CONVVIZ_CACHE_MB": os.environ.get("CONVVIZ_CACHE_MB", str(self.args.cache_mb)),
-            }
+            # Streamlit reads the cookie secret from the environment (not a flag): one file, read
+            # at each start, so a restarted process signs as the others do. CONVVIZ_CACHE_MB, if
+            # set, passes on (the app's default is planned for ~1 GB a process).
+            env = os.environ | {"STREAMLIT_SERVER_COOKIE_SECRET": self.run.cookie_secret()}
             cmd = [sys.executable, "-m", "streamlit", "run", "app.py"]
             cmd += ["--server.headless", "true", "--server.address", LOCAL]
             cmd += ["--server.port", str(port), "--server.fileWatcherType", "none"]
@@ -449,7 +447,6 @@ def forwarded(args: argparse.Namespace) -> list[str]:
     return [
         "--processes", str(args.processes), "--address", args.address, "--port", str(args.port),
         "--first-port", str(args.first_port), "--run-dir", str(Path(args.run_dir).resolve()),
-        "--cache-mb", str(args.cache_mb),
     ]  # fmt: skip
 
 
@@ -512,10 +509,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.add_argument(
             "--first-port", type=int, default=8501,
             help="the first process's port; the others follow (0: any free ports)",
-        )  # fmt: skip
-        p.add_argument(
-            "--cache-mb", type=int, default=512,
-            help="each process's CONVVIZ_CACHE_MB unless set (default 512)",
         )  # fmt: skip
         p.add_argument("--run-dir", **run_dir)
         if name == "start":
