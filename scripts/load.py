@@ -193,6 +193,7 @@ class Session:
         self.idx, self.base, self.args, self.events = idx, base, args, events
         self.rng = random.Random(args.seed * 1000 + idx)
         self.latencies: list[float] = []
+        self.actions: list[str] = []  # what each timed run was (beside its latency)
         self.errors: list[str] = []
         self.leaks: list[str] = []
         self.reconnects = 0
@@ -500,6 +501,7 @@ class Session:
             return
         self.expect |= expect
         self.latencies.append(seen["latency"])
+        self.actions.append(action)
         self.log(kind=action, latency=seen["latency"])
         self.check(seen, widgets)
 
@@ -579,6 +581,10 @@ async def drive(server, args: argparse.Namespace, events=None) -> dict:
     lat = sorted(x for s in sessions for x in s.latencies)
     firsts = sorted(s.first_load for s in sessions if s.first_load is not None)
     charts = sorted(s.first_chart for s in sessions if s.first_chart is not None)
+    by_action: dict[str, list[float]] = {}
+    for s in sessions:
+        for action, latency in zip(s.actions, s.latencies):
+            by_action.setdefault(action, []).append(latency)
     errors = [e for s in sessions for e in s.errors]
     errors += [f"server log: {x}" for x in server.log_text().splitlines() if "Traceback" in x]
     return {
@@ -607,6 +613,10 @@ async def drive(server, args: argparse.Namespace, events=None) -> dict:
         "load_avg_after": os.getloadavg()[0],
         "client_cpu_s": client,
         "client_cpu_cores": client / wall,
+        "p50_p95_by_action_s": {
+            k: [len(v), round(statistics.median(v), 3), round(quantile(sorted(v), 0.95), 3)]
+            for k, v in sorted(by_action.items())
+        },
         "errors": len(errors),
         "leaks": sum(len(s.leaks) for s in sessions),
         "reconnects": sum(s.reconnects for s in sessions),
