@@ -492,6 +492,8 @@ class Session:
                 kwargs, expect, action = (*self.plan("seed"), "seed")
         if action not in ("click", "page", "control"):
             self.expect.pop("preset", None)  # any other control makes the layer 'custom'
+        if action in ("stride", "padding", "kernel", "preset"):
+            self.expect.pop("sel", None)  # a cell of a grid the new shapes have no more
         if action == "preset":
             self.expect.clear()  # a preset sets every field
         widgets = kwargs.get("widgets", ())
