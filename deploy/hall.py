@@ -44,6 +44,7 @@ TEMPLATE = ROOT / "deploy" / "nginx.conf"
 LOCAL = "127.0.0.1"  # the Streamlit processes listen here only; nginx faces the hall
 STARTUP_S = 90.0  # a process (or the whole hall) that does not answer by then failed
 QUICK_DEATH_S = 10.0  # a process that dies sooner than this after its start is crash-looping
+NEEDLES = {"streamlit": "streamlit", "nginx": "nginx", "supervisor": "hall.py"}  # in cmdlines
 
 
 def log(message: str) -> None:
@@ -84,13 +85,28 @@ def inline_scripts() -> str:
 
 
 def render_site(ports: list[int], address: str, port: int) -> str:
-    """deploy/nginx.conf filled in: the listen address, one upstream server per process, the
-    hashes of Streamlit's inline scripts."""
+    """deploy/nginx.conf filled in: the listen address, the hashes of Streamlit's inline scripts,
+    and per process (p1, p2, …): its pin, its line in the pool, its own upstream."""
     listen = f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
-    servers = "\n".join(f"    server {LOCAL}:{p} max_fails=1 fail_timeout=5s;" for p in ports)
+    names = [f"p{i + 1}" for i in range(len(ports))]
+    cookie = "Path=/; HttpOnly; SameSite=Lax"
+    pinned = [f"    {n} convviz_{n};" for n in names]
+    served = [f'    "~:{p}$" "convviz_affinity={n}; {cookie}";' for n, p in zip(names, ports)]
+    pool = [f"    server {LOCAL}:{p} max_fails=1 fail_timeout=5s;" for p in ports]
+    own = []
+    for n, line, p in zip(names, pool, ports):
+        others = [f"    server {LOCAL}:{q} backup;" for q in ports if q != p]
+        own.append("\n".join([f"upstream convviz_{n} {{", line, *others, "    keepalive 16;\n}"]))
     text = TEMPLATE.read_text()
-    fills = (("@LISTEN@", listen), ("@UPSTREAMS@", servers), ("@INLINE_SCRIPTS@", inline_scripts()))
-    for name, value in fills:
+    fills = {
+        "@LISTEN@": listen,
+        "@PINNED@": "\n".join(pinned),
+        "@SERVED@": "\n".join(served),
+        "@UPSTREAMS@": "\n".join(pool),
+        "@PROCESS_UPSTREAMS@": "\n\n".join(own),
+        "@INLINE_SCRIPTS@": inline_scripts(),
+    }
+    for name, value in fills.items():
         if name not in text:
             raise SystemExit(f"{TEMPLATE} has no {name} to fill in")
         text = text.replace(name, value)
@@ -283,9 +299,12 @@ class Hall:
         """Check the ports, write the configs; return nginx's binary and the processes' ports."""
         args, run = self.args, self.run
         run.path.mkdir(parents=True, exist_ok=True)
-        for row in run.read_pids():
-            if row[0] == "supervisor" and alive(row[2], "hall.py"):
-                raise SystemExit(f"a hall already runs from {run.path} (pid {row[2]}): stop it")
+        left = [row for row in run.read_pids() if alive(row[2], NEEDLES[row[0]])]
+        if left:
+            raise SystemExit(
+                f"a hall still runs from {run.path} ({left[0][0]} pid {left[0][2]}): "
+                f"`{stop_command(run.path)}` first"
+            )
         if not port_free(args.address, args.port):
             raise SystemExit(f"{args.address}:{args.port} is taken: choose another --port")
         ports = upstream_ports(args.first_port, args.processes)
@@ -463,8 +482,7 @@ def stop(args: argparse.Namespace) -> int:
         end = time.monotonic() + 40
         while time.monotonic() < end and alive(sup, "hall.py"):
             time.sleep(0.1)
-    needles = {"streamlit": "streamlit", "nginx": "nginx", "supervisor": "hall.py"}
-    left = [(role, port, pid) for role, port, pid in rows if alive(pid, needles[role])]
+    left = [(role, port, pid) for role, port, pid in rows if alive(pid, NEEDLES[role])]
     for role, port, pid in left:  # the supervisor was killed, or did not finish in time
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL) if role != "supervisor" else os.kill(pid, signal.SIGKILL)
@@ -481,10 +499,9 @@ def status(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no hall runs from {run.path}")
         return 1
-    needles = {"streamlit": "streamlit", "nginx": "nginx", "supervisor": "hall.py"}
     ok = True
     for role, port, pid in rows:
-        up = alive(pid, needles[role])
+        up = alive(pid, NEEDLES[role])
         if role == "streamlit":
             up = up and answers(f"http://{LOCAL}:{port}/_stcore/health")
         ok &= up

@@ -475,7 +475,9 @@ class Session:
                 await self.open()
                 seen = await self.rerun(page_hash=self.pages.get(self.page, self.page_hash))
                 self.check(seen)
-                self.log(kind="reconnected", attempt=attempt, latency=seen["latency"])
+                self.log(
+                    kind="reconnected", attempt=attempt, latency=seen["latency"], pin=self.cookie
+                )
                 return
             except (OSError, ConnectionClosed, InvalidHandshake, TimeoutError):
                 await asyncio.sleep(min(4.0, 0.25 * 2**attempt))

@@ -94,8 +94,20 @@ class Hall:
             return (self.run / "nginx-access.log").read_text(errors="replace").splitlines()
         return []
 
+    def pins(self) -> dict[int, str]:
+        """port → the affinity cookie's value that pins a browser to it (p1, p2, …)."""
+        conf = (self.run / "convviz.conf").read_text()
+        return {int(p): n for p, n in re.findall(r'"~:(\d+)\$" "convviz_affinity=(p\d+);', conf)}
+
+    def pin_of(self, headers) -> str | None:
+        """The pin a response sets (None: it sets none)."""
+        for cookie in headers.get_all("Set-Cookie") or []:
+            if cookie.startswith("convviz_affinity="):
+                return cookie.split(";")[0].split("=", 1)[1]
+        return None
+
     def upstream_of(self, line: str) -> int | None:
-        found = re.search(r"upstream=[\d.]+:(\d+)", line)
+        found = re.search(r"upstream=(?:[\d.]+:\d+, )*[\d.]+:(\d+) ", line)  # the last one tried
         return int(found.group(1)) if found else None
 
     def get(self, path: str = "/", cookie: str = "", agent: str = "convviz-tests"):

@@ -9,10 +9,13 @@ served by the process that made it (the affinity cookie), presentation mode draw
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.halls import Hall
 
@@ -143,3 +146,72 @@ def test_presentation_mode_draws_under_the_policy(tab: Page, hall):
     open_page(tab, f"{hall.url}/Input_gradient?preset=classroom&pres=1")
     tab.wait_for_function(DRAWN, timeout=LOAD_MS)
     assert_clean(tab, "Input gradient, presentation mode")
+
+
+def test_a_browser_whose_process_dies_goes_on_on_the_other(browser, browser_context_args, tmp_path):
+    """Its page reconnects to the other process (a fresh session, from the URL) and its pin
+    follows it there: once the dead process is started again and back in nginx's rotation, the
+    browser's downloads still reach the process that holds its session (a pin hashed onto the
+    processes sent them back to the restarted one: a 404)."""
+    hall = Hall(tmp_path / "run", processes=2)  # its own: a process of it is killed
+    context = browser.new_context(**browser_context_args)
+    context.add_init_script(WATCH)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(RUN_MS)
+        page.console = []
+        page.on("console", lambda m: page.console.append(f"{m.type}: {m.text}"))
+        open_page(page, f"{hall.url}/Forward?preset=recitation-s2")
+        pins = hall.pins()
+        victim = next(port for port, pin in pins.items() if pin == pin_of(page))
+        survivor = next(port for port in pins if port != victim)
+        before = hall.streamlit()
+        os.kill(before[victim], signal.SIGKILL)
+        # the page reconnects (to the survivor: the dead process refuses) and is pinned there
+        hall.wait_for(lambda: pin_of(page) == pins[survivor], 60, "the page to be pinned anew")
+        stride = page.locator("[data-testid='stSidebar'] input[type='range'][aria-label='Stride']")
+        expect(stride).to_be_enabled(timeout=LOAD_MS)
+        # the supervisor starts the dead process again, and nginx sends its pin there again
+        hall.wait_for(
+            lambda: (
+                hall.streamlit().get(victim) not in (None, before[victim])
+                and answered_by(hall, pins[victim]) == victim
+            ),
+            90,
+            "the dead process to be back in nginx's rotation",
+        )
+        # the page works on the survivor: a change reruns it (the first change after the
+        # reconnect can be lost to the fresh session: at most one more)
+        for _ in range(2):
+            stride.focus()
+            page.keyboard.press("ArrowRight")
+            try:
+                page.wait_for_url(re.compile(r"[?&]sh=[3-6]\b"), timeout=RUN_MS)
+                break
+            except PlaywrightTimeout:
+                continue
+        else:
+            raise AssertionError(f"no change after the reconnect reached the URL: {page.url}")
+        settle(page)
+        with page.expect_download(timeout=RUN_MS) as png:
+            page.get_by_role("button", name="PNG for slides").click()
+        with open(png.value.path(), "rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+        assert not [m for m in page.console if "source error" in m], page.console
+        assert pin_of(page) == pins[survivor]
+    finally:
+        context.close()
+        hall.stop()
+
+
+def pin_of(page: Page) -> str | None:
+    """The page's affinity cookie (its process's pin)."""
+    cookies = page.context.cookies()
+    return next((c["value"] for c in cookies if c["name"] == "convviz_affinity"), None)
+
+
+def answered_by(hall: Hall, pin: str) -> int | None:
+    """Which process nginx sends a request with this pin to, now (from its access log)."""
+    hall.get("/_stcore/health", cookie=pin, agent=f"probe-{pin}")
+    lines = [line for line in hall.access_log() if line.endswith(f'"probe-{pin}"')]
+    return hall.upstream_of(lines[-1]) if lines else None
