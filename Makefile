@@ -36,10 +36,12 @@ test: $(STAMP) chromium nginx
 bench: $(STAMP)
 	$(PY) -m convviz.bench
 
-# The lecture-hall load test (scripts/load.py): 10, then 50 concurrent sessions for 60 s each.
+# The lecture-hall load test (scripts/load.py): a class exploring, 10, then 50 sessions (arriving
+# within 10 s) for 60 s each against one process, then the same 50 on a bare page (the floor).
 load: $(STAMP)
 	$(PY) scripts/load.py --sessions 10; status=$$?; \
-	$(PY) scripts/load.py --sessions 50 && exit $$status
+	$(PY) scripts/load.py --sessions 50 --arrive 10 || status=1; \
+	$(PY) scripts/load.py --bare --sessions 50 --arrive 10 || status=1; exit $$status
 
 # A lecture hall: nginx on $(HALL_ADDRESS):$(HALL_PORT) in front of $(HALL_PROCESSES) Streamlit processes
 # (deploy/hall.py; its files in deploy/run/). It prints the address students open and keeps the
