@@ -207,7 +207,10 @@ class Session:
         self.expect: dict[str, str] = {}  # URL fields this session set, and their values
         self.widgets: dict[str, tuple[str, object, str]] = {}  # label → (kind, proto, fragment)
         self.charts: dict[str, tuple[object, str]] = {}  # chart key → (proto, fragment)
-        self.cache: dict[str, ForwardMsg] = {}  # hash → message, like the browser's cache
+        # hash → (message, the run it was last used in), like the browser's cache: it forgets a
+        # message unused for more than 2 runs (global.maxCachedMessageAge)
+        self.cache: dict[str, tuple[ForwardMsg, int]] = {}
+        self.runs = 0
         self.ws = None
 
     # --- the wire
@@ -235,7 +238,7 @@ class Session:
                 self.cookie = value.strip().split(";")[0].split("=", 1)[1]
 
     async def open(self) -> None:
-        """Load the page (HTML, websocket) and run it once with the session's URL."""
+        """Load the page: its HTML (and nginx's pin), then its websocket."""
         parts = urlsplit(self.base)
         await self.get_html()
         headers = {"Cookie": f"convviz_affinity={self.cookie}"} if self.cookie else {}
@@ -265,9 +268,9 @@ class Session:
             while True:
                 fwd = ForwardMsg.FromString(await self.ws.recv())
                 if fwd.HasField("ref_hash"):
-                    fwd = self.cache[fwd.ref_hash]
-                elif fwd.metadata.cacheable:
-                    self.cache[fwd.hash] = fwd
+                    fwd = self.cache[fwd.ref_hash][0]
+                if fwd.metadata.cacheable:
+                    self.cache[fwd.hash] = (fwd, self.runs)
                 kind = fwd.WhichOneof("type")
                 if kind == "navigation":
                     self.page_hash = fwd.navigation.page_script_hash
@@ -285,6 +288,8 @@ class Session:
                 elif kind == "script_finished":
                     if fwd.script_finished not in (0, 3):
                         self.errors.append(f"script_finished={fwd.script_finished}")
+                    self.runs += 1
+                    self.cache = {h: e for h, e in self.cache.items() if self.runs - e[1] <= 2}
                     seen["latency"] = time.perf_counter() - start
                     if seen["query"] is not None:
                         self.query = seen["query"]
@@ -617,6 +622,7 @@ async def drive(server, args: argparse.Namespace, events=None) -> dict:
         "load_avg_after": os.getloadavg()[0],
         "client_cpu_s": client,
         "client_cpu_cores": client / wall,
+        "client_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "p50_p95_by_action_s": {
             k: [len(v), round(statistics.median(v), 3), round(quantile(sorted(v), 0.95), 3)]
             for k, v in sorted(by_action.items())
