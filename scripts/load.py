@@ -10,8 +10,9 @@ protobufs that ship with streamlit): it loads the page's HTML (and so its nginx 
 cookie), opens the websocket and runs the page with its query string; then, every --think
 seconds, it does what a student does, by default a mix (`--mix class`): a new seed, another
 stride, padding or kernel size, another preset, a click on a cell of a chart, a switch to
-another page (of --pages). Each session keeps its own values; a leak is a run whose URL
-(page_info_changed) or widget does not hold what this session set. `--control LABEL` changes
+another page (of --pages). Each session keeps its own values: a leak is a run whose URL
+(page_info_changed) or widget holds a value this session never had; a lost change, one whose URL
+still holds what it had before (the app dropped the change). `--control LABEL` changes
 that one control on --page instead (the old harness); `--bare` runs scripts/bare_page.py (one
 number input, one plotly heatmap: what Streamlit itself costs per rerun) and changes its number.
 
@@ -196,6 +197,9 @@ class Session:
         self.actions: list[str] = []  # what each timed run was (beside its latency)
         self.errors: list[str] = []
         self.leaks: list[str] = []
+        self.lost: list[str] = []
+        self.had: dict[str, set[str]] = {}  # every value this session's URL has held
+        self.history: list[str] = []  # what it did, for the messages
         self.reconnects = 0
         self.first_load: float | None = None
         self.first_chart: float | None = None
@@ -436,8 +440,14 @@ class Session:
 
     # --- checks
 
-    def check(self, seen: dict, widgets=()) -> None:
-        """Every URL field this session set holds its value; a number it set is the widget's."""
+    def check(self, seen: dict, widgets=(), strict: bool = False) -> None:
+        """Every URL field this session set holds its value; a number it set is the widget's.
+
+        A wrong value is a leak when this session never had it (another session's value, or
+        one from nowhere), a lost change when it is one this session had before (or none):
+        the app dropped the change. Both are bugs; they are counted apart. `strict`: every wrong
+        value is a leak (a view rebuilt from its URL after a reconnect must be that URL's).
+        """
         query = parse_qs(self.query)
         wrong = {k: query.get(k, ["<none>"])[0] for k, v in self.expect.items()}
         wrong = {k: got for k, got in wrong.items() if got != self.expect[k]}
@@ -448,9 +458,13 @@ class Session:
             got = seen["values"].get(state.id)
             if sent is not None and got is not None and [int(v) for v in got] != [int(sent)]:
                 wrong[state.id.split("-", 2)[-1]] = f"widget {got}"
-        if wrong:
-            said = ", ".join(f"{k}={self.expect.get(k, '?')} got {v}" for k, v in wrong.items())
-            self.leaks.append(f"session {self.idx} on {self.page!r}: set {said}"[:300])
+        for k, got in wrong.items():
+            said = f"session {self.idx} on {self.page!r}: set {k}={self.expect.get(k, '?')}"
+            said += f", got {got} (after {' → '.join(self.history[-3:])})"
+            mine = not strict and (got == "<none>" or got in self.had.get(k, ()))
+            (self.lost if mine else self.leaks).append(said[:300])
+        for k, values in query.items():  # what this session's URL has held
+            self.had.setdefault(k, set()).update(values)
 
     def log(self, **event) -> None:
         if self.events is not None:
@@ -464,6 +478,7 @@ class Session:
         await self.open()
         seen = await self.rerun(page_name=self.page)
         self.first_load = time.perf_counter() - start
+        self.check(seen)  # nothing set yet: notes what the URL holds
         if "first_chart" in seen:
             self.first_chart = self.first_load - seen["latency"] + seen["first_chart"]
         self.log(kind="first", page=self.page, latency=self.first_load)
@@ -479,7 +494,7 @@ class Session:
             try:
                 await self.open()
                 seen = await self.rerun(page_hash=self.pages.get(self.page, self.page_hash))
-                self.check(seen)
+                self.check(seen, strict=True)
                 self.log(
                     kind="reconnected", attempt=attempt, latency=seen["latency"], pin=self.cookie
                 )
@@ -504,6 +519,7 @@ class Session:
         if action == "preset":
             self.expect.clear()  # a preset sets every field
         widgets = kwargs.get("widgets", ())
+        self.history.append(f"{action} {expect}" if expect else action)
         seen = await self.rerun(**kwargs)
         if seen["refused"]:  # chosen to fit (`fits`): a refusal is the app's or this script's
             self.errors.append(f"refused {expect}: {seen['refused']}"[:200])
@@ -629,9 +645,11 @@ async def drive(server, args: argparse.Namespace, events=None) -> dict:
         },
         "errors": len(errors),
         "leaks": sum(len(s.leaks) for s in sessions),
+        "lost_changes": sum(len(s.lost) for s in sessions),
         "reconnects": sum(s.reconnects for s in sessions),
         "error_samples": sorted(set(errors))[:5],
         "leak_samples": [x for s in sessions for x in s.leaks][:5],
+        "lost_samples": [x for s in sessions for x in s.lost][:5],
     }
 
 
@@ -729,7 +747,7 @@ def main(argv: list[str] | None = None) -> int:
         if events is not None:
             events.close()
     print(json.dumps(result) if args.json else report(result))
-    return 1 if result["errors"] or result["leaks"] else 0
+    return 1 if result["errors"] or result["leaks"] or result["lost_changes"] else 0
 
 
 if __name__ == "__main__":

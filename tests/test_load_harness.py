@@ -30,7 +30,8 @@ def test_a_short_class_explores_with_its_own_values(tmp_path):
     assert result["errors"] == 0, result["error_samples"]
     assert result["leaks"] == 0, result["leak_samples"]
     assert result["fewest_reruns_per_session"] >= 1, result
-    assert done.returncode == 0, done.stderr[-3000:]
+    # a change the app dropped (a lost change) is its bug, not the harness's: said, exit 1
+    assert done.returncode == (1 if result["lost_changes"] else 0), done.stderr[-3000:]
     kinds = Counter(json.loads(line)["kind"] for line in events.read_text().splitlines())
     assert kinds["first"] == 3
     assert len(set(kinds) - {"first"}) >= 4, kinds  # seed, stride, click, page, …
