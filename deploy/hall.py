@@ -9,12 +9,14 @@
 `start` runs N `streamlit run app.py` on 127.0.0.1:first-port… (each in its own process group)
 and nginx (Debian's package; installed with apt-get if missing) with its own prefix, config,
 pid file, logs and temp paths in the run directory: /etc/nginx is never read nor touched. The
-nginx config is deploy/nginx.conf with one upstream line per process. It prints the address the
-students open once every process answers through nginx, then watches: a Streamlit process (or
-nginx) that dies is started again on its port, with the same cookie secret, kept in
-RUN/cookie-secret beside the pids (RUN/hall.pids), so one process restarts alone. SIGINT or
-SIGTERM (Ctrl-C, `stop`) stops them all. `--daemon` returns once the hall answers; `stop` ends
-it. `conf` prints the filled-in deploy/nginx.conf for a system nginx (conf.d).
+nginx config is deploy/nginx.conf filled in from the process count: a pin per process (the
+affinity cookie p1, p2, … names the process that answered a browser), its upstream, the pool a
+first visit goes to. It prints the address the students open once every process answers
+through nginx, then watches: a Streamlit process (or nginx) that dies is started again on its
+port, with the same cookie secret, kept in RUN/cookie-secret beside the pids (RUN/hall.pids), so
+one process restarts alone. SIGINT or SIGTERM (Ctrl-C, `stop`) stops them all. `--daemon`
+returns once the hall answers; `stop` ends it. `conf` prints the filled-in deploy/nginx.conf for
+a system nginx (conf.d).
 """
 
 from __future__ import annotations
