@@ -338,7 +338,9 @@ def _take_chart_selection(state: dict) -> None:
     seen = st.session_state.setdefault(SEEN, {})
     for key in [k for k in st.session_state if str(k).startswith("chart_")]:
         cell = clicked_cell(st.session_state[key])
-        if cell is not None and seen.get(key) != cell:
+        if cell is None:  # no click held (a new figure, a click that cleared it): the next
+            seen.pop(key, None)  # click on any cell is new, the one clicked before too
+        elif seen.get(key) != cell:
             seen[key] = cell
             state["sel"] = ":".join(map(str, cell))
 
