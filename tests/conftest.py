@@ -41,8 +41,8 @@ _CURRENT: list[pytest.Item] = []  # the test being set up, run or torn down
 def _needs(argv: list[str]) -> str | None:
     """The marker a process needs: 'browser', 'server', 'encoder', or None (any test may)."""
     words = " ".join(argv)
-    if "--help" in argv:
-        return None
+    if "--help" in argv or (Path(argv[0]).name == "nginx" and "-t" in argv):
+        return None  # a help text or nginx testing a config starts no server
     name = Path(argv[0]).name if argv else ""
     if "chromium" in name or ("playwright" in words and "driver" in words):
         return "browser"
