@@ -20,7 +20,7 @@ from convviz.render.motion import gif_fits
 from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import centre, feeding_cells, opening
-from convviz.render.stories import followed_only, written_out
+from convviz.render.stories import followed_only, unread_text, written_out
 from convviz.render.sweep_animations import scatter_figure
 from convviz.ui.compute import (
     MAX_SCATTER_BYTES,
@@ -225,7 +225,7 @@ def input_gradient(ctx):
     st.subheader(
         f"Gradient of {'padded input x̃' if pad_cell else 'input x'} cell [{label[0]}, {label[1]}]"
     )
-    formula_box(formula, ctx, formula_notes(formula))
+    formula_box(formula, ctx, formula_notes(formula), unread_text(spec, cell, bool(pad_cell)))
     cell_picker(ctx, {"grad_x": spec.in_size, "grad_x_padded": spec.padded_size}, "grad_x")
     st.divider()
     scatter_route(ctx, sweeps["scatter"])

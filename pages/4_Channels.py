@@ -44,6 +44,7 @@ def tiles(grid, theme):
         selected=grid.selected,
         click=grid.key,
         click_cols=grid.click_cols,
+        unread=grid.unread,
     )
 
 

@@ -11,6 +11,7 @@ from convviz.render import theme as th
 from convviz.render.geometry import scale_ticks
 from convviz.render.grids import format_value, format_values
 from convviz.render.plotly_adapter import Figure, figure
+from convviz.render.shapes import REMAINDER_WASH, fill_path
 
 GAP_PX = 18  # between heatmaps
 MIN_FONT_PX = 9  # numbers in a tile's cells, no smaller
@@ -224,6 +225,7 @@ def heatmap_grid(
     selected: tuple[int, int] | None = None,
     click: str | None = None,
     click_cols: int | None = None,
+    unread: np.ndarray | None = None,
 ) -> Figure:
     """A rows × cols grid of small heatmaps; arrays : shape (rows, cols, h, w).
 
@@ -232,6 +234,8 @@ def heatmap_grid(
     click : if given, a click on a tile selects it: its points carry customdata [click, row,
         col] (the tile's indices), after the heatmaps; click_cols : only tiles in the first
         click_cols columns are clickable (default all; e.g. not a column that holds a sum).
+    unread : (h, w) bool, the cells of every tile that no window reads (a gradient of 0 there):
+        washed in the remainder's colour.
     Axes are laid out by hand (pixel domains): make_subplots costs ~40 ms a figure.
     """
     g = _tiles(arrays, theme, title)
@@ -240,7 +244,26 @@ def heatmap_grid(
     if click is not None:
         _add_click_targets(data, arrays, g, names, click, click_cols or g.cols)
     notes = _labels(g, row_labels, col_labels, theme)
-    return figure(data, _layout(g, theme, title, notes, selected))
+    layout = _layout(g, theme, title, notes, selected)
+    if unread is not None and np.any(unread):
+        layout["shapes"] += [_unread_wash(g, r, c, unread) for r, c in np.ndindex(g.rows, g.cols)]
+    return figure(data, layout)
+
+
+def _unread_wash(g: _Tiles, r: int, c: int, unread: np.ndarray) -> dict:
+    """Tile (r, c)'s cells no window reads, washed as the grids wash them (`shapes`)."""
+    i = r * g.cols + c + 1
+    ax = "" if i == 1 else str(i)
+    return {
+        "type": "path",
+        "path": fill_path(np.asarray(unread, bool), (0, 0)),
+        "xref": f"x{ax}",
+        "yref": f"y{ax}",
+        "name": "unread",
+        "layer": "above",
+        "fillcolor": REMAINDER_WASH,
+        "line": {"width": 0},
+    }
 
 
 def _heatmaps(arrays: np.ndarray, g: _Tiles, names: list[list[str]], theme: th.Theme) -> list[dict]:

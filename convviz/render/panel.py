@@ -22,6 +22,8 @@ class Panel:
     pad_mask: np.ndarray | None = None  # cells the padding added
     dilation_mask: np.ndarray | None = None  # zeros the dilation inserted
     remainder_mask: np.ndarray | None = None  # cells no window reaches
+    # cells no window reads, the remainder's and those between the windows: their gradient is 0
+    unread_mask: np.ndarray | None = None
     dropped_mask: np.ndarray | None = None  # gradient the mask drops (crossed out)
     taps: np.ndarray | None = None  # int (h, w): kernel tap index colouring the cell, -1 none
     highlight: np.ndarray | None = None  # bool (h, w): cells linked to the selection
@@ -48,6 +50,11 @@ class Panel:
         """A mask by field name, all False when absent."""
         m = getattr(self, name)
         return np.zeros(self.shape, dtype=bool) if m is None else np.asarray(m, dtype=bool)
+
+    def between(self) -> np.ndarray:
+        """The cells no window reads that are not the remainder: between the windows (a stride
+        wider than the dilated kernel, or a dilation's gaps)."""
+        return self.mask("unread_mask") & ~self.mask("remainder_mask")
 
 
 class SweepPanels(NamedTuple):

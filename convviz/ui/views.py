@@ -15,6 +15,7 @@ from convviz.render.animation_frames import cell_lines, player_meta, writes_capt
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.panel import Panel
 from convviz.render.selection import zoom_panels
+from convviz.render.stories import unread_text
 from convviz.render.sweep_animations import sweep_figure
 from convviz.state import FIELDS
 from convviz.sweeps import Sweep
@@ -164,11 +165,14 @@ def selected_in(ctx: Context, keys: tuple[str, ...], shape: tuple[int, int]):
     return None
 
 
-def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
+def formula_box(formula: Formula, ctx: Context, note: str = "", zero: str = "") -> None:
     """A cell's formula, symbolic and with numbers, and whether what is written adds up.
 
-    A cell that padded copies fold onto is written as the sum of its copies, each expandable.
+    A cell that padded copies fold onto is written as the sum of its copies, each expandable;
+    zero : why the cell's gradient is 0 (no window reads it), shown above its formula.
     """
+    if zero:
+        st.info(zero, icon=":material/block:")
     most = FULL_TERMS if ctx.theme.show_secondary else SHORT_TERMS
     fractions = formula.target.name.startswith("d")  # ∂L/∂· terms are wide
     tagged = bool(formula.varying)  # so are slice tags (k=0,c=0), written where an axis varies
@@ -202,7 +206,7 @@ def selected_formula(ctx: Context, grids: tuple[str, ...] = tuple(_SUMS)) -> Non
         return
     formula = formula_at(ctx.key, (name, *cell), ctx.n, ctx.k, ctx.c)
     st.subheader(f"Selected: {formula.name()}")
-    formula_box(formula, ctx)
+    formula_box(formula, ctx, zero=unread_text(ctx.spec, cell) if name == "grad_x" else "")
 
 
 PICKER = "pick_open"  # the keyboard picker's expander (open or not)
