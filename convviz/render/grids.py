@@ -479,22 +479,25 @@ def layout_with_legend(
 
 
 def panels_layout(
-    panels: Sequence[Panel], theme: Theme, title: str | None = None
+    panels: Sequence[Panel], theme: Theme, title: str | None = None, **words: str
 ) -> tuple[list[Panel], GridLayout, dict | None]:
     """The panels as panels_figure draws them (no tap colours where there are too many to tell
-    apart), their geometry and their legend."""
+    apart), their geometry and their legend (`words`: `shapes.legend_items`' own)."""
     panels = told_apart(panels, theme.max_text_cells)
     title_px = theme.title_font_size + 18 if title else 6
-    geo, legend = layout_with_legend(panels, legend_items(panels), theme, title_px)
+    geo, legend = layout_with_legend(panels, legend_items(panels, **words), theme, title_px)
     return panels, geo, legend
 
 
-def panels_figure(panels: list[Panel], theme: Theme = THEME, *, title: str | None = None) -> Figure:
+def panels_figure(
+    panels: list[Panel], theme: Theme = THEME, *, title: str | None = None, **words: str
+) -> Figure:
     """Panels side by side: numbers on a diverging scale, roles styled, every cell clickable.
 
     A click returns customdata [panel.key, row, col] (array indices): ui.controls.clicked_cell.
+    words : what the legend calls a mark, e.g. highlight="the cells that matter".
     """
-    panels, geo, legend = panels_layout(panels, theme, title)
+    panels, geo, legend = panels_layout(panels, theme, title, **words)
     layout = base_layout(geo, theme, title)
     add_panels(layout, panels, theme, geo)
     layout["annotations"] += [legend] if legend else []

@@ -175,8 +175,11 @@ def unread_items(panels: Sequence[Panel]) -> list[tuple[str, str, str]]:
     return [*remainder_item(panels), ("┄", REMAINDER_COLOR, f"between the windows: {words}")]
 
 
-def legend_items(panels: Sequence[Panel]) -> list[tuple[str, str, str]]:
-    """(glyph, colour, words) of each cell role the panels draw."""
+def legend_items(
+    panels: Sequence[Panel], highlight: str = "linked to the selection"
+) -> list[tuple[str, str, str]]:
+    """(glyph, colour, words) of each cell role the panels draw; `highlight` says what the
+    dotted outline means (the quiz lights the cells that matter to a question)."""
 
     def marked(*marks):
         return [(g, c, w) for m, g, c, w in marks if any(p.mask(m).any() for p in panels)]
@@ -189,7 +192,7 @@ def legend_items(panels: Sequence[Panel]) -> list[tuple[str, str, str]]:
         *unread_items(panels),
         *marked(
             ("dropped_mask", "✕", DROPPED_COLOR, "dropped by the mask"),
-            ("highlight", "⬚", HIGHLIGHT_COLOR, "linked to the selection"),
+            ("highlight", "⬚", HIGHLIGHT_COLOR, highlight),
         ),
     ]
     if any(p.selected is not None for p in panels):
