@@ -46,7 +46,7 @@ from convviz.render.theme import (
     Theme,
     tap_colors,
 )
-from convviz.text import MINUS, number
+from convviz.text import number
 
 # The toolbar: a PNG export at slide resolution; no lasso/box tools (a click selects a cell).
 PLOTLY_CONFIG = {
@@ -72,15 +72,19 @@ MAX_CLICK_CELLS = 64  # per side; bigger grids get no click overlay (the UI has 
 format_value = number  # the one rule (convviz.text), under the renderers' name
 
 
+_TABLED = 9999  # whole numbers up to this size are written from a table made once
+_WHOLE = np.array([format_value(v) for v in range(-_TABLED, _TABLED + 1)], dtype=object)
+
+
 def format_values(a: np.ndarray) -> np.ndarray:
     """format_value over an array; an object array of str with a's shape."""
     a = np.asarray(a, dtype=float)
     finite = np.isfinite(a)
     whole = np.where(finite, np.round(a), 0)
-    small = np.abs(whole).max(initial=0) < 1e15
-    if small and np.all(np.abs(np.where(finite, a, 0) - whole) < 1e-9):
-        # the common case (small integers), vectorized: thousands of cells per animation
-        s = np.char.replace(whole.astype(np.int64).astype(str), "-", MINUS).astype(object)
+    if np.abs(whole).max(initial=0) <= _TABLED and np.all(
+        np.abs(np.where(finite, a, 0) - whole) < 1e-9
+    ):  # the common case (small integers), one lookup: thousands of cells per animation
+        s = _WHOLE[np.atleast_1d(whole.astype(np.intp) + _TABLED)].reshape(a.shape)
         s[~finite] = ""
         return s
     return np.array([format_value(v) for v in a.ravel()], dtype=object).reshape(a.shape)
