@@ -36,6 +36,7 @@ from convviz.ui.views import (
     animation,
     cell_picker,
     chart,
+    close_up,
     entered_at_end,
     export_buttons,
     formula_box,
@@ -54,6 +55,7 @@ from convviz.ui.views import (
 STAGE_PX, STAGE_PRES_PX = 140, 48
 STAGE_ROW_PX = 1220  # the main column the presentation bar needs on one row (at a 16 px rem)
 PAGE = "pages/2_Input_gradient.py"
+CORRELATE = 4  # the storyboard's full correlation (0-based): a sweep
 page_config(PAGE)
 ctx = controls()
 page_header(
@@ -221,6 +223,9 @@ def input_gradient(ctx):
     else:
         stage_view(ctx, steps[current], current, sweeps["input_grad"], formula, (key, *cell))
 
+    if whole or current != CORRELATE:  # the full correlation's sweep has its own close-up
+        mask_step = steps[5].panels  # ∂L/∂x̃ and ∂L/∂x, their unread cells marked
+        close_up(ctx, [replace(mask_step[0 if pad_cell else 1], selected=cell)], "input-grad")
     label = spec.padded_label(cell) if pad_cell else cell  # x̃'s ring has negative indices
     st.subheader(
         f"Gradient of {'padded input x̃' if pad_cell else 'input x'} cell [{label[0]}, {label[1]}]"

@@ -31,6 +31,9 @@ class Panel:
     # the cell whose sum a slide writes out when nothing is selected (outlined solid black)
     written: tuple[int, int] | None = None
     origin: tuple[int, int] = (0, 0)  # index of the top-left cell in axis labels (e.g. -1)
+    # array index, in the whole grid, of this panel's cell [0, 0]: a crop's place (a click on a
+    # close-up selects the whole grid's cell)
+    offset: tuple[int, int] = (0, 0)
     subtitle: str = ""  # shape or a short note under the title
     # rows and columns of index 0… that carry index labels, when the grid draws more than one
     # array (a matrix with the vectors it multiplies beside it); None: every cell is indexed

@@ -186,8 +186,20 @@ def crop(panel: Panel, rows: tuple[int, int], cols: tuple[int, int], note: str) 
         highlight=cut(panel.highlight),
         selected=(sel[0] - r0, sel[1] - c0) if inside else None,
         origin=(oy + r0, ox + c0),
+        offset=(panel.offset[0] + r0, panel.offset[1] + c0),
         subtitle=f"rows {oy + r0}…{oy + r1 - 1}, columns {ox + c0}…{ox + c1 - 1}: {note}",
     )
+
+
+def close_up(panel: Panel, cell: tuple[int, int] | None, most: int = ZOOM_CELLS) -> Panel:
+    """The cells of a big panel around `cell` (array indices; its selected cell, else its
+    centre), `most` a side: numbers a grid too big to number hides. A selected cell stays
+    outlined; the centre is not (nothing was selected)."""
+    cell = cell or panel.selected or centre(panel.shape)
+    (h, w), (r, c) = panel.shape, cell
+    rows, cols = _span(r, r, h, most), _span(c, c, w, most)
+    where = "around the selected cell" if panel.selected else "around the centre"
+    return crop(panel, rows, cols, where)
 
 
 def zoom_panels(

@@ -228,6 +228,12 @@ def overview_panels(
     return [_outlined(p, selected) for p in forward], [_outlined(p, selected) for p in backward]
 
 
+def grad_x_panel(ig, n: int, c: int, selected: tuple[int, int] | None = None) -> Panel:
+    """∂L/∂x[n, c] alone, its cells no window reads marked (a close-up's whole grid)."""
+    return Panel(ig.grad_x[n, c], slice_name("∂L/∂x", n=n, c=c), "grad_x", selected=selected,
+                 **grad_x_marks(ig))  # fmt: skip
+
+
 def _outlined(panel: Panel, selected: tuple[str, int, int] | None) -> Panel:
     cell = in_panel(panel.key, selected)
     inside = cell is not None and all(0 <= i < s for i, s in zip(cell, panel.shape))
@@ -341,7 +347,8 @@ def channel_grids(
             wg.grad_w,
             [f"k={i}" for i in range(K)],
             chans,
-            "Row k, column c is Σ over the batch n of x̃[n, c] ⋆ dilate(∂L/∂y[n, k])"
+            "The tile of filter k and channel c is Σ over the batch n of x̃[n, c] ⋆ "
+            "dilate(∂L/∂y[n, k])"
             + (
                 f"; outlined: k={k}, c={c}, drawn with its operands below."
                 if k is not None

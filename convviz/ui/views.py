@@ -14,6 +14,7 @@ from convviz.render import static, static_gif
 from convviz.render.animation_frames import cell_lines, player_meta, writes_captions
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.panel import Panel
+from convviz.render.selection import close_up as close_up_panel
 from convviz.render.selection import zoom_panels
 from convviz.render.stories import unread_text
 from convviz.render.sweep_animations import sweep_figure
@@ -100,6 +101,22 @@ def animation(
         return static_gif.sweep_gif(sweep, *panels, ctx.theme, channel=channel, fps=fps)
 
     export_buttons(still or panels, ctx, name, title, formula, gif)
+
+
+def close_up(ctx: Context, panels: list[Panel], name: str) -> None:
+    """The grids too big to number, close up: the cells around each one's selected cell (else
+    its centre), with numbers; a click on one selects it (and moves the close-up there)."""
+    big = [p for p in panels if max(p.shape) > ctx.theme.max_text_cells]
+    if not big:
+        return
+    st.caption(
+        "At this size the grids show colours; close up, numbers (click a cell to move there, "
+        "or pick one with the keyboard):"
+    )
+    marks = tuple((p.key, p.selected) for p in big)
+    view = ("close-up", name, ctx.key, ctx.n, ctx.k, ctx.c, marks, ctx.theme)
+    crops = [close_up_panel(p, p.selected) for p in big]
+    chart(shared_view(view, lambda: panels_figure(crops, ctx.theme)), f"{name}_zoom")
 
 
 def frame_caption(formula: Formula, theme) -> list[str]:
