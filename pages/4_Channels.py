@@ -9,6 +9,7 @@ from convviz.render.grids import panels_figure
 from convviz.render.selection import zoom_panels
 from convviz.render.stories import (
     channel_grids,
+    filter_sum_grid,
     grad_x_panel,
     layer_summary,
     weight_grad_panels,
@@ -84,16 +85,34 @@ def grad_x_close_up(ctx: Context) -> None:
     cell_picker(ctx, {"grad_x": spec.in_size, "grad_w": spec.kernel_size}, "grad_x")
 
 
+def by_filter(ctx: Context, shows: tuple) -> None:
+    """∂L/∂x[n, c] as a sum over the filters, in an expander: built only while it is open."""
+    K = ctx.spec.out_channels
+    title = f"∂L/∂x[n={ctx.n}, c={ctx.c}] by filter: {K} full correlations and their sum"
+    box = st.expander(title, key="channels_by_filter", on_change="rerun")
+    if not box.open:
+        return
+    with box:
+        shares = contributions_for(ctx.key, ctx.n, ctx.c)
+        grid = filter_sum_grid(ctx.layer, ctx.n, ctx.c, shares, ctx.k)
+        fig = shared_view(("channels", grid.key, *shows), lambda: tiles(grid, ctx.theme))
+        slice_chart(fig, grid.key, grid.fields, ctx)
+        st.caption(grid.caption)
+
+
 def channels(ctx: Context) -> None:
     """Every channel, filter and sample of the layer; a click on a tile selects its k or c.
 
     Not a page-body fragment: a click changes the slice, which the sidebar shows too.
     """
     spec, shows = ctx.spec, (ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme)  # what the figures show
-    contributions = contributions_for(ctx.key, ctx.n, ctx.c)
+    shown, projector = set(VIEWS), not ctx.theme.show_secondary
+    # a layer too big to number on a laptop: ∂L/∂x by filter (a big tile per filter) is drawn
+    # when asked for, in its expander
+    folded = not projector and max(spec.in_size) > ctx.theme.max_text_cells
+    contributions = None if folded else contributions_for(ctx.key, ctx.n, ctx.c)
     grids = channel_grids(ctx.layer, ctx.n, ctx.c, contributions, ctx.k)
     st.markdown(layer_summary(spec, ctx.n))
-    shown, projector = set(VIEWS), not ctx.theme.show_secondary
     if projector:  # one view, as big as the screen allows, its longer side across
         view = st.segmented_control(
             "Show",
@@ -123,6 +142,8 @@ def channels(ctx: Context) -> None:
                 chart(zoom, "tile_zoom")
             big = max(spec.in_size) > ctx.theme.max_text_cells  # ∂L/∂x's close-up is clickable
             selected_formula(ctx, ("grad_w", "grad_x") if big else ("grad_w",))
+        if grid.key == "grad_w" and folded:
+            by_filter(ctx, shows)
         if grid.key == "grad_x" and "grad_x" in shown:
             grad_x_close_up(ctx)
 

@@ -204,7 +204,11 @@ def check_channels(at, p):
     assert f"{channels} of {spec.in_size[0]}×{spec.in_size[1]}" in summary
     assert f"**output** {K}×{spec.out_size[0]}×{spec.out_size[1]}" in summary
     # the grids' heatmaps (their click targets, invisible markers, follow them)
-    x_grid, w_grid, tile, sum_grid, gx_grid = unzoomed(figures(at))
+    figs = unzoomed(figures(at))
+    if max(spec.in_size) > THEME.max_text_cells:  # ∂L/∂x by filter: in an expander, when open
+        assert any("by filter" in e.label for e in at.expander)
+        figs.insert(3, {"data": [{"type": "heatmap"}] * (K + 1)})
+    x_grid, w_grid, tile, sum_grid, gx_grid = figs
     x_grid, w_grid, sum_grid, gx_grid = (
         [d for d in g["data"] if d["type"] == "heatmap"]
         for g in (x_grid, w_grid, sum_grid, gx_grid)

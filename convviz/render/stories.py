@@ -314,23 +314,19 @@ class Grid:
 
 
 def channel_grids(
-    lay: Layer, n: int, c: int, contributions: np.ndarray, k: int | None = None
+    lay: Layer, n: int, c: int, contributions: np.ndarray | None, k: int | None = None
 ) -> list[Grid]:
     """x[n] by channel, grad_w as filters × channels, grad_x[n, c] as a sum over filters.
 
-    contributions : (C_out, H, W), each filter's share of grad_x[n, c] (engine data);
+    contributions : (C_out, H, W), each filter's share of grad_x[n, c] (engine data); None:
+        no grid of that sum (`filter_sum_grid` makes it on its own);
     k : the filter the other views show; its tiles are outlined (with channel c).
     """
     fw, ig, wg = lay.forward, lay.input_grad, lay.weight_grad
     K, C = fw.spec.out_channels, fw.spec.in_channels
     chans = [f"c={i}" for i in range(C)]
     unread = ig.unread_x_mask if ig.unread_x_mask.any() else None
-    zeros = (
-        " Washed red: the cells no window reads (between the windows or in the remainder); "
-        "their gradient is 0 in every channel."
-        if unread is not None
-        else ""
-    )
+    zeros = _zeros_words(unread)
     return [
         Grid(
             "x",
@@ -357,20 +353,7 @@ def channel_grids(
             None if k is None else (k, c),
             ("k", "c"),
         ),
-        Grid(
-            "sum_k",
-            f"{slice_name('∂L/∂x', n=n, c=c)} = Σ over "
-            + ("the " + count(K, "filter") if K > 1 else "its 1 filter"),
-            np.concatenate([contributions, ig.grad_x[n, c][None]])[None],
-            [""],
-            [*(f"from k={i}" for i in range(K)), "Σ = ∂L/∂x"],
-            "Each filter sends back its own full correlation; the channel's gradient is their "
-            "sum." + zeros,
-            None if k is None else (0, k),
-            (None, "k"),
-            click_cols=K,  # the last column is their sum, no filter
-            unread=unread,
-        ),
+        *([] if contributions is None else [filter_sum_grid(lay, n, c, contributions, k)]),
         Grid(
             "grad_x",
             f"{slice_name('∂L/∂x', n=n)}: every channel",
@@ -383,6 +366,39 @@ def channel_grids(
             unread=unread,
         ),
     ]
+
+
+def filter_sum_grid(
+    lay: Layer, n: int, c: int, contributions: np.ndarray, k: int | None = None
+) -> Grid:
+    """∂L/∂x[n, c] as the sum of each filter's full correlation (`contributions`), then the sum."""
+    ig, K = lay.input_grad, lay.forward.spec.out_channels
+    unread = ig.unread_x_mask if ig.unread_x_mask.any() else None
+    zeros = _zeros_words(unread)
+    return Grid(
+        "sum_k",
+        f"{slice_name('∂L/∂x', n=n, c=c)} = Σ over "
+        + ("the " + count(K, "filter") if K > 1 else "its 1 filter"),
+        np.concatenate([contributions, ig.grad_x[n, c][None]])[None],
+        [""],
+        [*(f"from k={i}" for i in range(K)), "Σ = ∂L/∂x"],
+        "Each filter sends back its own full correlation; the channel's gradient is their "
+        "sum." + zeros,
+        None if k is None else (0, k),
+        (None, "k"),
+        click_cols=K,  # the last column is their sum, no filter
+        unread=unread,
+    )
+
+
+def _zeros_words(unread) -> str:
+    """What the channel grids' wash means, if they have one."""
+    if unread is None:
+        return ""
+    return (
+        " Washed red: the cells no window reads (between the windows or in the remainder); "
+        "their gradient is 0 in every channel."
+    )
 
 
 def _sub(r: int, c: int) -> str:
