@@ -477,12 +477,13 @@ def layout_with_legend(
     geo = grid_layout(panels, theme, top=top, bottom=ticks_px(theme) + 6)
     if not items:
         return geo, None
-    legend = _legend_beside(items, panels, theme, geo)
+    legend = None if geo.stacked else _legend_beside(items, panels, theme, geo)
     if legend is not None:
         return geo, legend
     lines = _legend_lines(items, theme, 0)  # one item a line
     right = 16 + int(max(len(words) + 2 for _, _, words in items) * _legend_char_px(theme))
-    if geo.width + right <= theme.figure_w and _legend_px(lines, theme) <= geo.plot_h:
+    fits = geo.width + right <= theme.figure_w and _legend_px(lines, theme) <= geo.plot_h
+    if fits and not geo.stacked:
         # beside the grids, at their foot: the figure widens, the grids keep their height
         geo = replace(geo, margin={**geo.margin, "r": geo.margin["r"] + right})
         return geo, {**_legend(lines, theme, geo, 1 + 16 / geo.plot_w), "y": 0, "yanchor": "bottom"}

@@ -12,6 +12,7 @@ import streamlit as st
 from convviz.formulas import FULL_TERMS, SHORT_TERMS, Formula
 from convviz.render import static, static_gif
 from convviz.render.animation_frames import cell_lines, player_meta, writes_captions
+from convviz.render.geometry import NARROW_PX
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.panel import Panel
 from convviz.render.selection import close_up as close_up_panel
@@ -195,13 +196,16 @@ def formula_box(formula: Formula, ctx: Context, note: str = "", zero: str = "") 
     tagged = bool(formula.varying)  # so are slice tags (k=0,c=0), written where an axis varies
     wide = fractions + tagged  # ∂L/∂(·) fractions and slice tags (k=0,c=0) each widen a term
     per_line = (6, 4, 3)[wide] if ctx.theme.show_secondary else 3
+    more = 3  # numbers are narrower than symbols
+    if ctx.theme.figure_w < NARROW_PX:  # a phone: a line fits its column
+        per_line, more = (3, 2, 2)[wide], 1
     st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line, mark=grey))
-    st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=grey))
+    st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + more, mark=grey))
     for copy in formula.groups:
         taps = f"{copy.name()} = {number(copy.value)}: its {len(copy.terms)} taps"
         with st.expander(taps):
             st.latex(copy.latex(numeric=False, max_terms=most, per_line=per_line, mark=grey))
-            st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=grey))
+            st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + more, mark=grey))
             st.caption(copy.check(most))
     if ctx.theme.show_secondary:
         why = " Grey terms vanish (a padded or an inserted zero)." if formula.any_vanishing else ""
