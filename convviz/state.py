@@ -76,10 +76,17 @@ FIELDS: dict[str, Field] = {
     "step": Field("int", 1, 6, default=1),  # storyboard step of the input-gradient page
     "whole": Field("bool", default=False),  # the input-gradient page plays the whole backward pass
     "pres": Field("bool", default=False),
+    "hc": Field("bool", default=False),  # high contrast: every text 7:1 (a washed-out projector)
+    "still": Field("bool", default=False),  # reduced motion for anyone: no gliding, no autoplay
     "x": Field("str", role="edit", default=""),  # input
     "w": Field("str", role="edit", default=""),  # kernel
     "g": Field("str", role="edit", default=""),  # grad_out
 }
+
+
+# How the reader reads (not what the layer is): kept when a preset or the last valid layer
+# replaces the rest of the state.
+READER_FIELDS = ("pres", "hc", "still")
 
 
 def _fields(*roles: str) -> tuple[str, ...]:

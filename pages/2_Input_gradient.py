@@ -105,7 +105,7 @@ def whole_pass_view(
     """
     ig, view = ctx.layer.input_grad, (ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme)
     if ctx.theme.show_secondary:
-        st.markdown(f"### {WHOLE_PASS}")
+        st.markdown(f"## {WHOLE_PASS}")
 
     def whole_motion():
         return whole_pass(ig, sweep, ctx.n, ctx.k, ctx.c, selected)
@@ -136,7 +136,7 @@ def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> No
     """
     ig, view = ctx.layer.input_grad, (ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme)
     if ctx.theme.show_secondary:  # on a projector the stage bar says where we are
-        st.markdown(f"### {current + 1}. {step.heading}")
+        st.markdown(f"## {current + 1}. {step.heading}")
         st.markdown(step.caption)
     motion = stage_motion(ig, current, ctx.n, ctx.k, ctx.c, selected)
     name = f"input-grad-step{current + 1}"
@@ -182,7 +182,7 @@ def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> No
 
 def scatter_route(ctx, scatter) -> None:
     """Each ∂L/∂y cell stamps ∂L/∂y · w onto its window; the stamps add up to ∂L/∂x̃."""
-    st.subheader("Scatter route: each ∂L/∂y cell stamps ∂L/∂y · w onto its window")
+    st.header("Scatter route: each ∂L/∂y cell stamps ∂L/∂y · w onto its window")
     if scatter is None:
         st.info(
             "The scatter animation keeps one grid per stamp; it is offered up to "
@@ -227,7 +227,7 @@ def input_gradient(ctx):
         mask_step = steps[5].panels  # ∂L/∂x̃ and ∂L/∂x, their unread cells marked
         close_up(ctx, [replace(mask_step[0 if pad_cell else 1], selected=cell)], "input-grad")
     label = spec.padded_label(cell) if pad_cell else cell  # x̃'s ring has negative indices
-    st.subheader(
+    st.header(
         f"Gradient of {'padded input x̃' if pad_cell else 'input x'} cell [{label[0]}, {label[1]}]"
     )
     formula_box(formula, ctx, formula_notes(formula), unread_text(spec, cell, bool(pad_cell)))

@@ -65,11 +65,11 @@ def weight_gradient(ctx):
             f"Sample n = {ctx.n} is drawn; each sum adds all {spec.batch} samples' products."
         )
 
-    st.subheader(f"Weight cell [{cell[0]}, {cell[1]}] of filter k={ctx.k}, channel c={ctx.c}")
+    st.header(f"Weight cell [{cell[0]}, {cell[1]}] of filter k={ctx.k}, channel c={ctx.c}")
     formula_box(formula, ctx, "Click any ∂L/∂w cell (or use the keyboard picker) to see its sum.")
     cell_picker(ctx, {"grad_w": spec.kernel_size}, "grad_w")
 
-    st.subheader("The stride becomes the window's dilation")
+    st.header("The stride becomes the window's dilation")
 
     k, c = ctx.k, ctx.c
 

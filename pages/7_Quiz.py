@@ -196,7 +196,7 @@ if not fb.revealed:
             self_rerun()  # the score line above and the lit grids show this answer
 verdict(q, tries, fb, gave_up)
 if fb.revealed:
-    st.subheader("How it is computed")
+    st.header("How it is computed")
     if q.formula is not None:
         formula_box(q.formula, ctx)
     for line in q.notes:

@@ -61,5 +61,5 @@ def test_the_close_up_follows_the_selection_and_says_its_formula():
     fig = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "zoom" in c.proto.id)
     words = re.sub(r"<[^>]+>", " ", " ".join(a["text"] for a in fig["layout"]["annotations"]))
     assert "rows 89…99, columns 0…10: around the selected cell" in " ".join(words.split())
-    assert any("∂L/∂x" in s.value for s in at.subheader)  # the formula box of that cell
+    assert any("∂L/∂x" in s.value for s in at.header)  # the formula box of that cell
     assert at.latex

@@ -97,7 +97,11 @@ def test_lecture_plays_and_steps_offline_in_chromium(lecture, tmp_path, page):
     assert label.inner_text().startswith("step 2/")
     page.keyboard.press("ArrowRight")
     assert label.inner_text().startswith("step 3/")
-    page.wait_for_timeout(200)
+    # the frame drawn (the player's `shown`: plotly's animate has finished), its pending cells
+    page.wait_for_function(
+        "() => { const p = window.__convviz.players.get('chart_forward');"
+        " return p.shown() === p.current(); }"
+    )
     assert page.evaluate(pending) != at_first
     formula = first.locator("[data-testid=player-formula]").inner_text()
     assert formula.startswith("y₁₀")

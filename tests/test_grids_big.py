@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from convviz.presets import PRESETS_BY_KEY
-from convviz.render.grids import panels_figure, scale_color
+from convviz.render.grids import panels_figure, plain, scale_color
 from convviz.render.input_story import input_grad_animation, input_grad_story
 from convviz.render.selection import zoom_panels
 from convviz.render.stories import forward_panels, overview_panels, weight_grad_panels
@@ -81,7 +81,7 @@ def test_a_small_kernel_keeps_readable_numbered_cells_beside_a_big_input(case, s
             kernel = panels[1]
             assert round(_cell_px(fig, 1, kernel.shape[1])) >= 24, panels[1].title
             taps = next(t for t in fig.data if t.name == f"{kernel.key}:taps")
-            assert list(np.asarray(taps.text).ravel()) == [number(v) for v in kernel.values.ravel()]
+            assert list(plain(taps.text).ravel()) == [number(v) for v in kernel.values.ravel()]
             assert fig.layout.width <= theme.figure_w
 
 
@@ -203,8 +203,9 @@ def test_exports_size_panels_on_their_own_and_scale_the_colours_they_do_not_numb
             assert ticks[0] == number(v.min()) and ticks[-1] == number(v.max())
 
 
+@pytest.mark.apptest
 @pytest.mark.parametrize(
-    "page, sel, want",
+    "page_file, sel, want",
     [
         ("pages/1_Forward.py", "", ("y", 39, 39)),  # nothing selected: the last cell, as played
         ("pages/1_Forward.py", "y:20:17", ("y", 20, 17)),
@@ -212,7 +213,7 @@ def test_exports_size_panels_on_their_own_and_scale_the_colours_they_do_not_numb
         ("pages/2_Input_gradient.py", "grad_x:30:5", ("grad_x", 31, 6)),  # in x̃: padding 1
     ],
 )
-def test_a_big_layers_close_up_centres_on_the_cell_whose_sum_is_written(page, sel, want):
+def test_a_big_layers_close_up_centres_on_the_cell_whose_sum_is_written(page_file, sel, want):
     """The close-up under a big animation shows the window of the cell the formula box writes
     out (the selected one, else the page's default), not some other cell. A result small enough
     to be numbered above (a 3×3 ∂L/∂w) is not drawn again, smaller, in the close-up."""
@@ -225,7 +226,7 @@ def test_a_big_layers_close_up_centres_on_the_cell_whose_sum_is_written(page, se
     query |= {"sh": "1", "sw": "1", "dh": "1", "dw": "1", "same_axes": "1"}
     for name, value in (query | {"sel": sel, "step": "5"}).items():
         at.query_params[name] = value
-    at.switch_page(page).run()
+    at.switch_page(page_file).run()
     assert not at.exception
     zooms = [c for c in at.get("plotly_chart") if c.proto.id.endswith("_zoom")]
     assert len(zooms) == 1
@@ -292,7 +293,7 @@ def test_every_number_fits_its_cell(key, screen):
         for t in fig.data:
             if t.type != "heatmap" or t.text is None or t.name == "window":
                 continue
-            labels = [s for row in t.text for s in row if s]
+            labels = [s for row in plain(t.text) for s in row if s]
             if not labels:
                 continue
             axis = fig.layout["xaxis" + t.xaxis[1:]]

@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from matplotlib.collections import LineCollection, QuadMesh
-from matplotlib.colors import to_rgba
+from matplotlib.colors import to_hex, to_rgba
 from matplotlib.figure import Figure
 from PIL import Image
 
@@ -38,13 +38,12 @@ from convviz.render.theme import (
     HALO_COLOR,
     HIGHLIGHT_COLOR,
     PAD_COLOR,
-    PAD_TEXT,
     REMAINDER_COLOR,
     SELECTED_COLOR,
-    TEXT_COLOR,
-    TEXT_ON_DARK,
     THEME,
+    contrast,
     tap_colors,
+    text_color,
 )
 from convviz.spec import ConvSpec
 from convviz.stages import layer
@@ -138,8 +137,7 @@ def test_padded_cells_are_pad_color_hatched_with_pad_text(panels):
         covered[r0 : r0 + nr, c0 : c0 + nc] += 1
     assert (covered == pad).all()  # the bands tile the padding exactly once
     by_cell = {(round(t.get_position()[1]), round(t.get_position()[0])): t for t in ax.texts}
-    assert to_rgba(by_cell[0, 0].get_color()) == to_rgba(PAD_TEXT)
-    assert to_rgba(by_cell[4, 4].get_color()) != to_rgba(PAD_TEXT)
+    assert to_rgba(by_cell[0, 0].get_color()) == to_rgba(text_color(PAD_COLOR))  # the one rule
 
 
 def test_dilation_zeros_get_their_colour():
@@ -217,9 +215,10 @@ def test_a_cell_written_out_is_outlined_black_and_the_legend_says_so():
 def test_numbers_contrast_with_their_cell():
     values = np.array([[-9.0, 0.0, 1.0, 9.0]])
     ax = drawn(Panel(values, "contrast", "c"))
-    by_col = {round(t.get_position()[0]): to_rgba(t.get_color()) for t in ax.texts}
-    assert by_col[0] == to_rgba(TEXT_ON_DARK)  # the saturated blue end
-    assert by_col[1] == by_col[2] == to_rgba(TEXT_COLOR)  # the pale middle
+    by_col = {round(t.get_position()[0]): to_hex(t.get_color()) for t in ax.texts}
+    fills = {round(c): to_hex(f) for c, f in enumerate(mesh_colors(ax)[0])}
+    for col, ink in by_col.items():  # the one rule, and it reads: 7:1 on every value colour
+        assert ink == text_color(fills[col]) and contrast(ink, fills[col]) >= 7
 
 
 def test_indices_are_offset_by_origin_and_cells_square(panels):
@@ -396,6 +395,7 @@ def test_svg_parses_and_keeps_cell_numbers_as_text(panels):
     assert any(el.get("id") == "formula-0" for el in root.iter())  # the formula, as outlines
 
 
+@pytest.mark.encoder  # a GIF of every frame, drawn by matplotlib
 def test_gif_has_one_frame_per_step(classroom, panels):
     _, sweep = classroom
     x, w, y = panels
@@ -405,6 +405,7 @@ def test_gif_has_one_frame_per_step(classroom, panels):
     assert image.info["duration"] == 250 and image.info["loop"] == 0  # 4 frames a second
 
 
+@pytest.mark.encoder  # a GIF of every frame, drawn by matplotlib
 def test_gif_holds_its_last_frame_and_plays_at_the_asked_speed(classroom, panels):
     _, sweep = classroom
     image = Image.open(io.BytesIO(static_gif.sweep_gif(sweep, *panels, fps=5)))
@@ -470,6 +471,7 @@ def test_gif_marks_the_cell_being_written_as_the_screen_does(classroom, panels):
     assert to_rgba(swatches[static_legend.LEGEND_WORDS["tap"]].get_edgecolor()) != black
 
 
+@pytest.mark.encoder  # a GIF of every frame, drawn by matplotlib
 def test_gif_samples_long_sweeps(classroom, panels):
     _, sweep = classroom
     data = static_gif.sweep_gif(sweep, *panels, max_frames=5)
@@ -524,6 +526,7 @@ def _input_grad_gif_scene(key: str, k: int = 0, c: int = 0):
     return w[k, c], sweep, static_gif._gif_scene(sweep, *panels, THEME, channel=k, max_frames=60)
 
 
+@pytest.mark.encoder  # a GIF of every frame, drawn by matplotlib
 @pytest.mark.parametrize(
     ("key", "k", "c"),
     [
@@ -575,6 +578,7 @@ def test_module_never_imports_pyplot():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.encoder  # a GIF of every frame, drawn by matplotlib
 def test_a_gifs_products_panel_names_what_slides(classroom, panels):
     """The weight-gradient GIF's middle panel read "window × kernel" while it multiplies by
     ∂L/∂y; it names what slides over the window on each page."""

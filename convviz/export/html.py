@@ -30,7 +30,7 @@ from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.motion_plotly import PICTURE_CSS, motion_figure
 from convviz.render.plotly_adapter import Figure, wire
 from convviz.render.sweep_animations import sweep_figure
-from convviz.render.theme import THEME, Theme
+from convviz.render.theme import THEME, Theme, a11y_css_variables
 from convviz.text import bias_gradient, number
 
 _UI = Path(__file__).resolve().parent.parent / "ui"
@@ -44,7 +44,7 @@ h3 { font-size: 1.1rem; margin-top: 1.6rem; }
 p.note, p.layer { color: #4a5568; margin: 0.2rem 0 0.6rem; }
 section.figure { margin: 0.8rem 0 1.6rem; }
 pre.formula { font-family: inherit; font-size: 1.05rem; white-space: pre-wrap; margin: 0.3rem 0; }
-footer { margin-top: 3rem; color: #718096; font-size: 0.85rem; }
+footer { margin-top: 3rem; color: var(--cv-a11y-hint); font-size: 0.85rem; }
 """
 
 # The player is an ES module for Streamlit's components (`export default function (component)`);
@@ -124,7 +124,8 @@ def player_block(fig: Figure, captions: list[list[str]], key: str, primary: bool
 
 
 def _page(title: str, body: str) -> str:
-    css = (_UI / "player.css").read_text()
+    css = a11y_css_variables() + (_UI / "player.css").read_text()
+    css += (_UI / "player_a11y.css").read_text()
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

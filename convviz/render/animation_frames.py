@@ -25,13 +25,15 @@ from convviz.render.grids import (
     base_layout,
     format_values,
     heatmap,
+    inked,
     layout_with_legend,
     tap_heatmap,
+    tap_inks,
 )
 from convviz.render.panel import Panel
 from convviz.render.plotly_adapter import Figure, figure
 from convviz.render.shapes import legend_items
-from convviz.render.theme import GRID_LINE, PENDING_COLOR, TAP_CYCLE, Theme
+from convviz.render.theme import GRID_LINE, INK_DARK, PENDING_COLOR, TAP_CYCLE, Theme
 from convviz.sweeps import Sweep
 
 FRAME_MS = 700  # one step at 1× speed
@@ -173,7 +175,8 @@ def window_grids(
     if not show:
         return z, None
     text = np.full((S, *span), "", dtype=object)
-    text[:, ::dh, ::dw] = format_values(values)
+    inks = np.broadcast_to(tap_inks(taps), values.shape)
+    text[:, ::dh, ::dw] = inked(format_values(values), inks)
     return z, text
 
 
@@ -184,7 +187,8 @@ def window_trace(
     colour = tap_heatmap(z, n_taps)
     text = np.full(z.shape, "", dtype=object) if show else None
     x, y = np.arange(z.shape[1]), np.arange(z.shape[0])
-    return heatmap(colour.pop("z"), i, x, y, geo, text=text, name=name, **colour)
+    z = colour.pop("z")
+    return heatmap(z, i, x, y, geo, text=text, font_color=INK_DARK, name=name, **colour)
 
 
 # --- the animated figure -------------------------------------------------------------------------

@@ -139,7 +139,7 @@ def _tile(z, r, c, g: _Tiles, colours: dict, name: str, text, font: int) -> dict
         "ygap": gap,
         "text": text,
         "texttemplate": "%{text}" if text is not None else None,
-        "textfont": {"size": font},
+        "textfont": {"size": font, "color": th.VALUE_INK},  # every value colour takes it
         "hovertemplate": f"{name}<br>[%{{y}}, %{{x}}] = %{{z:.4g}}<extra></extra>",
     }
 

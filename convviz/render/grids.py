@@ -9,6 +9,7 @@ their sizes and the headers come from `convviz.render.geometry`, the outlines ov
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from itertools import pairwise
@@ -33,18 +34,20 @@ from convviz.render.shapes import legend_items, panel_shapes
 from convviz.render.theme import (
     BACKGROUND,
     DILATION_COLOR,
-    DILATION_TEXT,
     EXPORT_SCALE,
     FONT_FAMILY,
+    INK_DARK,
     MUTED_TEXT,
     PAD_COLOR,
-    PAD_TEXT,
     TAP_CYCLE,
     TEXT_COLOR,
     THEME,
+    VALUE_INK,
     VALUE_SCALE,
     Theme,
     tap_colors,
+    text_color,
+    text_colors,
 )
 from convviz.text import number
 
@@ -265,14 +268,41 @@ def scale_line(values: np.ndarray) -> str:
     )
 
 
+def tap_inks(taps: np.ndarray) -> np.ndarray:
+    """The ink of each cell's tap colour by the one rule (theme.text_color); "" where no tap."""
+    taps = np.asarray(taps)
+    n = min(int(taps.max(initial=-1)) + 1, TAP_CYCLE)
+    inks = np.array(text_colors(tap_colors(1, max(n, 1))), dtype=object)
+    return np.where(taps >= 0, inks[np.mod(np.maximum(taps, 0), TAP_CYCLE)], "")
+
+
+def inked(text: np.ndarray, inks: np.ndarray, ink: str = INK_DARK) -> np.ndarray:
+    """text where each number whose ink is not the trace's own `ink` carries its own: a plotly
+    heatmap has one text colour per trace, its text takes a span's colour per cell."""
+    other = (inks != ink) & (inks != "") & (text != "")
+    if not other.any():
+        return text
+    out = np.array(text, dtype=object)  # a copy
+    out[other] = [f"<span style='color:{c}'>{t}</span>" for c, t in zip(inks[other], out[other])]
+    return out
+
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+def plain(text) -> np.ndarray:
+    """A trace's text without the spans `inked` put around numbers: the numbers as written."""
+    return np.vectorize(lambda t: _TAG.sub("", t) if isinstance(t, str) else t, otypes=[object])(
+        np.asarray(text, dtype=object)
+    )
+
+
 def _coords(panel: Panel) -> tuple[np.ndarray, np.ndarray]:
     (h, w), (oy, ox) = panel.shape, panel.origin
     return np.arange(w) + ox, np.arange(h) + oy
 
 
-def role_overlay(
-    panel: Panel, role: str, color: str, text_color: str, i: int, geo: GridLayout, show: bool
-) -> dict:
+def role_overlay(panel: Panel, role: str, color: str, i: int, geo: GridLayout, show: bool) -> dict:
     """Cells of one role ("pad", "dilation") in a flat colour with their numbers.
 
     Padding wins over dilation where both apply. The trace is named "<panel.key>:<role>".
@@ -291,18 +321,30 @@ def role_overlay(
         geo,
         text=text,
         colorscale=flat_colorscale(color),
-        font_color=text_color,
+        font_color=text_color(color),
         name=f"{panel.key}:{role}",
     )
 
 
 def tap_overlay(panel: Panel, i: int, geo: GridLayout, show: bool) -> dict:
-    """Cells carrying a kernel tap, filled with that tap's colour, numbers in white."""
+    """Cells carrying a kernel tap, filled with that tap's colour, numbers in its ink."""
     x, y = _coords(panel)
     taps = np.asarray(panel.taps)
     colour = tap_heatmap(taps, int(taps.max()) + 1)
-    text = np.where(taps >= 0, format_values(panel.values), "") if show else None
-    return heatmap(colour.pop("z"), i, x, y, geo, text=text, name=f"{panel.key}:taps", **colour)
+    text = None
+    if show:
+        text = inked(np.where(taps >= 0, format_values(panel.values), ""), tap_inks(taps))
+    return heatmap(
+        colour.pop("z"),
+        i,
+        x,
+        y,
+        geo,
+        text=text,
+        font_color=INK_DARK,
+        name=f"{panel.key}:taps",
+        **colour,
+    )
 
 
 def click_overlay(panel: Panel, i: int, geo: GridLayout) -> dict | None:
@@ -360,7 +402,9 @@ def panel_traces(
     x, y = _coords(panel)
     text = np.where(covered, "", format_values(values)) if show else None
     z = values if show else compact(values)  # numbered grids are small; big ones, compact
-    base = heatmap(z, i, x, y, geo, text=text, zmid=0, name=f"{panel.key}:values")
+    base = heatmap(
+        z, i, x, y, geo, text=text, font_color=VALUE_INK, zmid=0, name=f"{panel.key}:values"
+    )
     if max(panel.shape) > MAX_CLICK_CELLS:  # no click overlay: let the heatmap answer hovers
         base["hoverinfo"] = None
         base["hovertemplate"] = f"{panel.key}[%{{y}}, %{{x}}] = %{{z:.4g}}<extra></extra>"
@@ -368,9 +412,9 @@ def panel_traces(
         base.update(value_scale(values))
     traces = [base]
     if (dil & ~pad).any():
-        traces.append(role_overlay(panel, "dilation", DILATION_COLOR, DILATION_TEXT, i, geo, show))
+        traces.append(role_overlay(panel, "dilation", DILATION_COLOR, i, geo, show))
     if pad.any():
-        traces.append(role_overlay(panel, "pad", PAD_COLOR, PAD_TEXT, i, geo, show))
+        traces.append(role_overlay(panel, "pad", PAD_COLOR, i, geo, show))
     if has_taps:
         traces.append(tap_overlay(panel, i, geo, show))
     return traces

@@ -30,6 +30,7 @@ from convviz.state import (
     KERNEL_CHOICES,
     LAYER_FIELDS,
     PAD_KINDS,
+    READER_FIELDS,
     clip_slice,
     drop_misfit_edits,
     from_query,
@@ -43,6 +44,7 @@ from convviz.state import (
     to_query,
 )
 from convviz.text import echo
+from convviz.ui.a11y import a11y_css
 from convviz.ui.compute import compute_layer, value_key
 from convviz.ui.viewport import viewport, watch_viewport
 from convviz.values import GRAD_OUT_LABELS
@@ -111,8 +113,8 @@ def _apply_preset() -> None:
     st.session_state[PROBLEMS] = []
     key = st.session_state["w_preset"]
     if key in PRESETS_BY_KEY:
-        pres = st.session_state[STATE]["pres"]
-        st.session_state[STATE] = preset_state(PRESETS_BY_KEY[key]) | {"pres": pres}
+        reader = {k: st.session_state[STATE][k] for k in READER_FIELDS}
+        st.session_state[STATE] = preset_state(PRESETS_BY_KEY[key]) | reader
 
 
 def _reroll() -> None:
@@ -195,6 +197,10 @@ def _page_links(state: dict) -> None:
 
 def _preset_controls() -> None:
     _widget(st.toggle, "pres", "Presentation mode", help="Bigger fonts, fewer words")
+    _widget(st.toggle, "hc", "High contrast", help="Every text at 7:1, for a washed-out projector")
+    _widget(
+        st.toggle, "still", "Reduce motion", help="Cells jump to each step; nothing plays by itself"
+    )
     _widget(
         st.selectbox,
         "preset",
@@ -458,7 +464,8 @@ def page_config(page: str) -> None:
         # a phone starts with the page, its sidebar folded (Streamlit's "auto": under 768 px)
         initial_sidebar_state="collapsed" if pres else "auto",
     )
-    st.html(f"<style>{COMMON_CSS}{PICTURE_CSS}{PRESENTATION_CSS if pres else NORMAL_CSS}</style>")
+    mode = PRESENTATION_CSS if pres else NORMAL_CSS
+    st.html(f"<style>{COMMON_CSS}{PICTURE_CSS}{mode}{a11y_css(_state()['hc'])}</style>")
 
 
 def controls() -> Context:
@@ -491,7 +498,7 @@ def controls() -> Context:
     view = state if error is None else st.session_state.get(LAST_VALID, DEFAULTS)
     spec = lay.forward.spec
     n, k, c = slice_of(view, spec)
-    theme = theme_for(state["pres"], viewport(state["pres"]))
+    theme = theme_for(state["pres"], viewport(state["pres"]), state["hc"])
     return Context(state, spec, lay, key, n, k, c, selection_of(view), theme, error)
 
 
@@ -508,7 +515,7 @@ def linked(state: dict, error: str | None) -> dict:
     visit's own impossible address is kept as it came."""
     if error is None or LAST_VALID not in st.session_state:
         return state
-    return st.session_state[LAST_VALID] | {"pres": state["pres"]}
+    return st.session_state[LAST_VALID] | {k: state[k] for k in READER_FIELDS}
 
 
 def share_link(ctx: Context, own: dict[str, str] | None = None) -> None:

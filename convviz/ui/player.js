@@ -94,6 +94,16 @@ function onKey(event) {
   }
 }
 
+// Accessibility hook (issue 31), for the playback policy to take over: the reader's
+// prefers-reduced-motion, or the app's "Reduce motion" (still=1, sent as d.reduced and kept on
+// <html data-cv-motion="none"> for any script to read): no gliding, play steps keyframe to
+// keyframe, nothing plays by itself.
+function reduceMotion(d) {
+  if (d && "reduced" in d) document.documentElement.dataset.cvMotion = d.reduced ? "none" : "";
+  const media = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)");
+  return Boolean(media && media.matches) || document.documentElement.dataset.cvMotion === "none";
+}
+
 function el(tag, attrs = {}, text = "") {
   const node = document.createElement(tag);
   Object.entries(attrs).forEach(([k, v]) => node.setAttribute(k, v));
@@ -163,7 +173,11 @@ function drawLinks(gd, link, shapes) {
 
 // --- where a motion is: the page's stage bar, or a strip of the stages in the player -------------
 
-const NOW = { background: "#d9822b", color: "#ffffff", "border-color": "#d9822b" };
+// the stage now in the theme's accent (white on it 5.3:1; on the value scale's orange, 2.9:1)
+const NOW = {
+  background: "var(--cv-a11y-accent)", color: "var(--cv-a11y-on-accent)",
+  "border-color": "var(--cv-a11y-accent)",
+};
 const DONE = { background: "#fdf2e7" };
 
 function paint(button, style) {
@@ -226,6 +240,9 @@ export default function (component) {
   const d = ArrayBuffer.isView(data) ? JSON.parse(new TextDecoder().decode(data)) : data;
   const count = d.names.length;
   let cur = d.active, timer = null, speed = 1, gdBound = null;
+  // the frame plotly has finished drawing (-1 while one is on its way): tests wait on it
+  let shown = d.active;
+  reduceMotion(d);
 
   const chart = () => document.querySelector(`.st-key-${d.chart} .js-plotly-plot`);
   const root = el("div", { class: `player${d.pres ? " pres" : ""}`, "data-testid": "player" });
@@ -294,28 +311,33 @@ export default function (component) {
     cur = Math.max(0, Math.min(count - 1, i));
     const gd = chart();
     if (gd && window.Plotly && gd._fullLayout) {
-      const name = d.names[cur];
-      if (d.smooth) {
+      const name = d.names[cur], target = cur;
+      let drawn;
+      shown = -1;
+      if (d.smooth && !reduceMotion()) {
         // a motion: its markers glide to the frame (a redraw per frame costs ~5× more); the
         // frame's layout (the stage bar) is applied after, as a transition leaves it out
         const ms = Math.min(d.frame_ms / speed, 400);
-        window.Plotly.animate(gd, [name], {
+        drawn = window.Plotly.animate(gd, [name], {
           mode: "immediate",
           frame: { duration: ms, redraw: false },
           transition: { duration: ms * 0.9, easing: "linear" },
         }).then(() => {
           const frame = gd._transitionData && gd._transitionData._frameHash[name];
           if (frame && frame.layout && Object.keys(frame.layout).length) {
-            window.Plotly.relayout(gd, frame.layout);
+            return window.Plotly.relayout(gd, frame.layout);
           }
-        }, () => {}); // interrupted by the next frame: that one applies its own
+        });
       } else {
-        window.Plotly.animate(gd, [name], {
+        drawn = window.Plotly.animate(gd, [name], {
           mode: "immediate",
           frame: { duration: 0, redraw: true },
           transition: { duration: 0 },
         });
       }
+      drawn.then(() => {
+        if (cur === target) shown = target;
+      }, () => {}); // interrupted by the next frame: that one applies its own
     }
     render();
   }
@@ -344,8 +366,8 @@ export default function (component) {
     timer = setInterval(() => {
       if (!root.isConnected) return retire();
       if (cur >= count - 1) return stop();
-      show(cur + 1);
-    }, d.frame_ms / speed);
+      show(reduceMotion() ? nextKey(cur + 1) : cur + 1); // reduced: keyframe to keyframe
+    }, (reduceMotion() && d.keys && d.keys.length ? 8 : 1) * d.frame_ms / speed);
     render();
   }
   function stop() {
@@ -413,7 +435,8 @@ export default function (component) {
   }
   const self = {
     primary: d.primary, count, show, step, toggle, stage, current: () => cur, chart: d.chart,
-    stages: stages.order.length > 1,
+    stages: stages.order.length > 1, reduced: reduceMotion, // autoplay asks this first
+    shown: () => shown, // the frame on the chart, drawn: the tests' "settled" (tests/live.py)
   };
   reg.players.set(d.chart, self);
   render();

@@ -19,7 +19,8 @@ _HERE = Path(__file__).parent
 _COMPONENT = st.components.v2.component(
     "convviz_player",
     html="<div></div>",
-    css=(_HERE / "player.css").read_text(),
+    # accessibility's colours last, a separate file (issue 31): see player_a11y.css
+    css=(_HERE / "player.css").read_text() + (_HERE / "player_a11y.css").read_text(),
     js=(_HERE / "player.js").read_text(),
 )
 
@@ -33,6 +34,7 @@ def player(
     primary: bool = True,
     hint: str = KEYS_HINT,
     follow: dict[str, int] | None = None,
+    reduced: bool = False,
 ) -> None:
     """Mount the player of `fig` (drawn by `views.chart` under key `chart_key`).
 
@@ -41,6 +43,8 @@ def player(
     follow : for a motion through stages, {stage label: index of its button} in the page's
         stage bar (the segmented control `w_step`): the player lights up the button of the
         frame's stage. Without it a motion's player shows its own strip of stages.
+    reduced : the reader asked for reduced motion (still=1): no gliding, no autoplay, as the
+        browser's prefers-reduced-motion does.
     """
     mount = {
         "chart": f"chart_{chart_key}",
@@ -48,6 +52,7 @@ def player(
         "pres": presentation,
         "hint": hint,
         "follow": {"key": "w_step", "buttons": follow} if follow else None,
+        "reduced": reduced,
     }
     _COMPONENT(key=f"player_{chart_key}", data=_encoded(fig, captions, mount))
 

@@ -12,6 +12,8 @@ const PAGE_LINKS = '[data-testid="stSidebarNav"] a, a[data-testid="stPageLink-Na
 
 export default function ({ data, setStateValue }) {
   const generation = (window.__cvViewportGeneration = (window.__cvViewportGeneration || 0) + 1);
+  // not "fitted" until this call has measured: a page drawn for another size is not at rest
+  document.body.dataset.cvViewport = "measuring";
   let timer = null;
   let leaving = false;
   const onClick = (event) => {
