@@ -7,8 +7,9 @@ every page at both sizes land in artifacts/ (narrow-phone-forward.png, …)."""
 from __future__ import annotations
 
 import pytest
+from live import SETTLE_MS, goto, open_tab, rerun
 from playwright.sync_api import Browser, Page, expect
-from test_browser import CHART_MS, assert_no_traceback, settle
+from test_browser import assert_no_traceback
 
 pytestmark = pytest.mark.browser
 
@@ -40,22 +41,16 @@ PAGE_WIDTH = """() => { const d = document.documentElement;
 def screen(request, browser: Browser, browser_context_args):
     """A tab of the screen's size, touch on (as a phone or a tablet has it)."""
     w, h = SCREENS[request.param]
-    args = {**browser_context_args, "viewport": {"width": w, "height": h}, "has_touch": True}
-    context = browser.new_context(**args)
-    page = context.new_page()
-    page.set_default_timeout(15_000)
+    page = open_tab(
+        browser,
+        **{**browser_context_args, "viewport": {"width": w, "height": h}, "has_touch": True},
+    )
     yield request.param, page
-    context.close()
+    page.context.close()
 
 
 def load(page: Page, url: str) -> None:
-    page.goto(url)
-    page.locator(".js-plotly-plot, [data-testid='stTable']").first.wait_for(timeout=CHART_MS)
-    page.wait_for_function("() => document.body.dataset.cvViewport === 'fitted'", timeout=CHART_MS)
-    settle(page)
-    page.wait_for_function(
-        "() => !document.querySelector(\"[data-stale='true']\")", timeout=CHART_MS
-    )
+    goto(page, url)  # settled: sized to this screen, every chart and player drawn
 
 
 def small_taps(page: Page, selector: str) -> list[tuple[str, int, int]]:
@@ -99,5 +94,6 @@ def test_the_sidebar_controls_are_reachable(screen, app_url):
     expect(slider).to_be_in_viewport()
     stride = sidebar.locator("input[type='range'][aria-label='Stride']")
     stride.focus()
-    stride.press("ArrowRight")  # a control that works: the stride changes the layer
-    expect(stride).to_have_value("3", timeout=CHART_MS)
+    with rerun(page):
+        stride.press("ArrowRight")  # a control that works: the stride changes the layer
+    expect(stride).to_have_value("3", timeout=SETTLE_MS)
