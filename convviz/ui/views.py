@@ -171,8 +171,11 @@ def close_up(ctx: Context, panels: list[Panel], name: str) -> None:
     )
     marks = tuple((p.key, p.selected) for p in big)
     view = ("close-up", name, ctx.key, ctx.n, ctx.k, ctx.c, marks, ctx.theme)
-    crops = [close_up_panel(p, p.selected) for p in big]
-    chart(shared_view(view, lambda: panels_figure(crops, ctx.theme)), f"{name}_zoom")
+
+    def build():
+        return panels_figure([close_up_panel(p, p.selected) for p in big], ctx.theme)
+
+    chart(shared_view(view, build), f"{name}_zoom")
 
 
 def frame_caption(formula: Formula, theme) -> list[str]:
