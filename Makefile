@@ -10,12 +10,12 @@ PYTEST := $(PY) -m pytest
 # browser (Chromium), server (a real server), encoder (ffmpeg, long GIFs), apptest (pages in
 # AppTest: `sample` picks a few for the quick tier), full (the rest of a matrix `make test` samples).
 QUICK := (not browser and not server and not encoder and not apptest) or sample
-# the cases of the full matrices that `make test` leaves to CI (`matrix`: the accessibility one's)
-CI_ONLY := full or matrix
+# the cases of the full matrices that `make test` leaves to CI
+CI_ONLY := full
 # pytest keeps its rewritten test modules in __pycache__: a rerun skips rewriting them again
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run lint check test ci install chromium bench load
+.PHONY: run lint check test ci install chromium nginx bench load hall hall-stop hall-status memory
 
 $(STAMP): requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -31,6 +31,12 @@ chromium:
 	  SUDO=$$(command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-liberation >/dev/null; }
 
+# Debian's nginx for the lecture hall (deploy/hall.py) and its tests.
+nginx:
+	@test -x /usr/sbin/nginx || { \
+	  SUDO=$$(command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nginx >/dev/null; }
+
 run: $(STAMP)
 	$(VENV)/bin/streamlit run app.py --browser.gatherUsageStats false
 
@@ -44,7 +50,7 @@ check: lint
 
 # Everything but the browser in parallel; then the browser tests in one process (one server, one
 # Chromium). A run that collects no test fails (pytest's exit code 5 is not masked).
-test: lint chromium
+test: lint chromium nginx
 	$(PYTEST) -n auto -m "not browser and not ($(CI_ONLY))"
 	$(PYTEST) -m "browser and not ($(CI_ONLY))"
 
@@ -56,7 +62,28 @@ ci: test
 bench: $(STAMP)
 	$(PY) -m convviz.bench
 
-# The lecture-hall load test (scripts/load.py): 10, then 50 concurrent sessions for 60 s each.
+# The lecture-hall load test (scripts/load.py): a class exploring, 10, then 50 sessions (arriving
+# within 10 s) for 60 s each against one process, then the same 50 on a bare page (the floor).
 load: $(STAMP)
 	$(PY) scripts/load.py --sessions 10; status=$$?; \
-	$(PY) scripts/load.py --sessions 50 && exit $$status
+	$(PY) scripts/load.py --sessions 50 --arrive 10 || status=1; \
+	$(PY) scripts/load.py --bare --sessions 50 --arrive 10 || status=1; exit $$status
+
+# A lecture hall: nginx on $(HALL_ADDRESS):$(HALL_PORT) in front of $(HALL_PROCESSES) Streamlit processes
+# (deploy/hall.py; its files in deploy/run/). It prints the address students open and keeps the
+# processes running; `make hall-stop` stops them all, `make hall-status` says how they are.
+HALL_PROCESSES ?= $(shell nproc)
+HALL_ADDRESS ?= 127.0.0.1
+HALL_PORT ?= 8080
+hall: $(STAMP) nginx
+	$(PY) deploy/hall.py start --daemon --processes $(HALL_PROCESSES) --address $(HALL_ADDRESS) --port $(HALL_PORT)
+
+hall-stop:
+	$(PY) deploy/hall.py stop
+
+hall-status:
+	$(PY) deploy/hall.py status
+
+# One process's peak memory over 20 of the largest layers (scripts/memory.py): the README's plan.
+memory: $(STAMP)
+	$(PY) scripts/memory.py

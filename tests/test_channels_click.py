@@ -250,3 +250,29 @@ def test_tiles_write_their_numbers_where_a_smaller_font_fits_them():
         / 3
     )
     assert size >= 9 and len("−127") * 0.6 * size <= cell - 4
+
+
+def _take_with(session: dict) -> dict:
+    """Run the pages' click reader (`controls._take_chart_selection`) on a session of our own."""
+    original = controls.st
+    controls.st = SimpleNamespace(session_state=session)
+    try:
+        controls._take_chart_selection(session[controls.STATE])
+    finally:
+        controls.st = original
+    return session[controls.STATE]
+
+
+def test_a_cell_clicked_again_after_its_chart_was_redrawn_is_selected_again():
+    """Click a cell, change the preset (a new figure: its click is gone, the selection reset),
+    click the same cell again: it was ignored, the click reader remembering the first one."""
+    click = {"selection": {"points": [{"customdata": ["y", 1, 1]}]}}
+    session = {controls.STATE: dict(LAYER, sel=""), "chart_forward": click}
+    assert _take_with(session)["sel"] == "y:1:1"
+    session[controls.STATE]["sel"] = ""  # the preset resets the selection
+    session["chart_forward"] = {"selection": {"points": []}}  # its chart was drawn anew
+    assert _take_with(session)["sel"] == ""
+    session["chart_forward"] = click
+    assert _take_with(session)["sel"] == "y:1:1"
+    session[controls.STATE]["sel"] = "y:0:0"  # chosen with the keyboard since: a click held
+    assert _take_with(session)["sel"] == "y:0:0"  # from before does not take it back

@@ -13,7 +13,7 @@ import plotly.io as pio
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from convviz.render.plotly_adapter import Figure, figure, wire
+from convviz.render.plotly_adapter import Figure, figure, sent, wire
 from convviz.ui import compute
 from convviz.ui.controls import PAGES
 
@@ -42,6 +42,20 @@ def test_the_browser_gets_what_plotly_would_send(page_figures):
         ours = json.loads(pio.to_json(wire(fig), validate=False))
         plotlys = json.loads(pio.to_json(fig.to_dict(), validate=False))
         assert ours == plotlys
+
+
+def test_streamlit_is_handed_the_wire_once(page_figures):
+    """st.plotly_chart reads a figure through plotly.tools (its to_dict alone): what it gets is
+    the wire, made once per figure."""
+    import plotly.tools
+
+    for fig in page_figures[:3]:
+        handed = sent(fig)
+        assert sent(fig) is handed
+        assert plotly.tools.return_figure_from_figure_or_data(handed, True) is handed.to_dict()
+        assert json.loads(pio.to_json(handed.to_dict(), validate=False)) == json.loads(
+            pio.to_json(wire(fig), validate=False)
+        )
 
 
 def test_every_figure_passes_plotlys_validation(page_figures):

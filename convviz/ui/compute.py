@@ -46,7 +46,9 @@ from convviz.sweeps import (
 )
 
 T = TypeVar("T")
-CACHE_MB = int(os.environ.get("CONVVIZ_CACHE_MB", "768"))  # per server process
+# per server process: with 512 MB a process peaked at ~0.9 GB over 20 of the largest layers
+# (scripts/memory.py), within the README's ~1 GB a process; 768 peaked at 1.1 GB
+CACHE_MB = int(os.environ.get("CONVVIZ_CACHE_MB", "512"))
 _threads.pin_blas_to_one_thread()  # sessions compute at once: see convviz/_threads.py
 MAX_SCATTER_STEPS = 1024
 MAX_SCATTER_BYTES = 64 << 20  # the scatter route keeps one padded grid per step

@@ -20,7 +20,7 @@ import streamlit as st
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grids import PLOTLY_CONFIG
 from convviz.render.motion_plotly import PICTURE_CSS
-from convviz.render.plotly_adapter import Figure, wire
+from convviz.render.plotly_adapter import Figure, sent
 from convviz.render.theme import Theme, theme_for
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer
@@ -338,7 +338,9 @@ def _take_chart_selection(state: dict) -> None:
     seen = st.session_state.setdefault(SEEN, {})
     for key in [k for k in st.session_state if str(k).startswith("chart_")]:
         cell = clicked_cell(st.session_state[key])
-        if cell is not None and seen.get(key) != cell:
+        if cell is None:  # no click held (a new figure, a click that cleared it): the next
+            seen.pop(key, None)  # click on any cell is new, the one clicked before too
+        elif seen.get(key) != cell:
             seen[key] = cell
             state["sel"] = ":".join(map(str, cell))
 
@@ -354,25 +356,11 @@ def _pick_slice(key: str, fields: tuple[str | None, str | None]) -> None:
         st.session_state[STATE].update(picks)
 
 
-class _Converted(go.Figure):
-    """A figure as Streamlit sends it, converted once. st.plotly_chart calls `to_dict()` on every
-    rerun, which copies the figure and checks and encodes each array: measured ~a quarter of a
-    Forward rerun's server time, for a figure that `shared_view` already keeps built. The
-    conversion is `plotly_adapter.wire`'s."""
-
-    def __init__(self, fig: Figure):
-        super().__init__()
-        self._convviz_dict = wire(fig)
-
-    def to_dict(self) -> dict:
-        return self._convviz_dict
-
-
 def converted(fig: Figure) -> go.Figure:
-    """`fig` converted once, kept on the figure (a shared view's figure is converted once)."""
-    if "_convviz_sent" not in fig.__dict__:
-        fig._convviz_sent = _Converted(fig)
-    return fig._convviz_sent
+    """`fig` as st.plotly_chart takes it, converted once (`plotly_adapter.sent`): st.plotly_chart
+    calls `to_dict()` on every rerun, which copies the figure and checks and encodes each array
+    (~a quarter of a Forward rerun's server time, for a figure `shared_view` keeps built)."""
+    return sent(fig)
 
 
 def slice_chart(fig, name: str, fields: tuple[str | None, str | None], ctx: Context) -> None:
