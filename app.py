@@ -12,7 +12,9 @@ from convviz.ui.compute import reference_check, shared_view
 from convviz.ui.controls import PAGES, controls, page_config
 from convviz.ui.editors import value_editors
 from convviz.ui.views import (
+    cell_picker,
     chart,
+    close_up,
     export_buttons,
     page_body,
     page_end,
@@ -21,6 +23,7 @@ from convviz.ui.views import (
 )
 
 PAGE = "app.py"
+SUMS = ("y", "grad_x", "grad_w")  # the grids whose cells have a formula
 page_config(PAGE)
 ctx = controls()
 page_header(
@@ -47,7 +50,11 @@ def overview(ctx):
         )
         with st.container(key=f"cv_screen_{part}"):  # on a projector, a screen each
             chart(fig, f"overview_{part}")
+    sums = [p for p in forward + backward if p.key in SUMS]
+    close_up(ctx, sums, "overview")  # a layer too big to number: the cells around the selected
     selected_formula(ctx)
+    if any(max(p.shape) > ctx.theme.max_text_cells for p in sums):  # no cell to click: pick it
+        cell_picker(ctx, {p.key: p.shape for p in sums}, "grad_x")
     export_buttons(forward + backward, ctx, "overview", "convviz: the layer at a glance")
 
     st.header("Output size")  # the whole width: its formula wrapped mid-expression in a column

@@ -15,7 +15,7 @@ import numpy as np
 
 from convviz.conv import as_array
 from convviz.fastpath import forward_padded, input_grad_padded, weight_grad_padded
-from convviz.ops import dilate, dilation_mask, pad, pad_mask, rot180, unpad
+from convviz.ops import dilate, dilation_mask, pad, pad_mask, rot180, source_index, unpad
 from convviz.spec import ConvSpec, ConvSpecError
 
 
@@ -30,6 +30,7 @@ class ForwardStages:
     x_padded: np.ndarray  # (N, C_in, Hp, Wp)
     pad_mask: np.ndarray  # (Hp, Wp) True on cells added by padding
     remainder_mask: np.ndarray  # (Hp, Wp) True on bottom/right cells no window reaches
+    unread_mask: np.ndarray  # (Hp, Wp) True on cells no window's tap lands on (remainder too)
     y: np.ndarray  # (N, C_out, oH, oW)
 
 
@@ -47,6 +48,8 @@ class InputGradStages:
     w_rot: np.ndarray  # (C_in, C_out, kH, kW): each kernel rotated 180°, in/out channels swapped
     grad_x_padded: np.ndarray  # (N, C_in, Hp, Wp): gradient w.r.t. the padded input, ring included
     pad_mask: np.ndarray  # (Hp, Wp) True on the ring of padded cells
+    unread_mask: np.ndarray  # (Hp, Wp) True on cells no window reads: their gradient is 0
+    unread_x_mask: np.ndarray  # (H, W) True on cells of x that neither a window nor a copy read
     ring: np.ndarray  # (N, C_in, Hp, Wp): the ring's gradient, which the mask drops or folds back
     grad_x: np.ndarray  # (N, C_in, H, W)
     w: np.ndarray  # (C_out, C_in, kH, kW), the kernel before rotation
@@ -60,6 +63,7 @@ class WeightGradStages:
     x_padded: np.ndarray  # (N, C_in, Hp, Wp)
     pad_mask: np.ndarray  # (Hp, Wp)
     remainder_mask: np.ndarray  # (Hp, Wp)
+    unread_mask: np.ndarray  # (Hp, Wp)
     grad_out: np.ndarray  # (N, C_out, oH, oW)
     dilated: np.ndarray  # (N, C_out, dH, dW)
     dilation_mask: np.ndarray  # (dH, dW)
@@ -74,6 +78,41 @@ def remainder_mask(spec: ConvSpec) -> np.ndarray:
     mask[rH:, :] = True
     mask[:, rW:] = True
     return mask
+
+
+def read_lines(spec: ConvSpec) -> tuple[np.ndarray, np.ndarray]:
+    """Per axis of the padded input, (Hp,) and (Wp,) bools: True where some window's tap lands.
+
+    Window o's tap t sits at o·stride + t·dilation; windows are products of a row range and a
+    column range, so a cell is read exactly when its row and its column both are.
+    """
+    lines = []
+    for size, o, s, k, d in zip(
+        spec.padded_size, spec.out_size, spec.stride, spec.kernel_size, spec.dilation
+    ):
+        line = np.zeros(size, dtype=bool)
+        line[np.add.outer(np.arange(o) * s, np.arange(k) * d)] = True  # (o, k) tap positions
+        lines.append(line)
+    return lines[0], lines[1]
+
+
+def unread_mask(spec: ConvSpec) -> np.ndarray:
+    """(Hp, Wp) mask, True on the padded-input cells no window reads: between the windows (a
+    stride wider than the dilated kernel, or a dilation's gaps) and the remainder alike."""
+    rows, cols = read_lines(spec)
+    return ~(rows[:, None] & cols[None, :])
+
+
+def unread_input_mask(spec: ConvSpec) -> np.ndarray:
+    """(H, W) mask, True on the cells of x whose gradient no window carries: no window reads the
+    cell, nor any padded copy of it (reflect, replicate, circular), so ∂L/∂x there is 0."""
+    read = []
+    for size, sides, line in zip(spec.in_size, spec.padding, read_lines(spec)):
+        src = source_index(size, sides, spec.padding_mode)  # (Hp,) the x index each row copies
+        hit = np.zeros(size, dtype=bool)
+        hit[src[line & (src >= 0)]] = True
+        read.append(hit)
+    return ~(read[0][:, None] & read[1][None, :])
 
 
 def _checked(a, name: str, shape: tuple) -> np.ndarray:
@@ -105,6 +144,7 @@ def forward_stages(spec: ConvSpec, x, w, bias=None) -> ForwardStages:
         x_padded=x_padded,
         pad_mask=pad_mask(spec.in_size, spec.padding),
         remainder_mask=remainder_mask(spec),
+        unread_mask=unread_mask(spec),
         y=y,
     )
 
@@ -143,6 +183,8 @@ def input_grad_stages(spec: ConvSpec, w, grad_out) -> InputGradStages:
         w_rot=np.ascontiguousarray(w_rot),
         grad_x_padded=grad_x_padded,
         pad_mask=ring_mask,
+        unread_mask=unread_mask(spec),
+        unread_x_mask=unread_input_mask(spec),
         ring=np.where(ring_mask, grad_x_padded, 0),
         grad_x=unpad(grad_x_padded, spec.padding, spec.padding_mode),
         w=w,
@@ -166,6 +208,7 @@ def weight_grad_stages(spec: ConvSpec, x, grad_out) -> WeightGradStages:
         x_padded=x_padded,
         pad_mask=pad_mask(spec.in_size, spec.padding),
         remainder_mask=remainder_mask(spec),
+        unread_mask=unread_mask(spec),
         grad_out=g,
         dilated=dilate(g, spec.stride),
         dilation_mask=dilation_mask(spec.out_size, spec.stride),

@@ -212,6 +212,8 @@ def decode_array(text: str, shape: tuple[int, ...], name: str) -> np.ndarray:
 PAGE_FIELDS: dict[str, Field] = {
     "quiz": Field("int", 0, 999_999, default=0),  # the quiz's seed
     "qn": Field("int", 0, 99, default=0),  # the quiz's question
+    "qr": Field("int", 0, 9999, default=0),  # the quiz's score: questions answered right …
+    "qd": Field("int", 0, 9999, default=0),  # … of those done (answered right or shown)
 }
 URL_FIELDS: dict[str, Field] = FIELDS | PAGE_FIELDS  # every parameter any page reads
 # Longest text a "str" field takes from a link: a selection 'grid:row:col'; typed-in values

@@ -20,7 +20,7 @@ from convviz.render.motion import gif_fits
 from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import centre, feeding_cells, opening
-from convviz.render.stories import followed_only, written_out
+from convviz.render.stories import followed_only, unread_text, written_out
 from convviz.render.sweep_animations import scatter_figure
 from convviz.ui.compute import (
     MAX_SCATTER_BYTES,
@@ -36,6 +36,7 @@ from convviz.ui.views import (
     animation,
     cell_picker,
     chart,
+    close_up,
     entered_at_end,
     export_buttons,
     formula_box,
@@ -54,6 +55,7 @@ from convviz.ui.views import (
 STAGE_PX, STAGE_PRES_PX = 140, 48
 STAGE_ROW_PX = 1220  # the main column the presentation bar needs on one row (at a 16 px rem)
 PAGE = "pages/2_Input_gradient.py"
+CORRELATE = 4  # the storyboard's full correlation (0-based): a sweep
 page_config(PAGE)
 ctx = controls()
 page_header(
@@ -221,11 +223,14 @@ def input_gradient(ctx):
     else:
         stage_view(ctx, steps[current], current, sweeps["input_grad"], formula, (key, *cell))
 
+    if whole or current != CORRELATE:  # the full correlation's sweep has its own close-up
+        mask_step = steps[5].panels  # ∂L/∂x̃ and ∂L/∂x, their unread cells marked
+        close_up(ctx, [replace(mask_step[0 if pad_cell else 1], selected=cell)], "input-grad")
     label = spec.padded_label(cell) if pad_cell else cell  # x̃'s ring has negative indices
     st.header(
         f"Gradient of {'padded input x̃' if pad_cell else 'input x'} cell [{label[0]}, {label[1]}]"
     )
-    formula_box(formula, ctx, formula_notes(formula))
+    formula_box(formula, ctx, formula_notes(formula), unread_text(spec, cell, bool(pad_cell)))
     cell_picker(ctx, {"grad_x": spec.in_size, "grad_x_padded": spec.padded_size}, "grad_x")
     st.divider()
     scatter_route(ctx, sweeps["scatter"])

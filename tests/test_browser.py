@@ -36,7 +36,7 @@ WALK = (
     ("Channels", "channels", "Channels", "Channels, filters and the batch", 5),
     ("Matrix view", "matrix", "Matrix", "1. The forward pass: y = M · vec(x)", 2),  # its first tab
     ("Checks", "checks", "Checks", "Why trust the numbers", 0),
-    ("Quiz", "quiz", "Quiz", "Predict, then reveal", 3),  # ∂L/∂x: w, ∂L/∂y of 3 filters
+    ("Quiz", "quiz", "Quiz", "Predict, then reveal", 2),  # y first: x, w of 2 channels
 )
 # The page's main animation, as its player (convviz/ui/player.js) holds it: (frame, frames).
 ANIMATION = """() => {

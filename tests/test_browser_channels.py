@@ -122,8 +122,11 @@ def test_the_channel_and_filter_rows_select_what_their_tiles_are(tab: Page, app_
 def test_a_big_layers_tiles_take_clicks_too(tab: Page, app_url):
     """5 channels of 100×100 and 10 filters: a click target spans a block of a big tile."""
     tab.set_viewport_size({"width": 1280, "height": 720})
-    goto(tab, f"{app_url}/Channels?preset=qa-channels", charts=5)
-    click_tile(tab, "grad_w", 7, 3, 4, 4)  # ∂L/∂w[k=7, c=3], its bottom-right cell
+    # x, ∂L/∂w, the outlined tile and its close-up, ∂L/∂x and its close-up (∂L/∂x by filter
+    # waits in its expander)
+    goto(tab, f"{app_url}/Channels?preset=qa-channels", charts=6)
+    # ∂L/∂w's 10 filters run across (it fits the screen): row c=3, column k=7
+    click_tile(tab, "grad_w", 3, 7, 4, 4)  # ∂L/∂w[k=7, c=3], its bottom-right cell
     expect(side(tab, "filter k")).to_have_value("7")
     expect(side(tab, "channel c")).to_have_value("3")
     click_tile(tab, "x", 0, 4, 99, 0)  # x[n=0, c=4], its bottom-left cell

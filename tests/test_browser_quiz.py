@@ -4,7 +4,7 @@ an entry of M lighting the cells it links (what AppTest cannot simulate)."""
 from __future__ import annotations
 
 import pytest
-from live import rerun
+from live import rerun, settled
 from playwright.sync_api import Page, expect
 from test_browser import assert_no_traceback, click_cell, goto
 
@@ -33,9 +33,13 @@ def answer(tab: Page, text: str) -> None:
         field.press("Enter")  # submits the form
 
 
+# The cells a hint outlines in the given grids: plotly shapes named 'highlight', per figure.
+LIT = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(
+  gd => (gd.layout.shapes || []).filter(s => s.name === 'highlight').length)"""
+
+
 def test_quiz_one_right_one_wrong(tab: Page, app_url, artifacts):
     first, second = questions()[:2]
-    assert second.traps, "the second question should have a named mistake"
     goto(tab, f"{app_url}/Quiz?preset={PRESET}&quiz=0")  # waits for the screen-size rerun
     expect(tab.get_by_text("Question 1 of")).to_be_visible()
 
@@ -54,13 +58,50 @@ def test_quiz_one_right_one_wrong(tab: Page, app_url, artifacts):
         tab.get_by_role("button", name="Next question ▶").click()
     expect(tab.get_by_text("Question 2 of")).to_be_visible()
     assert "qn=1" in tab.url
-    wrong = f"{second.traps[0].value:g}"
-    answer(tab, wrong)
-    said = f"Not quite: you said {quiz.shown(second.traps[0].value)}"  # its minus is "−"
+    wrong = second.answer + 1
+    answer(tab, f"{wrong:g}")
+    said = f"Not yet: you said {quiz.shown(wrong)}"  # its minus is "−": a hint, not the answer
     expect(tab.get_by_test_id("stAlert").get_by_text(said)).to_be_visible()
-    expect(tab.get_by_text(second.traps[0].hint[:40])).to_be_visible()  # the named mistake
-    expect(tab.get_by_text("1 / 2")).to_be_visible()
-    tab.screenshot(path=str(artifacts / "quiz-wrong.png"))
+    expect(tab.get_by_text(f"Hint 1 · {second.stage}.")).to_be_visible()
+    assert_no_traceback(tab)
+
+
+def test_quiz_hints_twice_then_right(tab: Page, app_url, artifacts):
+    """Wrong twice: the first hint names the stage and the mistake and lights the cells that
+    matter in the given grids; the second starts the working; then the right answer."""
+    asked = questions()
+    index = next(i for i, q in enumerate(asked) if q.kind == "grad_x")
+    q = asked[index]
+    slip = q.traps[0]  # the flip forgotten
+    goto(tab, f"{app_url}/Quiz?preset={PRESET}&quiz=0&qn={index}")
+    expect(tab.get_by_text(f"Question {index + 1} of")).to_be_visible()
+    assert sum(tab.evaluate(LIT)) == 0, "nothing is lit before an answer"
+
+    answer(tab, f"{slip.value:g}")
+    said = f"Not yet: you said {quiz.shown(slip.value)}"
+    expect(tab.get_by_test_id("stAlert").get_by_text(said)).to_be_visible()
+    expect(tab.get_by_text(f"Hint 1 · {q.stage}.")).to_be_visible()
+    expect(tab.get_by_text(f"A common slip: {slip.name}.")).to_be_visible()
+    assert sum(tab.evaluate(LIT)) > 0, "the cells that matter are outlined"
+    expect(tab.get_by_text("the cells that matter (hint)")).to_be_visible()
+    tab.screenshot(path=str(artifacts / "quiz-hint-1.png"))
+
+    wrong = q.answer + 1
+    answer(tab, f"{wrong:g}")
+    alert = tab.get_by_test_id("stAlert").get_by_text(f"you said {quiz.shown(wrong)}")
+    expect(alert).to_be_visible()
+    expect(tab.get_by_text("Hint 2 · the working, started")).to_be_visible()
+    expect(tab.get_by_text(q.partial[0][:20])).to_be_visible()
+    expect(tab.locator(".katex-display")).to_have_count(0)  # no formula yet: no answer
+    tab.screenshot(path=str(artifacts / "quiz-hint-2.png"))
+
+    answer(tab, quiz.answer_text(q).replace("−", "-"))
+    right = f"Right: {quiz.answer_text(q)}, at the third try."
+    expect(tab.get_by_test_id("stAlert").get_by_text(right)).to_be_visible()
+    expect(tab.get_by_text("How it is computed")).to_be_visible()
+    expect(tab.get_by_text("1 / 1")).to_be_visible()
+    settled(tab)
+    assert "qr=1" in tab.url and "qd=1" in tab.url  # the score travels in the link
     assert_no_traceback(tab)
 
 

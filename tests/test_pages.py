@@ -36,7 +36,7 @@ from apptest_pages import (
 )
 
 from convviz.presets import PRESETS, PRESETS_BY_KEY
-from convviz.render.theme import theme_for
+from convviz.render.theme import THEME, theme_for
 from convviz.state import KERNEL_CHOICES
 from convviz.ui.compute import MAX_SCATTER_STEPS
 from convviz.ui.controls import CHANNELS_OPEN
@@ -61,7 +61,8 @@ def check_overview(at, p):
     arithmetic = at.code[0].value  # the output-size arithmetic, ending in the size per axis
     assert arithmetic.splitlines()[0].endswith(f"= {spec.out_size[0]}")
     assert arithmetic.splitlines()[1].endswith(f"= {spec.out_size[1]}")
-    assert len(figures(at)) == 2
+    big = max(*spec.out_size, *spec.in_size) > THEME.max_text_cells  # and the close-up of y, ∂L/∂x
+    assert len(figures(at)) == 2 + big
 
 
 def check_forward(at, p):
@@ -82,9 +83,18 @@ def check_forward(at, p):
     assert headers(at)[0] == f"Output cell y[{oh - 1}, {ow - 1}]"
 
 
+def unzoomed(figs: list[dict]) -> list[dict]:
+    """The figures but a big layer's close-ups (their panels titled '… (zoom)')."""
+    return [
+        f
+        for f in figs
+        if not any("(zoom)" in a.get("text", "") for a in f["layout"]["annotations"])
+    ]
+
+
 def check_input_grad(at, p):
     spec = p.spec()
-    figs = figures(at)
+    figs = unzoomed(figures(at))  # a big layer's close-up of ∂L/∂x: test_big_pages.py
     assert z_of(trace(figs[0], "grad_out:values")).shape == spec.out_size
     if spec.out_size[0] * spec.out_size[1] <= MAX_SCATTER_STEPS:
         assert len(figs) == 2  # the storyboard step and the scatter route
@@ -114,7 +124,11 @@ def check_channels(at, p):
     assert f"{channels} of {spec.in_size[0]}×{spec.in_size[1]}" in summary
     assert f"**output** {K}×{spec.out_size[0]}×{spec.out_size[1]}" in summary
     # the grids' heatmaps (their click targets, invisible markers, follow them)
-    x_grid, w_grid, tile, sum_grid, gx_grid = figures(at)
+    figs = unzoomed(figures(at))
+    if max(spec.in_size) > THEME.max_text_cells:  # ∂L/∂x by filter: in an expander, when open
+        assert any("by filter" in e.label for e in at.expander)
+        figs.insert(3, {"data": [{"type": "heatmap"}] * (K + 1)})
+    x_grid, w_grid, tile, sum_grid, gx_grid = figs
     x_grid, w_grid, sum_grid, gx_grid = (
         [d for d in g["data"] if d["type"] == "heatmap"]
         for g in (x_grid, w_grid, sum_grid, gx_grid)

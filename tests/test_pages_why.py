@@ -117,18 +117,25 @@ def test_quiz_right_then_wrong(p):
     assert [t.value for t in at.toast] == [at.success[0].value]
     at.run()
     assert not at.toast and at.success[0].value.startswith("Right")
-    assert "score this session: **1 / 1**" in at.markdown[0].value
+    assert "score: **1 / 1**" in at.markdown[0].value
     assert bool(at.latex) == (first.formula is not None), "the formula is revealed"
     next_question(at)
     assert "Question 2" in at.markdown[0].value
     wrong = second.traps[0].value if second.traps else second.answer + 1
     at.text_input[0].set_value(f"{wrong:g}")
     submit(at)
-    assert "Not quite" in at.warning[0].value
+    assert "Not yet" in at.warning[0].value, "a wrong answer earns a hint, not the answer"
     assert not re.search(r"-\d", at.warning[0].value), "minus signs are '−', as on the grids"
+    assert not at.latex, "the formula is not revealed yet"
     if second.traps:  # the named mistake, once
         assert sum(second.traps[0].hint in shown(i.value) for i in at.info) == 1
-    assert "score this session: **1 / 2**" in at.markdown[0].value
+    assert "score: **1 / 1**" in at.markdown[0].value  # not done yet
+    for _ in range(quiz.MAX_TRIES - 1):
+        at.text_input[0].set_value(f"{second.answer + 1:g}")
+        submit(at)
+    assert "Not quite" in at.warning[0].value and quiz.answer_text(second) in at.warning[0].value
+    assert "score: **1 / 2**" in at.markdown[0].value
+    assert query(at)["qr"] == "1" and query(at)["qd"] == "2"  # the score travels in the link
 
 
 NOTES = {  # what each preset's note works out, in the note's words: the engine agrees
@@ -216,7 +223,8 @@ def test_quiz_questions_are_reproducible_and_answers_are_the_engines():
             if q.formula is not None:
                 assert q.formula.adds_up()
         kinds = [q.kind for q in a]
-        assert kinds[0] == "grad_x" and "zeros" in kinds
+        at = [kinds.index(k) for k in quiz.STORY if k in kinds]
+        assert at == sorted(at) and kinds.index("zeros") > max(at), "the story first, in order"
         assert lay is not None
 
 
@@ -247,7 +255,7 @@ def test_a_sum_too_long_for_hand_work_is_not_asked_and_the_page_says_why():
     small = next(p for p in PRESETS if p.key == "classroom")
     asked = quiz_of(small)
     assert {"grad_x", "y", "grad_w"} <= {q.kind for q in asked}
-    assert all(len(q.formula.terms) <= quiz.MAX_HAND_TERMS for q in asked if q.kind in quiz.SUMS)
+    assert all(len(q.formula.terms) <= quiz.MAX_HAND_TERMS for q in asked if q.formula)
     assert quiz.by_hand(preset_layer(small), asked) == ""
 
 
@@ -262,6 +270,9 @@ def test_a_sum_over_filters_channels_or_samples_gives_every_slice_it_adds():
         drawn = {(panel.key, panel.title) for row in rows for panel in row}
         if q.kind not in quiz.SUMS:
             assert len(rows) == 1 and [panel.key for panel in rows[0]] == ["x", "w", "g"]
+            continue
+        if q.formula is None:  # the bias: ∂L/∂y of every sample
+            assert [p.key for row in rows for p in row].count("g") == p_batch(lay)
             continue
         symbols = [s for term in q.formula.terms for s in (term.left, term.right)]
         read = {(s.name, s.tags) for s in symbols if s.name != "0"}
@@ -312,6 +323,10 @@ def test_quiz_rows_question_states_the_padding_as_it_was_given(key, word, says):
     p = next(p for p in PRESETS if p.key == key)
     rows = next(q for q in quiz.questions(preset_layer(p), 0, 0, 0, 0, word) if q.kind == "rows")
     assert says in rows.prompt
+
+
+def p_batch(lay) -> int:
+    return lay.forward.spec.batch
 
 
 def matrix_cell_px(fig: dict) -> float:

@@ -2,8 +2,9 @@ r"""LaTeX for notes: a cell's formula, and the stages as bmatrix blocks in a sta
 
 Cells are marked by macros the preamble defines, so an author can restyle them in one place:
 \cvpad{0} a padded cell, \cvins{0} a zero inserted by dilation, \cvrem{v} a remainder cell no
-window reaches, \cvdrop{v} gradient on the zero-padded ring that the mask drops, \cvfold{v}
-gradient on a reflect/replicate/circular ring that goes back to the cell it was copied from.
+window reaches, \cvgap{v} a cell between the windows no window reads, \cvdrop{v} gradient on
+the zero-padded ring that the mask drops, \cvfold{v} gradient on a reflect/replicate/circular
+ring that goes back to the cell it was copied from.
 The file needs only amsmath, xcolor and geometry (every TeX distribution has them) and is ASCII.
 """
 
@@ -15,12 +16,14 @@ import numpy as np
 
 from convviz.export.story import Story
 from convviz.formulas import FULL_TERMS, Formula
+from convviz.render.selection import grad_x_marks
 from convviz.render.theme import TEX_COLORS
+from convviz.stages import remainder_mask
 from convviz.text import grey, number
 
 _grey = partial(grey, color="cvgrey")  # a vanishing term, in the preamble's readable grey
 MAX_SIDE = 16  # larger grids are named with their shape instead of typeset
-MARKS = ("cvpad", "cvins", "cvrem", "cvdrop", "cvfold")
+MARKS = ("cvpad", "cvins", "cvrem", "cvgap", "cvdrop", "cvfold")
 
 _PREAMBLE = r"""\documentclass[11pt]{article}
 \usepackage[a4paper,landscape,margin=1.5cm]{geometry}
@@ -29,10 +32,12 @@ _PREAMBLE = r"""\documentclass[11pt]{article}
 \setcounter{MaxMatrixCols}{@COLS@}
 @COLORS@
 % padded cell (grey, underlined); zero inserted by dilation (blue, overlined);
-% remainder cell (red); dropped ring gradient (red, underlined); folded-back ring gradient (grey)
+% remainder cell (red); cell between the windows (red, overlined); dropped ring gradient (red,
+% underlined); folded-back ring gradient (grey, overlined)
 \newcommand{\cvpad}[1]{\textcolor{cvpadc}{\underline{#1}}}
 \newcommand{\cvins}[1]{\textcolor{cvinsc}{\overline{#1}}}
 \newcommand{\cvrem}[1]{\textcolor{cvremc}{#1}}
+\newcommand{\cvgap}[1]{\textcolor{cvremc}{\overline{#1}}}
 \newcommand{\cvdrop}[1]{\textcolor{cvremc}{\underline{#1}}}
 \newcommand{\cvfold}[1]{\textcolor{cvpadc}{\overline{#1}}}
 \setlength{\parindent}{0pt}
@@ -103,10 +108,24 @@ def _intro(story: Story) -> str:
             rf"dilation ${dh}\times{dw}$. "
             rf"Shown: sample $n={story.n}$, filter $k={story.k}$, channel $c={story.c}$. "
             r"Marks: $\cvpad{\text{padded}}$, $\cvins{\text{inserted zero}}$, "
-            r"$\cvrem{\text{remainder}}$, $\cvdrop{\text{dropped}}$, "
+            r"$\cvrem{\text{remainder}}$, $\cvgap{\text{between the windows}}$ (no window "
+            r"reads it: its gradient is 0), $\cvdrop{\text{dropped}}$, "
             r"$\cvfold{\text{folded back}}$.",
         ]
     )
+
+
+def _unread(stages, marks: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """marks, then the cells of x̃ no window reads: the remainder, and those between windows."""
+    rem = remainder_mask(stages.spec)
+    return {**marks, "cvrem": rem, "cvgap": stages.unread_mask & ~rem}
+
+
+def _grad_x_marks(ig) -> dict[str, np.ndarray]:
+    """The cells of ∂L/∂x no window reads (its gradient is 0): the remainder, between windows."""
+    marks = grad_x_marks(ig)
+    rem = marks["remainder_mask"]
+    return {"cvrem": rem, "cvgap": marks["unread_mask"] & ~rem}
 
 
 def _forward(story: Story) -> str:
@@ -118,7 +137,7 @@ def _forward(story: Story) -> str:
             _display(
                 (
                     r"\tilde{x}",
-                    bmatrix(fw.x_padded[n, c], {"cvpad": fw.pad_mask, "cvrem": fw.remainder_mask}),
+                    bmatrix(fw.x_padded[n, c], _unread(fw, {"cvpad": fw.pad_mask})),
                 ),
                 ("w", bmatrix(fw.w[k, c])),
                 ("y", bmatrix(fw.y[n, k])),
@@ -173,9 +192,12 @@ def _input_grad(story: Story) -> str:
                 _display(
                     (
                         r"\frac{\partial L}{\partial \tilde{x}}",
-                        bmatrix(ig.grad_x_padded[n, c], {fold: ring}),
+                        bmatrix(ig.grad_x_padded[n, c], _unread(ig, {fold: ring})),
                     ),
-                    (r"\frac{\partial L}{\partial x}", bmatrix(ig.grad_x[n, c])),
+                    (
+                        r"\frac{\partial L}{\partial x}",
+                        bmatrix(ig.grad_x[n, c], _grad_x_marks(ig)),
+                    ),
                 ),
             ),
             cell_latex(story.input_grad_formula),

@@ -9,10 +9,14 @@ from plotly.colors import sample_colorscale
 
 from convviz.render import theme as th
 from convviz.render.geometry import scale_ticks
-from convviz.render.grids import format_value, format_values
+from convviz.render.grids import compact, format_value, format_values
 from convviz.render.plotly_adapter import Figure, figure
+from convviz.render.shapes import REMAINDER_WASH, fill_path
 
 GAP_PX = 18  # between heatmaps
+# a laptop's window less its figure's box (`Theme.fitted`: 300 px of chrome) gives back all but
+# a header's worth: a grid of rows is drawn at most the window's height less ~120 px
+SCREEN_PX = 180
 MIN_FONT_PX = 9  # numbers in a tile's cells, no smaller
 MIN_CELL_PX = 0.1  # a 128-wide tile is 13 px at the least
 LABEL_PX = 26  # room for a column title above / a row title to the right (at a 16 px rem)
@@ -59,14 +63,32 @@ def _tiles(arrays: np.ndarray, theme: th.Theme, title: str) -> _Tiles:
     fits = (widest - GAP_PX * (C - 1)) / (C * w)
     # a cell may be under a pixel (16 tiles of 128 × 128): the tiles stay square and fit the
     # width; a whole-pixel floor made them wider than the figure, squeezed into slivers
-    if theme.min_cell_px > 1:  # a laptop: the page scrolls past several grids
+    if theme.min_cell_px > 1:  # a laptop: the page scrolls past several grids …
         cell = max(MIN_CELL_PX, min(0.75 * theme.cell_px_for_font, fits))
+        # … but a grid of rows too small to number fits the window, to be seen whole (∂L/∂w of
+        # 10 × 5 tiles; its numbers are in the close-up of a tile); one that shows numbers keeps
+        # them, and scrolls
+        if R > 1 and _font(arrays, cell, theme) is None:
+            room = theme.figure_h + SCREEN_PX * theme.scale - _top(title) - 20 - label
+            cell = max(MIN_CELL_PX, min(cell, (room - GAP_PX * (R - 1)) / (R * h)))
     else:
         tall = (theme.figure_h - _top(title) - 20 - label - GAP_PX * (R - 1)) / (R * h)
         cell = max(MIN_CELL_PX, min(theme.cell_px, fits, tall))
     ph = h * cell
     width = C * w * cell + GAP_PX * (C - 1)
     return _Tiles(R, C, h, w, cell, width, label + R * ph + GAP_PX * (R - 1), label)
+
+
+def oriented(grid, theme: th.Theme):
+    """The grid (a `stories.Grid`) turned the way its tiles come out biggest: a projector puts its
+    longer side across; a laptop takes whichever way fits its width and its window better."""
+    if not theme.show_secondary:
+        return grid.across()
+    across = grid.across()
+    if across is grid:
+        return grid
+    cell = _tiles(grid.arrays, theme, grid.title).cell
+    return across if _tiles(across.arrays, theme, grid.title).cell > cell else grid
 
 
 def _axes(g: _Tiles, r: int, c: int) -> dict:
@@ -108,7 +130,7 @@ def _tile(z, r, c, g: _Tiles, colours: dict, name: str, text, font: int) -> dict
     gap = 1 if g.cell >= 8 else 0
     return {
         "type": "heatmap",
-        "z": z,
+        "z": compact(z),
         "xaxis": f"x{ax}",
         "yaxis": f"y{ax}",
         **colours,
@@ -224,6 +246,7 @@ def heatmap_grid(
     selected: tuple[int, int] | None = None,
     click: str | None = None,
     click_cols: int | None = None,
+    unread: np.ndarray | None = None,
 ) -> Figure:
     """A rows × cols grid of small heatmaps; arrays : shape (rows, cols, h, w).
 
@@ -232,6 +255,8 @@ def heatmap_grid(
     click : if given, a click on a tile selects it: its points carry customdata [click, row,
         col] (the tile's indices), after the heatmaps; click_cols : only tiles in the first
         click_cols columns are clickable (default all; e.g. not a column that holds a sum).
+    unread : (h, w) bool, the cells of every tile that no window reads (a gradient of 0 there):
+        washed in the remainder's colour.
     Axes are laid out by hand (pixel domains): make_subplots costs ~40 ms a figure.
     """
     g = _tiles(arrays, theme, title)
@@ -240,21 +265,48 @@ def heatmap_grid(
     if click is not None:
         _add_click_targets(data, arrays, g, names, click, click_cols or g.cols)
     notes = _labels(g, row_labels, col_labels, theme)
-    return figure(data, _layout(g, theme, title, notes, selected))
+    layout = _layout(g, theme, title, notes, selected)
+    if unread is not None and np.any(unread):
+        layout["shapes"] += [_unread_wash(g, r, c, unread) for r, c in np.ndindex(g.rows, g.cols)]
+    return figure(data, layout)
+
+
+def _unread_wash(g: _Tiles, r: int, c: int, unread: np.ndarray) -> dict:
+    """Tile (r, c)'s cells no window reads, washed as the grids wash them (`shapes`)."""
+    i = r * g.cols + c + 1
+    ax = "" if i == 1 else str(i)
+    return {
+        "type": "path",
+        "path": fill_path(np.asarray(unread, bool), (0, 0)),
+        "xref": f"x{ax}",
+        "yref": f"y{ax}",
+        "name": "unread",
+        "layer": "above",
+        "fillcolor": REMAINDER_WASH,
+        "line": {"width": 0},
+    }
+
+
+def _font(arrays: np.ndarray, cell: float, theme: th.Theme, labels=None) -> int | None:
+    """The px size of the numbers in tiles of `cell` px cells, or None where none fit."""
+    labels = format_values(arrays) if labels is None else labels
+    longest = max((len(t) for t in labels.ravel()), default=1)
+    grown = max(theme.cell_font_size, theme.cell_font(int(cell)))  # with a projector's cells
+    # as big as the cell allows, smaller for long numbers ('−1638' in a 32 px cell: 9 px)
+    fits = min(grown, int(cell * 0.45), int((cell - 4) / (0.6 * longest)))
+    show = fits >= MIN_FONT_PX and cell >= 22 and max(arrays.shape[2:]) <= theme.max_text_cells
+    return max(MIN_FONT_PX, fits) if show else None
 
 
 def _heatmaps(arrays: np.ndarray, g: _Tiles, names: list[list[str]], theme: th.Theme) -> list[dict]:
     """A heatmap per tile on one symmetric colour range: numbers where they fit, else the
     first heatmap carries the grid's colour scale."""
     labels = format_values(arrays)
-    longest = max((len(t) for t in labels.ravel()), default=1)
     lo, hi = float(arrays.min()), float(arrays.max())
     colours = value_colours(lo, hi)
-    grown = max(theme.cell_font_size, theme.cell_font(int(g.cell)))  # with a projector's cells
-    # as big as the cell allows, smaller for long numbers ('−1638' in a 32 px cell: 9 px)
-    fits = min(grown, int(g.cell * 0.45), int((g.cell - 4) / (0.6 * longest)))
-    show_text = fits >= MIN_FONT_PX and g.cell >= 22 and max(g.h, g.w) <= theme.max_text_cells
-    font = max(MIN_FONT_PX, fits)
+    font = _font(arrays, g.cell, theme, labels)
+    show_text = font is not None
+    font = font or MIN_FONT_PX
     text = labels if show_text else np.full(arrays.shape[:2], None)
     data = [
         _tile(arrays[r, c], r, c, g, colours, names[r][c], text[r, c], font)

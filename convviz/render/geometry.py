@@ -24,6 +24,10 @@ from convviz.text import number
 HIDDEN_NOTE = "(numbers hidden at this size)"
 _Y_LABELS_PX = 34  # room for a panel's row indices left of its grid (at a 16 px rem)
 _PANEL_GAP_PX = 22  # blank space between one panel's row indices and the previous grid
+# A main column narrower than this (a phone) stacks a figure's panels, each the column's width:
+# side by side, a 9×9 input, its 3×3 kernel and 4×4 output had 8 px cells on a 390 px phone.
+NARROW_PX = 600
+_STACK_GAP_PX = 14  # between one grid's column indices and the next panel's header
 
 # --- geometry ------------------------------------------------------------------------------------
 
@@ -48,6 +52,7 @@ class GridLayout:
     cells: tuple[int, ...] = ()  # px edge of each panel's cells
     fonts: tuple[int, ...] = ()  # px of each panel's cell numbers
     header: int = 0  # px above the grids for the panel headers (in margin["t"])
+    stacked: bool = False  # panels one under another (a narrow screen), not in a row
 
     @property
     def width(self) -> int:
@@ -281,6 +286,8 @@ def grid_layout(
     the width. With own_cells, small panels beside a big one that hides its numbers keep
     readable cells of their own (`_own_cells`).
     """
+    if len(panels) > 1 and theme.figure_w < NARROW_PX:
+        return _stacked(panels, theme, top=top, bottom=bottom, min_plot_h=min_plot_h)
     base = _uniform(panels, theme, top, bottom)
     fit = _own_cells(panels, theme, top, bottom, base) if own_cells else base
     cells, columns = fit.cells, fit.columns
@@ -308,6 +315,47 @@ def grid_layout(
         tuple(cells),
         tuple(number_font(p, theme, c) for p, c in zip(panels, cells)),
         fit.header,
+    )
+
+
+def _stacked(
+    panels: Sequence[Panel], theme: Theme, *, top: int, bottom: int, min_plot_h: int = 0
+) -> GridLayout:
+    """Panels one under another, each with the biggest cells (up to theme.cell_px) that fit the
+    column's width; every panel's header in the same room above its grid (the first one's in the
+    top margin). For a narrow screen: the page scrolls down, never sideways."""
+    column = max(1, theme.figure_w - _fixed_px(1, theme))
+    cells = [max(1, min(theme.cell_px, column // p.shape[1])) for p in panels]
+    hidden = [not legible(p, theme, c) for p, c in zip(panels, cells)]
+    header = max(
+        _header_h(len(title_lines(p, theme, column)) - 1 + len(subtitle_lines(p, theme, column, h)),
+                  theme) + (colorbar_px(theme) if h else 0)
+        for p, h in zip(panels, hidden)
+    )  # fmt: skip
+    below = ticks_px(theme) + _STACK_GAP_PX  # a grid's column indices, then the gap
+    heights = [p.shape[0] * c for p, c in zip(panels, cells)]
+    plot_h = max(sum(heights) + (len(panels) - 1) * (below + header), min_plot_h)
+    plot_w = column + _fixed_px(1, theme) - 16
+    x_domains, y_domains, y = [], [], 0
+    for p, c, h in zip(panels, cells, heights):
+        x0 = _labels_px(theme) + (column - p.shape[1] * c) / 2  # centred in the column
+        x_domains.append((x0 / plot_w, (x0 + p.shape[1] * c) / plot_w))
+        y_domains.append((1 - (y + h) / plot_h, 1 - y / plot_h))
+        y += h + below + header
+    return GridLayout(
+        min(cells),
+        _gap(min(cells)),
+        theme.cell_font(min(cells)),
+        tuple(x_domains),
+        tuple(y_domains),
+        plot_w,
+        plot_h,
+        {"l": 8, "r": 8, "t": top + header, "b": bottom},
+        (column,) * len(panels),
+        tuple(cells),
+        tuple(number_font(p, theme, c) for p, c in zip(panels, cells)),
+        header,
+        stacked=True,
     )
 
 

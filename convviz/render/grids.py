@@ -349,7 +349,7 @@ def tap_overlay(panel: Panel, i: int, geo: GridLayout, show: bool) -> dict:
 
 def click_overlay(panel: Panel, i: int, geo: GridLayout) -> dict | None:
     """Invisible square markers at every cell centre: what a click on the chart selects."""
-    (h, w), (oy, ox) = panel.shape, panel.origin
+    (h, w), (oy, ox), (dr, dc) = panel.shape, panel.origin, panel.offset
     if max(h, w) > MAX_CLICK_CELLS:
         return None
     rr, cc = np.divmod(np.arange(h * w), w)
@@ -364,7 +364,7 @@ def click_overlay(panel: Panel, i: int, geo: GridLayout) -> dict | None:
         "y": rr + oy,
         "xaxis": xa,
         "yaxis": ya,
-        "customdata": [[panel.key, int(r), int(c)] for r, c in zip(rr, cc)],
+        "customdata": [[panel.key, int(r + dr), int(c + dc)] for r, c in zip(rr, cc)],
         "hovertext": hover,
         "hovertemplate": "%{hovertext}<extra></extra>",
         "marker": {
@@ -379,6 +379,17 @@ def click_overlay(panel: Panel, i: int, geo: GridLayout) -> dict | None:
     }
 
 
+def compact(z: np.ndarray) -> np.ndarray:
+    """A tile's values as sent to the browser: whole numbers as integers (the adapter sends them
+    in the narrowest type: 1–2 bytes a cell, not 8), others as float32 (the hover writes 4
+    significant digits). A 5-channel 100×100 layer's channel tiles were 2.8 MB of float64."""
+    z = np.asarray(z)
+    finite = np.isfinite(z)
+    if finite.all() and np.abs(z).max(initial=0) < 2**31 and np.all(z == np.round(z)):
+        return z.astype(np.int64)
+    return z.astype(np.float32)
+
+
 def panel_traces(
     panel: Panel, i: int, theme: Theme, geo: GridLayout, *, taps: bool = True
 ) -> list[dict]:
@@ -390,8 +401,9 @@ def panel_traces(
     covered = pad | dil | (np.asarray(panel.taps) >= 0 if has_taps else False)
     x, y = _coords(panel)
     text = np.where(covered, "", format_values(values)) if show else None
+    z = values if show else compact(values)  # numbered grids are small; big ones, compact
     base = heatmap(
-        values, i, x, y, geo, text=text, font_color=VALUE_INK, zmid=0, name=f"{panel.key}:values"
+        z, i, x, y, geo, text=text, font_color=VALUE_INK, zmid=0, name=f"{panel.key}:values"
     )
     if max(panel.shape) > MAX_CLICK_CELLS:  # no click overlay: let the heatmap answer hovers
         base["hoverinfo"] = None
@@ -509,12 +521,13 @@ def layout_with_legend(
     geo = grid_layout(panels, theme, top=top, bottom=ticks_px(theme) + 6)
     if not items:
         return geo, None
-    legend = _legend_beside(items, panels, theme, geo)
+    legend = None if geo.stacked else _legend_beside(items, panels, theme, geo)
     if legend is not None:
         return geo, legend
     lines = _legend_lines(items, theme, 0)  # one item a line
     right = 16 + int(max(len(words) + 2 for _, _, words in items) * _legend_char_px(theme))
-    if geo.width + right <= theme.figure_w and _legend_px(lines, theme) <= geo.plot_h:
+    fits = geo.width + right <= theme.figure_w and _legend_px(lines, theme) <= geo.plot_h
+    if fits and not geo.stacked:
         # beside the grids, at their foot: the figure widens, the grids keep their height
         geo = replace(geo, margin={**geo.margin, "r": geo.margin["r"] + right})
         return geo, {**_legend(lines, theme, geo, 1 + 16 / geo.plot_w), "y": 0, "yanchor": "bottom"}
@@ -527,22 +540,25 @@ def layout_with_legend(
 
 
 def panels_layout(
-    panels: Sequence[Panel], theme: Theme, title: str | None = None
+    panels: Sequence[Panel], theme: Theme, title: str | None = None, **words: str
 ) -> tuple[list[Panel], GridLayout, dict | None]:
     """The panels as panels_figure draws them (no tap colours where there are too many to tell
-    apart), their geometry and their legend."""
+    apart), their geometry and their legend (`words`: `shapes.legend_items`' own)."""
     panels = told_apart(panels, theme.max_text_cells)
     title_px = theme.title_font_size + 18 if title else 6
-    geo, legend = layout_with_legend(panels, legend_items(panels), theme, title_px)
+    geo, legend = layout_with_legend(panels, legend_items(panels, **words), theme, title_px)
     return panels, geo, legend
 
 
-def panels_figure(panels: list[Panel], theme: Theme = THEME, *, title: str | None = None) -> Figure:
+def panels_figure(
+    panels: list[Panel], theme: Theme = THEME, *, title: str | None = None, **words: str
+) -> Figure:
     """Panels side by side: numbers on a diverging scale, roles styled, every cell clickable.
 
     A click returns customdata [panel.key, row, col] (array indices): ui.controls.clicked_cell.
+    words : what the legend calls a mark, e.g. highlight="the cells that matter".
     """
-    panels, geo, legend = panels_layout(panels, theme, title)
+    panels, geo, legend = panels_layout(panels, theme, title, **words)
     layout = base_layout(geo, theme, title)
     add_panels(layout, panels, theme, geo)
     layout["annotations"] += [legend] if legend else []

@@ -23,6 +23,7 @@ from convviz.render.selection import (
     adds_cells,
     cell_mask,
     copies_of,
+    grad_x_marks,
     in_panel,
     step_of,
     tap_grid,
@@ -241,6 +242,7 @@ def _mask_step(st: InputGradStages, n: int, c: int, selected) -> Step:
                 "grad_x_padded",
                 pad_mask=st.pad_mask,
                 remainder_mask=remainder_mask(spec),  # no forward window read it: gradient 0
+                unread_mask=st.unread_mask,  # … nor these, between the windows
                 dropped_mask=st.pad_mask if mode == "zeros" else None,
                 origin=(-pt, -pl),
                 subtitle=f"{shape_text(st.grad_x_padded[n, c].shape)}, {ring}",
@@ -253,6 +255,7 @@ def _mask_step(st: InputGradStages, n: int, c: int, selected) -> Step:
                 "grad_x",
                 subtitle=shape_text(st.grad_x[n, c].shape),
                 selected=in_panel("grad_x", selected),
+                **grad_x_marks(st),
             ),
         ],
     )
@@ -357,6 +360,8 @@ def input_grad_animation(
             else slice_name("∂L/∂x̃", n=n, c=c),
             "grad_x_padded",
             pad_mask=st.pad_mask,
+            remainder_mask=remainder_mask(spec),  # its windows meet only zeros: 0
+            unread_mask=st.unread_mask,
             selected=selected,
             origin=(-pt, -pl),
             subtitle="padded input, ring included" if adds_cells(spec.padding) else "no padding",
@@ -377,6 +382,7 @@ def scatter_panels(lay: Layer, n: int, k: int, c: int) -> list[Panel]:
             "grad_x_padded",
             pad_mask=fw.pad_mask,
             remainder_mask=fw.remainder_mask,
+            unread_mask=fw.unread_mask,
             origin=(-pt, -pl),
         ),
     ]

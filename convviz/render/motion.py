@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from convviz.render.panel import Panel
-from convviz.render.shapes import remainder_item
+from convviz.render.shapes import unread_items
 from convviz.render.theme import (
     DILATION_COLOR,
     HIGHLIGHT_COLOR,
@@ -87,7 +87,7 @@ def legend_items(motion: Motion) -> list[tuple[str, str, str]]:
     """(glyph, colour, words) of each role the motion draws, in LEGEND's order."""
     roles = {g.role for s in motion.scenes for g in s.groups.values() if len(g.value)}
     items = [(glyph, col, words) for role, (col, glyph, words) in LEGEND.items() if role in roles]
-    return items + remainder_item(motion.panels)  # a grid's band, not a role
+    return items + unread_items(motion.panels)  # a grid's bands, not a role
 
 
 # --- the model -----------------------------------------------------------------------------------

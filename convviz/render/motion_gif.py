@@ -175,6 +175,8 @@ def _gif_stills(motion: Motion, cell_px: int):
         # rows and columns no window reaches, as the stills mark them (drawn where index [0, 0] is)
         draw_outline(ax, p.mask("remainder_mask"), "remainder", cell_px * 0.72,
                      (dx + p.origin[1], dy + p.origin[0]))  # fmt: skip
+        draw_outline(ax, p.between(), "unread", cell_px * 0.72,
+                     (dx + p.origin[1], dy + p.origin[0]))  # fmt: skip
         left += col + GAP
     legend_top = H + INDEX + 0.2 + _caption_lines(motion, W) * LINE + 0.3  # under the caption
     for r, row in enumerate(_legend_rows(motion, W)):

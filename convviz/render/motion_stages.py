@@ -143,7 +143,9 @@ def mask_motion(
     if selected is not None and np.any(selected):
         scenes = with_outlines(st, scenes, selected)
     # the rows and columns no forward window read (their gradient is 0) marked, as on the still
-    panel = replace(result_panel(st, n, c), remainder_mask=remainder_mask(st.spec))
+    panel = replace(
+        result_panel(st, n, c), remainder_mask=remainder_mask(st.spec), unread_mask=st.unread_mask
+    )
     motion = Motion(
         "mask", (panel,), dict.fromkeys(scenes[0].groups, 0), tuple(scenes),
         even_tweens(scenes, tweens),
@@ -275,7 +277,8 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
     backdrop = Panel(
         st.x_padded[n, c], f"x̃[n={n}, c={c}]" + (", padded" if st.pad_mask.any() else ""),
         "x",
-        pad_mask=st.pad_mask, remainder_mask=st.remainder_mask, origin=(-pt, -pl),
+        pad_mask=st.pad_mask, remainder_mask=st.remainder_mask, unread_mask=st.unread_mask,
+        origin=(-pt, -pl),
     )  # fmt: skip
     panels = (
         blank_panel(

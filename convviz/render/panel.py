@@ -22,6 +22,8 @@ class Panel:
     pad_mask: np.ndarray | None = None  # cells the padding added
     dilation_mask: np.ndarray | None = None  # zeros the dilation inserted
     remainder_mask: np.ndarray | None = None  # cells no window reaches
+    # cells no window reads, the remainder's and those between the windows: their gradient is 0
+    unread_mask: np.ndarray | None = None
     dropped_mask: np.ndarray | None = None  # gradient the mask drops (crossed out)
     taps: np.ndarray | None = None  # int (h, w): kernel tap index colouring the cell, -1 none
     highlight: np.ndarray | None = None  # bool (h, w): cells linked to the selection
@@ -29,6 +31,9 @@ class Panel:
     # the cell whose sum a slide writes out when nothing is selected (outlined solid black)
     written: tuple[int, int] | None = None
     origin: tuple[int, int] = (0, 0)  # index of the top-left cell in axis labels (e.g. -1)
+    # array index, in the whole grid, of this panel's cell [0, 0]: a crop's place (a click on a
+    # close-up selects the whole grid's cell)
+    offset: tuple[int, int] = (0, 0)
     subtitle: str = ""  # shape or a short note under the title
     # rows and columns of index 0… that carry index labels, when the grid draws more than one
     # array (a matrix with the vectors it multiplies beside it); None: every cell is indexed
@@ -48,6 +53,11 @@ class Panel:
         """A mask by field name, all False when absent."""
         m = getattr(self, name)
         return np.zeros(self.shape, dtype=bool) if m is None else np.asarray(m, dtype=bool)
+
+    def between(self) -> np.ndarray:
+        """The cells no window reads that are not the remainder: between the windows (a stride
+        wider than the dilated kernel, or a dilation's gaps)."""
+        return self.mask("unread_mask") & ~self.mask("remainder_mask")
 
 
 class SweepPanels(NamedTuple):

@@ -1,10 +1,14 @@
-"""What a quiz question gives the student: the operands, never the answer."""
+"""What a quiz question gives the student: the operands, never the answer; after a wrong answer,
+the cells that matter to it outlined."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
-from convviz.quiz import padding_words
+import numpy as np
+
+from convviz.quiz import Lit, padding_words
 from convviz.render.grids import panels_figure, panels_layout
 from convviz.render.panel import Panel
 from convviz.render.plotly_adapter import Figure
@@ -14,24 +18,38 @@ from convviz.stages import Layer
 
 # the slice axis a sum question adds over (beside the taps): ∂L/∂x over the filters, an output
 # cell over the input channels, ∂L/∂w over the batch
-SUMMED = {"grad_x": "k", "y": "c", "grad_w": "n"}
+SUMMED = {"grad_x": "k", "y": "c", "grad_w": "n", "bias": "n"}
+LIT_WORDS = "the cells that matter (hint)"  # the legend's words for the outlined cells
 
 
-def given_rows(lay: Layer, n: int, k: int, c: int, kind: str) -> list[list[Panel]]:
+def given_rows(
+    lay: Layer, n: int, k: int, c: int, kind: str, lit: Sequence[Lit] = ()
+) -> list[list[Panel]]:
     """The grids a question of `kind` is worked from, a row per slice it adds over: w[k, c] and
     ∂L/∂y[n, k] of every filter k for a cell of ∂L/∂x, x[n, c] and w[k, c] of every channel c for
-    an output cell, x[n, c] and ∂L/∂y[n, k] of every sample n for ∂L/∂w; for the others (and
-    when that axis has one slice) x[n, c], w[k, c] and ∂L/∂y[n, k] in one row."""
+    an output cell, x[n, c] and ∂L/∂y[n, k] of every sample n for ∂L/∂w (and ∂L/∂b); for the
+    others (and when that axis has one slice) x[n, c], w[k, c] and ∂L/∂y[n, k] in one row.
+    lit : the cells outlined (each Lit in the slices its tags agree with)."""
     spec = lay.forward.spec
     size = {"n": spec.batch, "c": spec.in_channels, "k": spec.out_channels}
     axis = SUMMED.get(kind)
     if axis is None or size[axis] == 1:
-        return [given_panels(lay, n, k, c)]
+        return [_lit(given_panels(lay, n, k, c), {"n": n, "k": k, "c": c}, lit)]
     rows = []
     for i in range(size[axis]):
-        x, w, g = given_panels(lay, **{"n": n, "k": k, "c": c, axis: i})
+        at = {"n": n, "k": k, "c": c, axis: i}
+        x, w, g = _lit(given_panels(lay, **at), at, lit)
         rows.append({"k": [w, g], "c": [x, w], "n": [x, g]}[axis])
     return rows
+
+
+def _lit(panels: list[Panel], at: dict[str, int], lit: Sequence[Lit]) -> list[Panel]:
+    """The panels of slice `at` with the cells of the Lits that apply to them outlined."""
+    out = []
+    for p in panels:
+        masks = [x.mask for x in lit if x.applies(p.key, at) and x.mask.shape == p.shape]
+        out.append(replace(p, highlight=np.logical_or.reduce(masks)) if masks else p)
+    return out
 
 
 def given_panels(lay: Layer, n: int, k: int, c: int) -> list[Panel]:
@@ -78,4 +96,4 @@ def given_figures(rows: list[list[Panel]], theme: Theme) -> list[Figure]:
             alike = len(lines) > 1 and all(len(set(c)) == 1 for c in cells)
             best = (least, lines, replace(tile, cell_px=least) if alike else tile)
     _, lines, tile = best
-    return [panels_figure(line, tile) for line in lines]
+    return [panels_figure(line, tile, highlight=LIT_WORDS) for line in lines]

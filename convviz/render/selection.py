@@ -13,7 +13,7 @@ import numpy as np
 from convviz.formulas import Formula
 from convviz.ops import copies_mask
 from convviz.render.panel import Panel
-from convviz.stages import InputGradStages
+from convviz.stages import InputGradStages, remainder_mask
 from convviz.sweeps import Sweep
 
 BROWSER_FRAMES = 400  # most frames of a sweep in the browser (a plotly figure's size)
@@ -102,6 +102,16 @@ def copies_of(st: InputGradStages, cell: tuple[int, int] | None) -> np.ndarray |
     return copies_mask(spec.in_size, spec.padding, spec.padding_mode, cell)
 
 
+def grad_x_marks(st: InputGradStages) -> dict[str, np.ndarray]:
+    """The masks of ∂L/∂x (H, W) for a Panel: the cells no window reads (gradient 0), and of
+    them the remainder's (the bottom/right band cropped from x̃)."""
+    (pt, _), (pl, _) = st.spec.padding
+    H, W = st.spec.in_size
+    unread = st.unread_x_mask
+    band = remainder_mask(st.spec)[pt : pt + H, pl : pl + W]
+    return {"unread_mask": unread, "remainder_mask": band & unread}
+
+
 def centre(shape: tuple[int, int]) -> tuple[int, int]:
     """The middle cell of a grid: the default cell whose formula a page shows."""
     return shape[0] // 2, shape[1] // 2
@@ -170,13 +180,26 @@ def crop(panel: Panel, rows: tuple[int, int], cols: tuple[int, int], note: str) 
         pad_mask=cut(panel.pad_mask),
         dilation_mask=cut(panel.dilation_mask),
         remainder_mask=cut(panel.remainder_mask),
+        unread_mask=cut(panel.unread_mask),
         dropped_mask=cut(panel.dropped_mask),
         taps=cut(panel.taps),
         highlight=cut(panel.highlight),
         selected=(sel[0] - r0, sel[1] - c0) if inside else None,
         origin=(oy + r0, ox + c0),
+        offset=(panel.offset[0] + r0, panel.offset[1] + c0),
         subtitle=f"rows {oy + r0}…{oy + r1 - 1}, columns {ox + c0}…{ox + c1 - 1}: {note}",
     )
+
+
+def close_up(panel: Panel, cell: tuple[int, int] | None, most: int = ZOOM_CELLS) -> Panel:
+    """The cells of a big panel around `cell` (array indices; its selected cell, else its
+    centre), `most` a side: numbers a grid too big to number hides. A selected cell stays
+    outlined; the centre is not (nothing was selected)."""
+    cell = cell or panel.selected or centre(panel.shape)
+    (h, w), (r, c) = panel.shape, cell
+    rows, cols = _span(r, r, h, most), _span(c, c, w, most)
+    where = "around the selected cell" if panel.selected else "around the centre"
+    return crop(panel, rows, cols, where)
 
 
 def zoom_panels(

@@ -1,5 +1,6 @@
 """Outlines and marks over a plotly grid, as SVG paths in a panel's axis coordinates: the
-remainder band, crossed-out drops, the highlight and the selection; and the legend line."""
+cells no window reads (the remainder band, the cells between the windows), crossed-out drops,
+the highlight and the selection; and the legend line."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from convviz.render.theme import (
     Theme,
 )
 
-_REMAINDER_WASH = "rgba(178, 58, 72, 0.13)"  # REMAINDER_COLOR, faint, over the remainder band
+REMAINDER_WASH = "rgba(178, 58, 72, 0.13)"  # REMAINDER_COLOR, faint, over cells no window reads
 
 # --- shapes --------------------------------------------------------------------------------------
 
@@ -91,17 +92,22 @@ def _path_shape(i: int, path: str, name: str, domain: bool = False, **style) -> 
 
 
 def remainder_shapes(panel: Panel, i: int, geo: GridLayout) -> list[dict]:
-    """The remainder band of panel i (rows and columns no window reaches): washed, dashed."""
-    rem = panel.mask("remainder_mask")
-    if not rem.any():
-        return []
+    """The cells of panel i no window reads, washed: the remainder band (rows and columns no
+    window reaches) outlined dashed, the cells between the windows dash-dotted."""
     o, lw = panel.origin, max(1.5, geo.cell_of(i) / 16)
-    wash = {"fillcolor": _REMAINDER_WASH, "line": {"width": 0}}
-    dashed = {"line": {"color": REMAINDER_COLOR, "width": lw, "dash": "dash"}}
-    return [
-        _path_shape(i, fill_path(rem, o), "remainder", **wash),
-        _path_shape(i, outline_path(rem, o), "remainder", **dashed),
-    ]
+    wash = {"fillcolor": REMAINDER_WASH, "line": {"width": 0}}
+    shapes = []
+    for name, mask, dash in (
+        ("remainder", panel.mask("remainder_mask"), "dash"),
+        ("unread", panel.between(), "dashdot"),
+    ):
+        if mask.any():
+            line = {"line": {"color": REMAINDER_COLOR, "width": lw, "dash": dash}}
+            shapes += [
+                _path_shape(i, fill_path(mask, o), name, **wash),
+                _path_shape(i, outline_path(mask, o), name, **line),
+            ]
+    return shapes
 
 
 def panel_shapes(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> list[dict]:
@@ -158,8 +164,22 @@ def remainder_item(panels: Sequence[Panel]) -> list[tuple[str, str, str]]:
     return [("┅", REMAINDER_COLOR, f"remainder: {words}")]
 
 
-def legend_items(panels: Sequence[Panel]) -> list[tuple[str, str, str]]:
-    """(glyph, colour, words) of each cell role the panels draw."""
+def unread_items(panels: Sequence[Panel]) -> list[tuple[str, str, str]]:
+    """The legend's entries for the cells no window reads: the remainder band, and the cells
+    between the windows (a stride wider than the dilated kernel, or a dilation's gaps)."""
+    marked = [p for p in panels if p.between().any()]
+    if not marked:
+        return remainder_item(panels)
+    on_x = all(p.key == "x" for p in marked)
+    words = "no window reads it" if on_x else "no window reads it, gradient 0"
+    return [*remainder_item(panels), ("┄", REMAINDER_COLOR, f"between the windows: {words}")]
+
+
+def legend_items(
+    panels: Sequence[Panel], highlight: str = "linked to the selection"
+) -> list[tuple[str, str, str]]:
+    """(glyph, colour, words) of each cell role the panels draw; `highlight` says what the
+    dotted outline means (the quiz lights the cells that matter to a question)."""
 
     def marked(*marks):
         return [(g, c, w) for m, g, c, w in marks if any(p.mask(m).any() for p in panels)]
@@ -169,10 +189,10 @@ def legend_items(panels: Sequence[Panel]) -> list[tuple[str, str, str]]:
             ("pad_mask", "■", PAD_COLOR, "padding"),
             ("dilation_mask", "■", DILATION_COLOR, "zero inserted by dilation"),
         ),
-        *remainder_item(panels),
+        *unread_items(panels),
         *marked(
             ("dropped_mask", "✕", DROPPED_COLOR, "dropped by the mask"),
-            ("highlight", "⬚", HIGHLIGHT_COLOR, "linked to the selection"),
+            ("highlight", "⬚", HIGHLIGHT_COLOR, highlight),
         ),
     ]
     if any(p.selected is not None for p in panels):

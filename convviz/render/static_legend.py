@@ -6,6 +6,7 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
+from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
@@ -18,6 +19,8 @@ from convviz.render.static_panel import (
     LINKED_STYLE,
     MARGIN,
     PAD_HATCH_STYLE,
+    UNREAD_ALPHA,
+    UNREAD_STYLE,
     font,
     text_width,
 )
@@ -41,6 +44,7 @@ LEGEND_WORDS = {
     "pad": "padding (added cells)",
     "dilation": "zero inserted by dilation",  # as on screen
     "remainder": "rows/columns no window reaches",
+    "unread": "between the windows: no window reads it (gradient 0)",
     "dropped": "gradient the mask drops",
     "tap": "kernel tap (each its own colour)",
     "grad_out_tap": "∂L/∂y cell (each its own colour)",  # what slides in the weight gradient
@@ -52,6 +56,7 @@ LEGEND_WORDS = {
     "window": "the window, and the cell its sum writes",
 }
 _LEGEND_FONT = 0.8  # of the theme's font size
+_WASH = to_rgba(REMAINDER_COLOR, UNREAD_ALPHA)  # the cells no window reads, as drawn
 
 
 def legend_marks(panels: list[Panel]) -> list[str]:
@@ -64,6 +69,7 @@ def legend_marks(panels: list[Panel]) -> list[str]:
         "pad": any(p.mask("pad_mask").any() for p in panels),
         "dilation": any(p.mask("dilation_mask").any() for p in panels),
         "remainder": any(p.mask("remainder_mask").any() for p in panels),
+        "unread": any(p.between().any() for p in panels),
         "dropped": any(p.mask("dropped_mask").any() for p in panels),
         "tap": bool(tapped) and not slides_grad_out,
         "grad_out_tap": slides_grad_out,
@@ -81,7 +87,8 @@ def _legend_handle(mark: str) -> Rectangle:
     face, edge, hatch, style, lw = {
         "pad": (PAD_COLOR, GRID_LINE, PAD_HATCH_STYLE, "solid", 0.8),
         "dilation": (DILATION_COLOR, GRID_LINE, None, "solid", 0.8),
-        "remainder": ("none", REMAINDER_COLOR, None, (0, (3, 2)), 1.5),
+        "remainder": (_WASH, REMAINDER_COLOR, None, (0, (3, 2)), 1.5),
+        "unread": (_WASH, REMAINDER_COLOR, None, UNREAD_STYLE, 1.5),
         "dropped": ("white", DROPPED_COLOR, "xx", "solid", 0.8),
         # a tap's swatch in the second tap colour: the first is a red, as the selection is
         "tap": ("none", tap_colors(1, 2)[1], None, "solid", 2.0),

@@ -49,6 +49,8 @@ from convviz.text import number
 GRID_LW, _TAP_LW, HIGHLIGHT_LW, SELECTED_LW = 0.035, 0.085, 0.075, 0.1
 _REMAINDER_LW, _DROPPED_LW = 0.055, 0.04
 LINKED_STYLE = (0, (1, 3))  # linked to the selection: dotted (with projecting caps), as on screen
+UNREAD_STYLE = (0, (3, 1.5, 1, 1.5))  # between the windows: dash-dotted, as on screen
+UNREAD_ALPHA = 0.13  # their wash: as `shapes.REMAINDER_WASH`
 PAD_HATCH_STYLE = "//"
 MIN_CELL_FONT = 5.0  # points; below this a panel shows colours without numbers
 # Layout of one figure, in inches (points where named _PT).
@@ -171,7 +173,9 @@ def draw(ax: Axes, panel: Panel, theme: Theme) -> Drawn:
     mesh.set_label("cells")
     _frame(ax, panel, theme, cell_pt)
     _draw_pad(ax, panel, cell_pt)
+    _draw_unread_wash(ax, panel)
     draw_outline(ax, panel.mask("remainder_mask"), "remainder", cell_pt)
+    draw_outline(ax, panel.between(), "unread", cell_pt)
     texts = _draw_numbers(ax, panel, theme, fills, cell_pt)
     if not texts:  # colours only: their scale under the grid
         _draw_scale(ax, panel, theme)
@@ -262,6 +266,16 @@ def _draw_pad(ax: Axes, panel: Panel, cell_pt: float) -> None:
         _draw_grid(ax, panel.mask("pad_mask"), cell_pt)
 
 
+def _draw_unread_wash(ax: Axes, panel: Panel) -> None:
+    """The cells no window reads (the remainder, between the windows) washed faintly in the
+    remainder's colour, as on screen (`shapes.REMAINDER_WASH`): a number stays legible."""
+    unread = panel.mask("unread_mask") | panel.mask("remainder_mask")
+    for r, c, nr, nc in mask_rects(unread):
+        wash = Rectangle((c - 0.5, r - 0.5), nc, nr, facecolor=REMAINDER_COLOR, alpha=UNREAD_ALPHA,
+                         linewidth=0, zorder=1.7, label="unread wash")  # fmt: skip
+        ax.add_patch(wash)
+
+
 def _draw_grid(ax: Axes, mask: np.ndarray, cell_pt: float) -> None:
     """The white grid lines around every cell of mask."""
     r, c = np.nonzero(mask)
@@ -281,12 +295,14 @@ def _draw_grid(ax: Axes, mask: np.ndarray, cell_pt: float) -> None:
 def draw_outline(
     ax: Axes, mask: np.ndarray, role: str, cell_pt: float, at: tuple[float, float] = (0, 0)
 ) -> None:
-    """The boundary of mask (its cell [0, 0] drawn at `at`, x then y): remainder dashed,
-    highlight dotted and thick (as on screen: solid is an animation's current cell)."""
+    """The boundary of mask (its cell [0, 0] drawn at `at`, x then y): remainder dashed, the
+    cells between the windows dash-dotted, highlight dotted and thick (as on screen: solid is
+    an animation's current cell)."""
     if not mask.any():
         return
     color, lw, style, z = {
         "remainder": (REMAINDER_COLOR, _REMAINDER_LW, (0, (3, 2)), 2.0),
+        "unread": (REMAINDER_COLOR, _REMAINDER_LW, UNREAD_STYLE, 2.0),
         "highlight": (HIGHLIGHT_COLOR, HIGHLIGHT_LW, LINKED_STYLE, 4.5),
     }[role]
     x0, y0 = at

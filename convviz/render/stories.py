@@ -19,6 +19,7 @@ from convviz.render.motion_stages import (
 from convviz.render.panel import Panel, SweepPanels
 from convviz.render.selection import (
     adds_cells,
+    grad_x_marks,
     in_panel,
     reads,
     step_of,
@@ -27,9 +28,16 @@ from convviz.render.selection import (
     window_mask,
 )
 from convviz.spec import ConvSpec
-from convviz.stages import ForwardStages, Layer, WeightGradStages
+from convviz.stages import (
+    ForwardStages,
+    Layer,
+    WeightGradStages,
+    read_lines,
+    unread_input_mask,
+    unread_mask,
+)
 from convviz.sweeps import Sweep
-from convviz.text import count, shape_text, slice_name
+from convviz.text import cell_name, count, number, shape_text, slice_name
 
 
 def _padded_title(name: str, padding) -> str:
@@ -73,6 +81,7 @@ def forward_panels(
             "x",
             pad_mask=st.pad_mask,
             remainder_mask=st.remainder_mask,
+            unread_mask=st.unread_mask,
             taps=taps,
             highlight=highlight,
             origin=(-pt, -pl),
@@ -144,6 +153,7 @@ def weight_grad_panels(
             "x",
             pad_mask=st.pad_mask,
             remainder_mask=st.remainder_mask,
+            unread_mask=st.unread_mask,
             taps=taps,
             highlight=highlight,
             origin=(-pt, -pl),
@@ -181,6 +191,7 @@ def overview_panels(
             "x",
             pad_mask=fw.pad_mask,
             remainder_mask=fw.remainder_mask,
+            unread_mask=fw.unread_mask,
             origin=(-pt, -pl),
             subtitle=_padded_note(fw.spec),
         ),
@@ -205,6 +216,7 @@ def overview_panels(
             slice_name("∂L/∂x", n=n, c=c),
             "grad_x",
             subtitle=_summed(ig.grad_x[n, c], fw.spec.out_channels, "filter"),
+            **grad_x_marks(ig),
         ),
         Panel(
             wg.grad_w[k, c],
@@ -214,6 +226,12 @@ def overview_panels(
         ),
     ]
     return [_outlined(p, selected) for p in forward], [_outlined(p, selected) for p in backward]
+
+
+def grad_x_panel(ig, n: int, c: int, selected: tuple[int, int] | None = None) -> Panel:
+    """∂L/∂x[n, c] alone, its cells no window reads marked (a close-up's whole grid)."""
+    return Panel(ig.grad_x[n, c], slice_name("∂L/∂x", n=n, c=c), "grad_x", selected=selected,
+                 **grad_x_marks(ig))  # fmt: skip
 
 
 def _outlined(panel: Panel, selected: tuple[str, int, int] | None) -> Panel:
@@ -270,6 +288,7 @@ class Grid:
     selected: tuple[int, int] | None = None  # the tile of the slice the other views show
     fields: tuple[str | None, str | None] = (None, None)  # the slice (n, k, c) a row, a column is
     click_cols: int | None = None  # only the first click_cols columns are slices (not a sum)
+    unread: np.ndarray | None = None  # (h, w) cells of every tile no window reads: gradient 0
 
     @property
     def outlined(self) -> str:
@@ -295,16 +314,19 @@ class Grid:
 
 
 def channel_grids(
-    lay: Layer, n: int, c: int, contributions: np.ndarray, k: int | None = None
+    lay: Layer, n: int, c: int, contributions: np.ndarray | None, k: int | None = None
 ) -> list[Grid]:
     """x[n] by channel, grad_w as filters × channels, grad_x[n, c] as a sum over filters.
 
-    contributions : (C_out, H, W), each filter's share of grad_x[n, c] (engine data);
+    contributions : (C_out, H, W), each filter's share of grad_x[n, c] (engine data); None:
+        no grid of that sum (`filter_sum_grid` makes it on its own);
     k : the filter the other views show; its tiles are outlined (with channel c).
     """
     fw, ig, wg = lay.forward, lay.input_grad, lay.weight_grad
     K, C = fw.spec.out_channels, fw.spec.in_channels
     chans = [f"c={i}" for i in range(C)]
+    unread = ig.unread_x_mask if ig.unread_x_mask.any() else None
+    zeros = _zeros_words(unread)
     return [
         Grid(
             "x",
@@ -321,7 +343,8 @@ def channel_grids(
             wg.grad_w,
             [f"k={i}" for i in range(K)],
             chans,
-            "Row k, column c is Σ over the batch n of x̃[n, c] ⋆ dilate(∂L/∂y[n, k])"
+            "The tile of filter k and channel c is Σ over the batch n of x̃[n, c] ⋆ "
+            "dilate(∂L/∂y[n, k])"
             + (
                 f"; outlined: k={k}, c={c}, drawn with its operands below."
                 if k is not None
@@ -330,28 +353,52 @@ def channel_grids(
             None if k is None else (k, c),
             ("k", "c"),
         ),
-        Grid(
-            "sum_k",
-            f"{slice_name('∂L/∂x', n=n, c=c)} = Σ over "
-            + ("the " + count(K, "filter") if K > 1 else "its 1 filter"),
-            np.concatenate([contributions, ig.grad_x[n, c][None]])[None],
-            [""],
-            [*(f"from k={i}" for i in range(K)), "Σ = ∂L/∂x"],
-            "Each filter sends back its own full correlation; the channel's gradient is their sum.",
-            None if k is None else (0, k),
-            (None, "k"),
-            click_cols=K,  # the last column is their sum, no filter
-        ),
+        *([] if contributions is None else [filter_sum_grid(lay, n, c, contributions, k)]),
         Grid(
             "grad_x",
             f"{slice_name('∂L/∂x', n=n)}: every channel",
             ig.grad_x[n][None],
             [""],
             chans,
+            zeros.strip(),
             selected=None if k is None else (0, c),
             fields=(None, "c"),
+            unread=unread,
         ),
     ]
+
+
+def filter_sum_grid(
+    lay: Layer, n: int, c: int, contributions: np.ndarray, k: int | None = None
+) -> Grid:
+    """∂L/∂x[n, c] as the sum of each filter's full correlation (`contributions`), then the sum."""
+    ig, K = lay.input_grad, lay.forward.spec.out_channels
+    unread = ig.unread_x_mask if ig.unread_x_mask.any() else None
+    zeros = _zeros_words(unread)
+    return Grid(
+        "sum_k",
+        f"{slice_name('∂L/∂x', n=n, c=c)} = Σ over "
+        + ("the " + count(K, "filter") if K > 1 else "its 1 filter"),
+        np.concatenate([contributions, ig.grad_x[n, c][None]])[None],
+        [""],
+        [*(f"from k={i}" for i in range(K)), "Σ = ∂L/∂x"],
+        "Each filter sends back its own full correlation; the channel's gradient is their "
+        "sum." + zeros,
+        None if k is None else (0, k),
+        (None, "k"),
+        click_cols=K,  # the last column is their sum, no filter
+        unread=unread,
+    )
+
+
+def _zeros_words(unread) -> str:
+    """What the channel grids' wash means, if they have one."""
+    if unread is None:
+        return ""
+    return (
+        " Washed red: the cells no window reads (between the windows or in the remainder); "
+        "their gradient is 0 in every channel."
+    )
 
 
 def _sub(r: int, c: int) -> str:
@@ -370,7 +417,7 @@ def feeds_text(sweep: Sweep, cell: tuple[int, int], spec: ConvSpec) -> str:
     padding = not all(0 <= v < n for v, n in zip(label, spec.in_size))  # not a cell of x
     name = ("\\tilde{x}" if padding else "x") + f"_{{{_sub(*label)}}}"
     if steps.size == 0:
-        return f"${name}$ is read by no window (a remainder cell): its gradient is 0."
+        return f"${name}$ is read by no window: its gradient is 0. {unread_reasons(spec, cell)}"
     pairs = [(sweep.targets[t], hit_r[t].argmax(), hit_c[t].argmax()) for t in steps]
     read_by = ", ".join(f"$y_{{{_sub(*o)}}}$ through $w_{{{a}{b}}}$" for o, a, b in pairs)
     grad = " + ".join(
@@ -389,6 +436,55 @@ def feeds_text(sweep: Sweep, cell: tuple[int, int], spec: ConvSpec) -> str:
         f"${name}$ is padding, not a cell of x. It is read by {read_by}, so {rule} lands on the "
         f"padded ring, {fate} (stage 6 of the Input gradient page)."
     )
+
+
+def _listed(labels: list[int], most: int = 6) -> str:
+    """'0, 3, 6' or '0, 3, 6, 9, 12, …, 96' for a long list."""
+    shown = labels if len(labels) <= most else [*labels[: most - 1], "…", labels[-1]]
+    return ", ".join(x if x == "…" else number(x) for x in shown)
+
+
+def unread_reasons(spec: ConvSpec, cell: tuple[int, int]) -> str:
+    """Why no window reads padded-input cell `cell` (array indices), axis by axis: it lies
+    between the windows, or in the remainder past the last one ("" when some window reads it)."""
+    reasons = []
+    for axis, (line, p, (lo, _), s) in enumerate(
+        zip(read_lines(spec), cell, spec.padding, spec.stride)
+    ):
+        if line[p]:
+            continue
+        word = ("row", "column")[axis]
+        read = (np.flatnonzero(line) - lo).tolist()  # labelled as the grid's axes (x̃: −pad)
+        at = number(p - lo)
+        if p >= spec.reach[axis]:
+            reasons.append(
+                f"{word} {at} is in the remainder: the last window ends at {word} "
+                f"{number(read[-1])}"
+            )
+        else:
+            reasons.append(
+                f"{word} {at} lies between the windows: they start every "
+                f"{count(s, word)} and read {word}s {_listed(read)} only"
+            )
+    return "; ".join(reasons)[:1].upper() + "; ".join(reasons)[1:] + "." if reasons else ""
+
+
+def unread_text(spec: ConvSpec, cell: tuple[int, int], padded: bool = False) -> str:
+    """The formula box's words for a gradient cell no window reads: "No window reads x[1, 0]:
+    its gradient is 0." and why; "" for a cell some window reads.
+
+    cell : (row, col) of x, or with `padded` the array indices of x̃.
+    """
+    if padded:
+        if not unread_mask(spec)[cell]:
+            return ""
+        name, at = cell_name("x̃", *map(number, spec.padded_label(cell))), cell
+    else:
+        if not unread_input_mask(spec)[cell]:
+            return ""
+        name, at = cell_name("x", *cell), spec.padded_index(cell)
+    copies = "" if padded or spec.padding_mode == "zeros" else ", nor any padded copy of it"
+    return f"No window reads {name}{copies}: its gradient is 0. {unread_reasons(spec, at)}"
 
 
 def layer_summary(spec: ConvSpec, n: int) -> str:

@@ -400,6 +400,7 @@ NORMAL_CSS = ".block-container { padding-top: 3.5rem; }"
 # their number); an emptied field is refused all the same (`_store`).
 COMMON_CSS = '[data-testid="stNumberInputClearButton"] { display: none; }'
 PRESENTATION_CSS = (Path(__file__).parent / "presentation.css").read_text()
+COMMON_CSS += (Path(__file__).parent / "narrow.css").read_text()  # phones and tablets
 
 
 # The tab's icon: an emoji is drawn by the browser; a :material/ icon as a favicon would be
@@ -448,7 +449,8 @@ def page_config(page: str) -> None:
         page_title=f"convviz · {title}",
         page_icon=FAVICON,
         layout="wide",
-        initial_sidebar_state="collapsed" if pres else "expanded",
+        # a phone starts with the page, its sidebar folded (Streamlit's "auto": under 768 px)
+        initial_sidebar_state="collapsed" if pres else "auto",
     )
     mode = PRESENTATION_CSS if pres else NORMAL_CSS
     st.html(f"<style>{COMMON_CSS}{PICTURE_CSS}{mode}{a11y_css(_state()['hc'])}</style>")

@@ -15,9 +15,12 @@ import streamlit as st
 from convviz.formulas import FULL_TERMS, SHORT_TERMS, Formula
 from convviz.render import static, static_gif
 from convviz.render.animation_frames import cell_lines, player_meta, writes_captions
+from convviz.render.geometry import NARROW_PX
 from convviz.render.grids import PLOTLY_CONFIG, format_values, panels_figure
 from convviz.render.panel import Panel
+from convviz.render.selection import close_up as close_up_panel
 from convviz.render.selection import zoom_panels
+from convviz.render.stories import unread_text
 from convviz.render.sweep_animations import sweep_figure
 from convviz.render.theme import GREY_TERM
 from convviz.state import FIELDS
@@ -156,6 +159,25 @@ def animation(
     export_buttons(still or panels, ctx, name, title, formula, gif)
 
 
+def close_up(ctx: Context, panels: list[Panel], name: str) -> None:
+    """The grids too big to number, close up: the cells around each one's selected cell (else
+    its centre), with numbers; a click on one selects it (and moves the close-up there)."""
+    big = [p for p in panels if max(p.shape) > ctx.theme.max_text_cells]
+    if not big:
+        return
+    st.caption(
+        "At this size the grids show colours; close up, numbers (click a cell to move there, "
+        "or pick one with the keyboard):"
+    )
+    marks = tuple((p.key, p.selected) for p in big)
+    view = ("close-up", name, ctx.key, ctx.n, ctx.k, ctx.c, marks, ctx.theme)
+
+    def build():
+        return panels_figure([close_up_panel(p, p.selected) for p in big], ctx.theme)
+
+    chart(shared_view(view, build), f"{name}_zoom")
+
+
 def frame_caption(formula: Formula, theme) -> list[str]:
     """The two lines the player shows for a frame: the sum in symbols, then in numbers.
 
@@ -229,23 +251,29 @@ def selected_in(ctx: Context, keys: tuple[str, ...], shape: tuple[int, int]):
     return None
 
 
-def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
+def formula_box(formula: Formula, ctx: Context, note: str = "", zero: str = "") -> None:
     """A cell's formula, symbolic and with numbers, and whether what is written adds up.
 
-    A cell that padded copies fold onto is written as the sum of its copies, each expandable.
+    A cell that padded copies fold onto is written as the sum of its copies, each expandable;
+    zero : why the cell's gradient is 0 (no window reads it), shown above its formula.
     """
+    if zero:
+        st.info(zero, icon=":material/block:")
     most = FULL_TERMS if ctx.theme.show_secondary else SHORT_TERMS
     fractions = formula.target.name.startswith("d")  # ∂L/∂· terms are wide
     tagged = bool(formula.varying)  # so are slice tags (k=0,c=0), written where an axis varies
     wide = fractions + tagged  # ∂L/∂(·) fractions and slice tags (k=0,c=0) each widen a term
     per_line = (6, 4, 3)[wide] if ctx.theme.show_secondary else 3
+    more = 3  # numbers are narrower than symbols
+    if ctx.theme.figure_w < NARROW_PX:  # a phone: a line fits its column
+        per_line, more = (3, 2, 2)[wide], 1
     st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
-    st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=_grey))
+    st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + more, mark=_grey))
     for copy in formula.groups:
         taps = f"{copy.name()} = {number(copy.value)}: its {len(copy.terms)} taps"
         with st.expander(taps):
             st.latex(copy.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
-            st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=_grey))
+            st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + more, mark=_grey))
             st.caption(copy.check(most))
     if ctx.theme.show_secondary:
         why = " Grey terms vanish (a padded or an inserted zero)." if formula.any_vanishing else ""
@@ -267,7 +295,7 @@ def selected_formula(ctx: Context, grids: tuple[str, ...] = tuple(_SUMS)) -> Non
         return
     formula = formula_at(ctx.key, (name, *cell), ctx.n, ctx.k, ctx.c)
     st.header(f"Selected: {formula.name()}")
-    formula_box(formula, ctx)
+    formula_box(formula, ctx, zero=unread_text(ctx.spec, cell) if name == "grad_x" else "")
 
 
 PICKER = "pick_open"  # the keyboard picker's expander (open or not)
