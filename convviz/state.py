@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from convviz.lecture import LECTURE, PLAYBACK, Lecture
 from convviz.presets import DEFAULT_PRESET, PRESETS_BY_KEY, Preset
 from convviz.spec import PADDING_MODES, PADDING_WORDS, ConvSpec, ConvSpecError, parse_padding
 from convviz.text import MINUS, count, echo
@@ -70,13 +71,23 @@ FIELDS: dict[str, Field] = {
     "kernel": Field("choice", choices=KERNEL_CHOICES, role="source"),
     "gout": Field("choice", choices=GRAD_OUT_KINDS, role="source"),
     "sel": Field("str", default=""),
-    "step": Field("int", 1, 6, default=1),  # storyboard step of the input-gradient page
-    "whole": Field("bool", default=False),  # the input-gradient page plays the whole backward pass
+    "step": None,  # the stage of the page's stage bar: `step_field` (the lecture's model)
+    # before the whole pass was a stage of its own: whole=1 is its step (`lecture_step`)
+    "whole": Field("bool", default=False),
+    "play": Field("choice", choices=PLAYBACK, default=PLAYBACK[0]),  # autoplay, or stills
     "pres": Field("bool", default=False),
     "x": Field("str", role="edit", default=""),  # input
     "w": Field("str", role="edit", default=""),  # kernel
     "g": Field("str", role="edit", default=""),  # grad_out
 }
+
+
+def step_field(lecture: Lecture = LECTURE) -> Field:
+    """The URL's `step=`: a stage of a page's stage bar, up to the most stages a page has."""
+    return Field("int", 1, lecture.most_steps, default=1)
+
+
+FIELDS["step"] = step_field()
 
 
 def _fields(*roles: str) -> tuple[str, ...]:
@@ -258,6 +269,9 @@ def from_query(query: dict[str, str], base: dict | None = None) -> tuple[dict, l
         value, problem = parse_field(name, str(raw))
         if problem:
             problems.append(f"{problem}; kept {value_text(state[name])}")
+        elif name == "whole":  # an older link's whole pass: its stage now
+            if value:
+                state["step"] = LECTURE.step_of(LECTURE.stage("whole"))
         else:
             state[name] = value
     problems += _customise(state, start, preset)
@@ -376,7 +390,7 @@ def to_query(state: dict) -> dict[str, str]:
     """URL query of a state: every field, bools as 0/1, empty edits left out."""
     out = {}
     for name, value in state.items():
-        if name not in FIELDS or value == "":
+        if name not in FIELDS or value == "" or name == "whole":  # whole: read, never written
             continue
         if name in EDITABLE and len(value) > MAX_EDIT_VALUES * 6:
             continue

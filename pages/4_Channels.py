@@ -4,6 +4,7 @@ from functools import partial
 
 import streamlit as st
 
+from convviz.lecture import CHANNELS_PAGE, LECTURE, Seen
 from convviz.render.channels import heatmap_grid
 from convviz.render.grids import panels_figure
 from convviz.render.stories import channel_grids, layer_summary, weight_grad_panels
@@ -11,12 +12,12 @@ from convviz.ui.compute import contributions_for, shared_view, sweeps_for
 from convviz.ui.controls import Context, controls, page_config, slice_chart
 from convviz.ui.views import chart, page_end, page_header, selected_formula, selected_in
 
-PAGE = "pages/4_Channels.py"
+PAGE = CHANNELS_PAGE
 page_config(PAGE)
 ctx = controls()
 page_header(
     ctx,
-    "Channels, filters and the batch",
+    LECTURE.stage("channels").heading_for(Seen(ctx.spec)),
     "When depths differ nothing is padded to match: ∂L/∂w[k, c] = Σₙ x̃[n, c] ⋆ "
     "dilate(∂L/∂y[n, k]) for every filter k and channel c, and ∂L/∂x[n, c] = "
     "Σₖ full(dilate(∂L/∂y[n, k]), rot180 w[k, c]). Click a tile to show that filter or channel.",

@@ -18,6 +18,7 @@ import convviz.render.motion_gif as mg
 import convviz.render.motion_plotly as mp
 import convviz.render.motion_scenes as ms
 import convviz.render.motion_stages as mst
+from convviz.lecture import LECTURE
 from convviz.ops import rot180
 from convviz.presets import PRESETS
 from convviz.render.animation_frames import player_meta
@@ -270,6 +271,11 @@ def test_mask_of_every_preset_ends_on_grad_x(key):
 # --- the whole backward pass ---------------------------------------------------------------------
 
 
+def named(key: str) -> str:
+    """The label the player shows for a lecture stage ('6 · mask')."""
+    return LECTURE.label(LECTURE.stage(key))
+
+
 @pytest.mark.parametrize("key", LAYERS)
 def test_whole_pass_stage_by_stage_ends_on_each_engine_stage(key):
     n, k, c = slice_of(key)
@@ -282,7 +288,6 @@ def test_whole_pass_stage_by_stage_ends_on_each_engine_stage(key):
         ms.ROTATE,
         ms.CORRELATE,
         ms.MASK,
-        ms.GRAD_X,
     )
     (gt, _), (gl, _) = ig.spec.full_padding
     dH, dW = ig.spec.dilated_out_size
@@ -300,9 +305,9 @@ def test_whole_pass_stage_by_stage_ends_on_each_engine_stage(key):
     meta = player_meta(fig)
     assert len(meta["labels"]) == len(fig.frames) == len(motion.frames())
     order = list(dict.fromkeys(meta["labels"]))
-    assert order == list(motion.stages) and meta["active"] == 0
+    assert order == list(map(named, motion.stages)) and meta["active"] == 0
     # read as "stage 2 · dilate": a stage is a name, not an index in brackets
-    assert meta["prefix"] + order[1] + meta["suffix"] == f"stage {motion.stages[1]}"
+    assert meta["prefix"] + order[1] + meta["suffix"] == "stage 2 · dilate"
     shown = shown_grid(fig, -1, motion, 2)
     assert np.array_equal(shown[pt : pt + H, pl : pl + W], text(ig.grad_x[n, c]))
 
@@ -316,7 +321,7 @@ def test_whole_pass_tells_the_player_its_stages_and_each_frames_cell(key):
     sweep = input_grad_sweep(ig, n, c)
     motion = mst.backward_motion(ig, sweep, n, k, c)
     meta = player_meta(mp.motion_figure(motion, THEME, start=0))
-    assert meta["stages"] == list(motion.stages)
+    assert meta["stages"] == list(map(named, motion.stages))
     cells = [tuple(x) for x in meta["cells"]]
     assert len(cells) == len(meta["labels"])
     keyframes = [s for s in motion.scenes if s.stage == ms.CORRELATE and s.cell]
@@ -330,9 +335,9 @@ def test_whole_pass_tells_the_player_its_stages_and_each_frames_cell(key):
         assert set(window.row + gt) == set(sweep.rows[stop])
         assert set(window.col + gl) == set(sweep.cols[stop])
     for label, cell in zip(meta["labels"], cells):
-        if label in (ms.MASK, ms.GRAD_X) and cell:
+        if label == named(ms.MASK) and cell:
             assert cell == ms.FOLLOWED
-        if label in (ms.GRAD_OUT, ms.DILATE, ms.PAD, ms.ROTATE):
+        if label in map(named, (ms.GRAD_OUT, ms.DILATE, ms.PAD, ms.ROTATE)):
             assert cell == ()
     assert cells[-1] == ms.FOLLOWED
 
@@ -373,11 +378,11 @@ def test_storyboard_stages_on_a_720_px_projector_keep_big_cells(key):
     title row and a legend row under the grid took the height)."""
     viewport, _ = PROJECTORS[720]
     theme = theme_for(True, viewport).reserve(STAGE_PRES_PX)
-    from convviz.render.input_story import stage_motion
+    from convviz.render.input_story import Focus, stage_motion
 
     ig = LAYERS[key].input_grad
-    for stage in (1, 2, 3, 5):  # dilate, pad, rotate, mask
-        motion = stage_motion(ig, stage, 0, 0, 0)
+    for stage in ("dilate", "pad", "rotate", "mask"):
+        motion = stage_motion(stage, ig, None, Focus())
         fig = mp.motion_figure(motion, theme)
         assert fig.layout.height <= theme.figure_h and fig.layout.width <= theme.figure_w
         if max(p.shape[0] for p in motion.panels) <= 9:
@@ -539,10 +544,10 @@ def test_gif_of_the_whole_pass_plays_every_frame():
 
 
 def test_the_selected_cell_and_its_copies_are_outlined_and_travel_to_it():
-    from convviz.render.input_story import stage_motion
+    from convviz.render.input_story import Focus, stage_motion
 
     ig = LAYERS["reflect"].input_grad  # 5×5, reflect padding 1: x[1, 1] has 3 ring copies
-    motion = stage_motion(ig, 5, 0, 0, 0, ("grad_x", 1, 1))
+    motion = stage_motion("mask", ig, None, Focus(0, 0, 0, ("grad_x", 1, 1)))
     first, last = motion.scenes[0].groups["selected"], motion.scenes[-1].groups["selected"]
     assert sorted(zip(first.row, first.col)) == [(-1, -1), (-1, 1), (1, -1), (1, 1)]
     assert set(zip(last.row, last.col)) == {(1, 1)} and np.all(last.opacity == 1)
@@ -550,9 +555,9 @@ def test_the_selected_cell_and_its_copies_are_outlined_and_travel_to_it():
     assert "motion:selected" in figure_frame(fig, -1)
     # zero padding: a selected ring cell is dropped with its gradient
     ig = LAYERS["classroom"].input_grad
-    motion = stage_motion(ig, 5, 0, 0, 0, ("grad_x_padded", 0, 0))
+    motion = stage_motion("mask", ig, None, Focus(0, 0, 0, ("grad_x_padded", 0, 0)))
     assert np.all(motion.scenes[-1].groups["selected"].opacity == 0)
-    motion = stage_motion(ig, 5, 0, 0, 0, ("grad_x", 3, 3))
+    motion = stage_motion("mask", ig, None, Focus(0, 0, 0, ("grad_x", 3, 3)))
     assert len(motion.scenes[-1].groups["selected"].row) == 1
 
 
@@ -621,27 +626,28 @@ def test_motion_gifs_label_rows_and_columns_as_the_browser_does():
 
 
 def test_the_whole_pass_counts_stages_as_the_storyboard_does():
-    """The storyboard has 6 stages; the end state is the mask's result: 'stage 6 · ∂L/∂x' in the
-    player and 'stage 6/6' on the GIF (it said stage 7, of a bar of 6)."""
+    """The storyboard has 6 stages; the end state is the mask's result: stage 6 in the player
+    and 'stage 6/6' on the GIF (it said stage 7, of a bar of 6)."""
     from convviz.render.input_story import input_grad_story
 
     ig = LAYERS["recitation-s2"].input_grad
     motion = mst.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
     steps = [s.title for s in input_grad_story(ig, 0, 0, 0)]
-    assert motion.stages[:-1] == tuple(steps) and motion.stages[-1] == "6 · ∂L/∂x"
+    assert [motion.label(s) for s in motion.stages] == steps
+    assert motion.scenes[-1].stage == ms.MASK
     lines = [mg._stage_line(motion, s) for s in motion.stages]
-    assert lines[1] == "stage 2/6 · dilate" and lines[-1] == "stage 6/6 · ∂L/∂x"
+    assert lines[1] == "stage 2/6 · dilate" and lines[-1] == "stage 6/6 · mask"
     wg = LAYERS["recitation-s2"].weight_grad
     window = mst.weight_motion(wg, weight_grad_sweep(wg, 0, 0), 0, 0, 0)  # unnumbered stages
     assert mg._stage_line(window, window.stages[-1]) == "stage 3/3 · sweep"
 
 
 def test_the_whole_pass_outlines_the_followed_cell_once_its_gradient_is_complete():
-    from convviz.render.input_story import whole_pass
+    from convviz.render.input_story import Focus, stage_motion
 
     lay = LAYERS["reflect"]  # x[1, 1] has 3 ring copies that fold back onto it
     ig = lay.input_grad
-    motion = whole_pass(ig, input_grad_sweep(ig, 0, 0), 0, 0, 0, ("grad_x", 1, 1))
+    motion = stage_motion("whole", ig, input_grad_sweep(ig, 0, 0), Focus(0, 0, 0, ("grad_x", 1, 1)))
     assert motion.where["selected"] == 2  # on ∂L/∂x̃ → ∂L/∂x
     stages = [s.stage for s in motion.scenes]
     mask = stages.index(ms.MASK)
@@ -663,13 +669,13 @@ def test_the_whole_pass_legend_takes_the_room_under_the_kernel_so_grids_grow(key
     other grids; the grids take the height it gave back."""
     from convviz.presets import PRESETS_BY_KEY
     from convviz.render.geometry import grid_layout, ticks_px
-    from convviz.render.input_story import whole_pass
+    from convviz.render.input_story import Focus, stage_motion
 
     preset = PRESETS_BY_KEY[key]
     spec = preset.spec()
     x, w = preset.values()
     ig = layer(spec, x, w, preset.grad_out_for(np.zeros(spec.output_shape))).input_grad
-    motion = whole_pass(ig, input_grad_sweep(ig, 0, 0), 0, 0, 0, ("grad_x", 1, 1))
+    motion = stage_motion("whole", ig, input_grad_sweep(ig, 0, 0), Focus(0, 0, 0, ("grad_x", 1, 1)))
     theme = PRESENTATION.fitted(1232, 720)
     fig = mp.motion_figure(motion, theme)
     legend = next(a for a in fig.layout.annotations if a.xref == "paper")
@@ -725,13 +731,13 @@ def test_a_click_on_the_mask_stage_or_the_whole_pass_selects_a_cell_of_the_gradi
     carries the invisible cell markers the other figures have, in the pages' selection keys. A
     cell of x selects its ∂L/∂x cell (the mask's result; it selected the ∂L/∂x̃ cell, headed
     "padded input x̃"), a ring cell its ∂L/∂x̃ cell; the grids of ∂L/∂y and w name no cell."""
-    from convviz.render.input_story import stage_motion, whole_pass
+    from convviz.render.input_story import Focus, stage_motion
 
     lay = LAYERS["reflect"]
     ig = lay.input_grad
     for motion in (
-        stage_motion(ig, 5, 0, 0, 0, ("grad_x", 1, 1)),
-        whole_pass(ig, input_grad_sweep(ig, 0, 0), 0, 0, 0, ("grad_x", 1, 1)),
+        stage_motion("mask", ig, None, Focus(0, 0, 0, ("grad_x", 1, 1))),
+        stage_motion("whole", ig, input_grad_sweep(ig, 0, 0), Focus(0, 0, 0, ("grad_x", 1, 1))),
     ):
         fig = mp.motion_figure(motion)
         (click,) = [t for t in fig.data if t.name and t.name.endswith(":click")]
@@ -752,19 +758,19 @@ def test_a_click_on_the_mask_stage_or_the_whole_pass_selects_a_cell_of_the_gradi
             else:  # x's indices, which are the labels
                 assert key == "grad_x" and (x, y) == (c, r)
                 assert 0 <= r < ig.spec.in_size[0] and 0 <= c < ig.spec.in_size[1]
-    assert not any(t.name.endswith(":click") for t in mp.motion_figure(
-        stage_motion(ig, 1, 0, 0, 0, ("grad_x", 1, 1))).data if t.name)  # fmt: skip
+    dilate = stage_motion("dilate", ig, None, Focus(0, 0, 0, ("grad_x", 1, 1)))
+    assert not any(t.name.endswith(":click") for t in mp.motion_figure(dilate).data if t.name)
 
 
 def test_the_whole_pass_of_a_big_multi_filter_layer_says_its_colours_and_its_sum():
     """qa-channels' whole pass hides its numbers: each grid's scale line gave "■ 0" (the motion's
     blank panels), now the range of the numbers its cells take. Its result grid sums the 10
     filters' correlations while the motion draws filter 0's: its title says so."""
-    from convviz.render.input_story import whole_pass
+    from convviz.render.input_story import Focus, stage_motion
 
     (qa,) = [p for p in PRESETS if p.key == "qa-channels"]
     ig = preset_layer(qa).input_grad
-    motion = whole_pass(ig, input_grad_sweep(ig, 0, 0), 0, 0, 0, ("grad_x", 1, 1))
+    motion = stage_motion("whole", ig, input_grad_sweep(ig, 0, 0), Focus(0, 0, 0, ("grad_x", 1, 1)))
     fig = mp.motion_figure(motion, theme_for(True, (1280, 720)))
     grad, result = (fig.layout.annotations[i].text for i in (0, 2))
     for text, values in (
@@ -776,7 +782,9 @@ def test_the_whole_pass_of_a_big_multi_filter_layer_says_its_colours_and_its_sum
         assert f"■</span> {lo} ·" in text and text.endswith(f"■</span> {hi}</span>")
     assert "Σ over 10 filters" in result and "Σ" not in grad
     small = LAYERS["recitation-s2"].input_grad  # one filter: no sum
-    one = whole_pass(small, input_grad_sweep(small, 0, 0), 0, 0, 0, ("grad_x", 1, 1))
+    one = stage_motion(
+        "whole", small, input_grad_sweep(small, 0, 0), Focus(0, 0, 0, ("grad_x", 1, 1))
+    )
     assert not any("Σ" in a.text for a in mp.motion_figure(one).layout.annotations)
 
 

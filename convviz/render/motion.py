@@ -27,6 +27,7 @@ from convviz.render.shapes import remainder_item
 from convviz.render.theme import (
     DILATION_COLOR,
     DILATION_TEXT,
+    EDGE_COLOR,
     HIGHLIGHT_COLOR,
     PAD_COLOR,
     PAD_TEXT,
@@ -43,7 +44,6 @@ ARC_DEG = 20  # a turn is drawn as keyframes this many degrees apart
 CELL_FRAME_BUDGET = 60_000  # moving cells × frames one figure may send (payload bound)
 MAX_WINDOW_STOPS = 25  # window positions a motion shows of a sweep: all of a 5×5 one
 MAX_GIF_SIDE = 12  # the app offers a motion's GIF up to grids this wide (drawing costs seconds)
-FAINT_GRID = "#e2e8f0"
 
 # How each role looks: (fill, ink, outline); None: the cell's own (value or tap) colour.
 ROLES = {
@@ -58,7 +58,6 @@ ROLES = {
     "ring": (None, None, PAD_TEXT),  # the padded ring's gradient, which the mask drops
     "fold": (None, None, PAD_TEXT),  # … or adds back onto its sources (reflect, replicate, …)
 }
-EDGE_COLOR = "#4363d8"  # a big window's edge: blue, clear of the value scale's oranges
 HOLLOW = ("window", "outline", "edge")  # drawn as coloured outlines, no number
 LEGEND = {
     "inserted": (DILATION_COLOR, "■", "zero inserted by dilation"),
@@ -131,7 +130,7 @@ class Cells:
 class Scene:
     """One keyframe: the stage it belongs to, what it says, and every group of cells."""
 
-    stage: str  # e.g. "2 · dilate" (the player's label)
+    stage: str  # its stage: a key of the lecture ("dilate"), or a phase's words ("sweep")
     caption: str
     groups: dict[str, Cells]
     # the engine cell whose sum this scene computes or updates, for the formula under the player:
@@ -156,7 +155,12 @@ class Motion:
     scenes: tuple[Scene, ...]
     tweens: tuple[int, ...]
     backdrops: dict[int, Panel] = field(default_factory=dict)
-    stages: tuple[str, ...] = ()  # the stage labels in order, for a stage indicator
+    stages: tuple[str, ...] = ()  # the scenes' stages in order, for a stage indicator
+    names: dict[str, str] = field(default_factory=dict)  # stage → its label (number · title)
+
+    def label(self, stage: str) -> str:
+        """How the player and the GIF name a stage: its lecture label, else its own words."""
+        return self.names.get(stage, stage)
 
     def frames(self) -> list[Scene]:
         """Every frame: the first scene, then for each keyframe its tweens, arriving on it."""

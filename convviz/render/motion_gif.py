@@ -10,7 +10,6 @@ import numpy as np
 
 from convviz.render.grids import format_values
 from convviz.render.motion import (
-    FAINT_GRID,
     HOLLOW,
     MOTION_FRAME_MS,
     ROLES,
@@ -20,7 +19,7 @@ from convviz.render.motion import (
     legend_items,
 )
 from convviz.render.panel import Panel
-from convviz.render.theme import BACKGROUND, MUTED_TEXT, TEXT_COLOR
+from convviz.render.theme import BACKGROUND, FAINT_GRID, MUTED_TEXT, TEXT_COLOR
 from convviz.text import number
 
 GAP = 1.5  # cells between two panels
@@ -134,12 +133,10 @@ def motion_gif(motion: Motion, *, cell_px: int = 40, frame_ms: int = MOTION_FRAM
 
 
 def _stage_line(motion: Motion, stage: str) -> str:
-    """A frame's stage line: 'stage 2/6 · dilate' by the storyboard's numbers in the label
-    ('2 · dilate'; the end state '6 · ∂L/∂x' is stage 6's result), else by place ('3/3')."""
-    number, numbered, words = stage.partition(" · ")
-    if numbered:
-        return f"stage {number}/{motion.stages[-1].partition(' · ')[0]} · {words}"
-    return f"stage {motion.stages.index(stage) + 1}/{len(motion.stages)} · {stage}"
+    """A frame's stage line: 'stage 2/6 · dilate', its place among the motion's stages and its
+    name (a lecture stage's label without its number)."""
+    words = motion.label(stage).partition(" · ")
+    return f"stage {motion.stages.index(stage) + 1}/{len(motion.stages)} · {words[2] or words[0]}"
 
 
 def _gif_stills(motion: Motion, cell_px: int):

@@ -23,7 +23,6 @@ from convviz.render.grids import (
     panel_header,
 )
 from convviz.render.motion import (
-    FAINT_GRID,
     HOLLOW,
     MOTION_FRAME_MS,
     ROLES,
@@ -35,7 +34,7 @@ from convviz.render.motion import (
 )
 from convviz.render.panel import Panel
 from convviz.render.shapes import remainder_shapes
-from convviz.render.theme import FONT_FAMILY, THEME, Theme
+from convviz.render.theme import FAINT_GRID, FONT_FAMILY, THEME, Theme
 
 
 def _faint_grid(i: int, panel: Panel, geo: GridLayout, outline: bool = False) -> dict:
@@ -148,11 +147,6 @@ def _group_trace(name: str, c: Cells, i: int, look: _Look) -> dict:
 # Still cells this many are one picture, not a marker each: 20,000 SVG markers (qa-channels' x̃
 # under the weight window, its ∂L/∂y beside it) cost the browser seconds to style and lay out.
 PICTURE_CELLS = 32 * 32
-
-
-# The page's CSS for those images: each px is its cell's colour, not a blend with a neighbour's
-# (plotly places an image at a fraction of a px, and the browser would smooth it)
-PICTURE_CSS = ".js-plotly-plot .imagelayer image { image-rendering: pixelated; }"
 
 
 def _pictured(c: Cells, look: _Look) -> bool:
@@ -332,7 +326,7 @@ def _coloured(motion: Motion, i: int) -> np.ndarray:
 def _player(motion: Motion, frames: list[Scene]) -> dict:
     """What the player needs of a motion's frames besides the frames (see ui/player.js)."""
     return {
-        "labels": [f.stage for f in frames],
+        "labels": [motion.label(f.stage) for f in frames],
         "prefix": "stage ",
         "suffix": "",
         "sampled": 1,
@@ -341,7 +335,7 @@ def _player(motion: Motion, frames: list[Scene]) -> dict:
         "frame_ms": MOTION_FRAME_MS,
         "smooth": True,  # markers glide between frames (no full redraw)
         # the stages in order: the player shows which one a frame is in
-        "stages": list(motion.stages) if len(motion.stages) > 1 else [],
+        "stages": [motion.label(s) for s in motion.stages] if len(motion.stages) > 1 else [],
         # per frame, the engine cell whose sum it computes (Scene.cell), for the page's formulas
         "cells": [list(f.cell) for f in frames],
         # the keyframes' frames: a step (← →) goes from one to the next, not onto a frame on the

@@ -132,9 +132,15 @@ def _result_scale(st: InputGradStages, n: int, c: int) -> float:
 # --- stages as keyframes -------------------------------------------------------------------------
 
 FOLLOWED = ("grad_x",)  # a scene's cell: the ∂L/∂x cell the reader follows (see Scene.cell)
-DILATE, PAD, ROTATE = "2 · dilate", "3 · pad", "4 · rotate 180°"
-# the end state is the mask's result: stage 6 as the storyboard counts (it has 6 stages)
-CORRELATE, MASK, GRAD_OUT, GRAD_X = "5 · correlate", "6 · mask", "1 · ∂L/∂y", "6 · ∂L/∂x"
+# a scene's stage: the key of its stage in the lecture (`convviz.lecture`), which names it
+GRAD_OUT, DILATE, PAD, ROTATE, CORRELATE, MASK = (
+    "grad-out",
+    "dilate",
+    "pad",
+    "rotate",
+    "correlate",
+    "mask",
+)
 
 
 def dilate_keys(st: InputGradStages, n: int, k: int, base: dict) -> list[Scene]:
