@@ -5,10 +5,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test install chromium bench load
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt package-lock.json
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+	@# Biome, the JavaScript's linter (package.json); tests/test_js.py skips it where npm is missing
+	@if command -v npm >/dev/null; then npm ci --no-audit --no-fund --silent; fi
 	touch $(STAMP)
 
 install: $(STAMP)

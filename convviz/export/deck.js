@@ -2,7 +2,7 @@
 // The keys are the player's (player.js presses #deck-next / #deck-back and the bar's buttons);
 // this moves the deck, tells a stage's player it has arrived (it opens as the playback policy
 // says), and zooms the 1280×720 deck to the window, as the app grows its page with the screen.
-(function () {
+(() => {
   const deck = document.getElementById("deck");
   const stages = [...document.querySelectorAll("section.stage")];
   const bar = [...document.querySelectorAll("#deck-head .stage-button")];
@@ -17,10 +17,9 @@
     if (i < 0 || i >= stages.length || i === at) return false;
     const was = player(at);
     if (was) was.pause();
-    if (at >= 0 && !stages[i].dataset.key.startsWith("whole")) left = i;
-    else if (at >= 0) left = at;
+    if (stages[i].dataset.key !== "whole") left = i;
     at = i;
-    stages.forEach((s, j) => s.classList.toggle("shown", j === i));
+    for (const [j, s] of stages.entries()) s.classList.toggle("shown", j === i);
     bar.forEach((b, j) => {
       b.dataset.cvNow = j === i ? "1" : "";
     });
@@ -33,13 +32,13 @@
   }
   document.getElementById("deck-next").addEventListener("click", () => go(at + 1));
   document.getElementById("deck-back").addEventListener("click", () => go(at - 1));
-  bar.forEach((b, j) =>
+  for (const [j, b] of bar.entries()) {
     b.addEventListener("click", () => {
       // the whole pass's button again: back to the stage it was entered from
       if (j === at && stages[j].dataset.key === "whole") go(left);
       else go(j);
-    }),
-  );
+    });
+  }
   function fit() {
     const scale = Math.min(window.innerWidth / 1280, window.innerHeight / 720);
     deck.style.transform = `scale(${scale})`;

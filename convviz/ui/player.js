@@ -26,7 +26,7 @@ function reduceMotion() {
 
 function el(tag, attrs = {}, text = "") {
   const node = document.createElement(tag);
-  Object.entries(attrs).forEach(([k, v]) => node.setAttribute(k, v));
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
   if (text) node.textContent = text;
   return node;
 }
@@ -198,7 +198,7 @@ export default function (component) {
     const b = el("button", { type: "button", class: s === 1 ? "on" : "", title: `${s}× speed` }, `${s}×`);
     b.addEventListener("click", () => {
       speed = s;
-      speeds.querySelectorAll("button").forEach((x) => x.classList.toggle("on", x === b));
+      for (const x of speeds.querySelectorAll("button")) x.classList.toggle("on", x === b);
       if (timer) start();
     });
     speeds.appendChild(b);
@@ -231,7 +231,7 @@ export default function (component) {
   if (stages.strip) root.appendChild(stages.strip);
   const caption = el("div", { class: "caption", "data-testid": "player-formula" });
   root.appendChild(caption);
-  parentElement.querySelectorAll(".player").forEach((old) => old.remove());
+  for (const old of parentElement.querySelectorAll(".player")) old.remove();
   parentElement.appendChild(root);
 
   function render() {

@@ -96,7 +96,7 @@ export function terms(line) {
 // side computed (render/sweep_animations.py): [operand boxes, kernel boxes, output boxes], each
 // box [r0, r1, c0, c1] in the panel's array indices; null when the cell links nothing.
 export function linkedBoxes(link, key, r, c) {
-  const [op, kern, out] = link.panels;
+  const [op, , out] = link.panels;
   if (key === out.key) {
     const t = r * out.shape[1] + c;
     const w = link.windows[t];

@@ -11,7 +11,8 @@
 const PAGE_LINKS = '[data-testid="stSidebarNav"] a, a[data-testid="stPageLink-NavLink"]';
 
 export default function ({ data, setStateValue }) {
-  const generation = (window.__cvViewportGeneration = (window.__cvViewportGeneration || 0) + 1);
+  window.__cvViewportGeneration = (window.__cvViewportGeneration || 0) + 1;
+  const generation = window.__cvViewportGeneration;
   let timer = null;
   let leaving = false;
   const onClick = (event) => {
