@@ -266,6 +266,14 @@ HINT = (
     (("blank",), "blank"),
     (("full",), "full screen"),
 )
+# On a projector, the keys a lecturer needs beyond the player's buttons, in few words (the bar
+# keeps one row); the whole hint is its tooltip
+SHORT_HINT = (
+    (("back", "next"), "stage"),
+    (("whole",), "whole pass"),
+    (("blank",), "blank"),
+    (("full",), "full screen"),
+)
 _KEY_NAMES = {"PageDown": "PgDn", "PageUp": "PgUp", "ArrowRight": "→", "ArrowLeft": "←",
               " ": "space"}  # fmt: skip
 # Playback on arrival, a lecturer's choice (the URL's play=): "auto" plays a stage once when a

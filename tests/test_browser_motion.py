@@ -20,17 +20,17 @@ from convviz.stages import forward_stages, layer
 pytestmark = pytest.mark.browser
 
 CHART_MS = 60_000  # a cold first load on 2 busy cores
-PLAYER = "window.__convviz && window.__convviz.players.get('chart_whole_pass')"
+PLAYER = "window.__convviz && window.__convviz.players.get('chart_stage_whole')"
 STATE = f"() => {{ const p = {PLAYER}; return p ? [p.current(), p.count] : null; }}"
 # what the chart draws of a trace at this moment: text at (x, y)
 DRAWN = """(name) => {
-  const gd = document.querySelector('.st-key-chart_whole_pass .js-plotly-plot');
+  const gd = document.querySelector('.st-key-chart_stage_whole .js-plotly-plot');
   const t = gd._fullData.find(d => d.name === name);  // decoded: data keeps typed-array specs
   return [Array.from(t.x), Array.from(t.y), Array.from(t.text || [])];
 }"""
 # what the SVG shows of a trace: its text nodes' contents (a node plotly dropped is not drawn)
 PAINTED = """(name) => {
-  const gd = document.querySelector('.st-key-chart_whole_pass .js-plotly-plot');
+  const gd = document.querySelector('.st-key-chart_stage_whole .js-plotly-plot');
   const g = [...gd.querySelectorAll('.scatterlayer .trace')]
     .find(el => el.__data__ && el.__data__[0] && el.__data__[0].trace.name === name);
   return g ? [...g.querySelectorAll('.textpoint text')].map(t => t.textContent) : null;
@@ -38,7 +38,7 @@ PAINTED = """(name) => {
 # the stage bar's buttons the player lit up: [text, state] of each ('now', 'done' or '')
 LIT = """() => [...document.querySelectorAll('.st-key-w_step button')]
   .map(b => [b.innerText.trim(), b.dataset.cvStage || ''])"""
-FORMULA = ".st-key-player_whole_pass [data-testid='player-formula']"
+FORMULA = ".st-key-player_stage_whole [data-testid='player-formula']"
 
 
 def recitation():
@@ -53,7 +53,7 @@ def recitation_grad_x() -> np.ndarray:
 
 
 def label(page: Page) -> str:
-    return page.locator(".st-key-player_whole_pass [data-testid='player-label']").inner_text()
+    return page.locator(".st-key-player_stage_whole [data-testid='player-label']").inner_text()
 
 
 def settle(page: Page) -> None:
@@ -90,10 +90,10 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2")
     tab.locator(".js-plotly-plot").first.wait_for(timeout=CHART_MS)
     settle(tab)
-    tab.locator(".st-key-whole_pass label").click()
-    tab.locator(".st-key-chart_whole_pass .js-plotly-plot").last.wait_for(timeout=CHART_MS)
+    tab.locator(".st-key-w_step button", has_text="1–6 · whole pass").click()  # a stage of the bar
+    tab.locator(".st-key-chart_stage_whole .js-plotly-plot").last.wait_for(timeout=CHART_MS)
     tab.wait_for_function(f"() => ({STATE})() !== null", timeout=CHART_MS)
-    tab.wait_for_function("() => location.search.includes('whole=1')")  # in the link
+    tab.wait_for_function("() => location.search.includes('step=7')")  # in the link
     frame, count = tab.evaluate(STATE)
     assert frame == 0 and count > 40
     assert "stage 1 · ∂L/∂y" in label(tab)
@@ -101,12 +101,12 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     now = tab.locator(".st-key-w_step button[data-cv-stage='now']")
     assert now.evaluate("b => getComputedStyle(b).backgroundColor") == "rgb(217, 130, 43)"
 
-    player = tab.locator(".st-key-player_whole_pass")
+    player = tab.locator(".st-key-player_stage_whole")
     player.get_by_role("button", name="4×").click()
     player.get_by_role("button", name="▶ Play").click()
     # mid-motion: the kernel is turning (a frame between two keyframes of the rotation)
     turning = f"""() => {{
-      const p = {PLAYER}, gd = document.querySelector('.st-key-chart_whole_pass .js-plotly-plot');
+      const p = {PLAYER}, gd = document.querySelector('.st-key-chart_stage_whole .js-plotly-plot');
       return p && gd.layout.meta.player.labels[p.current()].includes('rotate');
     }}"""
     tab.wait_for_function(turning, timeout=60_000)
@@ -116,11 +116,11 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     )
     expect(player.get_by_role("button", name="▶ Play")).to_be_visible()  # it stopped at the end
     tab.wait_for_timeout(500)  # the last frame drawn
-    tab.locator(".st-key-chart_whole_pass").screenshot(path=artifacts / "backward_pass_end.png")
+    tab.locator(".st-key-chart_stage_whole").screenshot(path=artifacts / "backward_pass_end.png")
 
     # the end state: ∂L/∂x as the engine has it, the stage indicators on the last stage, and
     # under the player the followed cell's sum (the centre, ∂L/∂x₂₂ = 36, hand-worked)
-    assert "stage 6 · ∂L/∂x" in label(tab)
+    assert "stage 6 · mask" in label(tab)
     lit(tab, "6 · mask")  # ∂L/∂x is the mask's result
     xs, ys, text = tab.evaluate(DRAWN, "motion:grad_x")
     grad_x = recitation_grad_x()
@@ -135,13 +135,13 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
 
     # stepping crosses stage boundaries: back from the first frame of 'pad' lands in 'dilate'
     labels = tab.evaluate(
-        "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
+        "() => document.querySelector('.st-key-chart_stage_whole .js-plotly-plot')"
         ".layout.meta.player.labels"
     )
-    assert len(labels) == count and labels[-1] == "6 · ∂L/∂x"
+    assert len(labels) == count and labels[-1] == "6 · mask"
     first_pad = labels.index("3 · pad")
     keys = tab.evaluate(
-        "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
+        "() => document.querySelector('.st-key-chart_stage_whole .js-plotly-plot')"
         ".layout.meta.player.keys"
     )  # a step (← →) goes from keyframe to keyframe
     # mid-motion pictures: the kernel half-way through its turn, the window half-way through
@@ -153,7 +153,7 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
         at_frame(tab, frame)
         lit(tab, stage)
         tab.wait_for_timeout(1500)  # plotly draws the frame
-        chart = tab.locator(".st-key-chart_whole_pass")
+        chart = tab.locator(".st-key-chart_stage_whole")
         chart.screenshot(path=artifacts / f"backward_pass_mid_{name}.png")
     # the sums computed so far are drawn, also after that jump back from the end and a step on
     for _ in range(2):
@@ -176,40 +176,31 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     assert "stage 3 · pad" in label(tab)
     lit(tab, "3 · pad")
 
-    # a stage button opens that stage alone: the whole pass is off, the bar the server's again
+    # a stage button opens that stage alone: the bar the server's again
     tab.locator(".st-key-w_step button", has_text="4 · rotate 180°").click()
-    tab.locator(".st-key-chart_story_3 .js-plotly-plot").last.wait_for(timeout=CHART_MS)
-    tab.wait_for_function("() => location.search.includes('whole=0')")
-    assert "step=4" in tab.url
+    tab.locator(".st-key-chart_stage_rotate .js-plotly-plot").last.wait_for(timeout=CHART_MS)
+    tab.wait_for_function("() => location.search.includes('step=4')")
     tab.wait_for_function(f"() => ({LIT})().every(b => b[1] === '')")  # no marks left behind
 
 
 def open_whole_pass(tab: Page, app_url: str) -> dict:
     """Open recitation-s2's whole pass from a link; once its player runs, its meta."""
-    tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2&whole=1")
-    tab.locator(".st-key-chart_whole_pass .js-plotly-plot").last.wait_for(timeout=CHART_MS)
+    tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2&step=7")
+    tab.locator(".st-key-chart_stage_whole .js-plotly-plot").last.wait_for(timeout=CHART_MS)
     settle(tab)
     tab.wait_for_function(f"() => ({STATE})() !== null", timeout=CHART_MS)
     return tab.evaluate(
-        "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
+        "() => document.querySelector('.st-key-chart_stage_whole .js-plotly-plot')"
         ".layout.meta.player"
     )
 
 
 def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
-    """whole=1 in a link opens the whole pass; PageDown / n go stage by stage inside it (no
-    server round trip: the page keeps its step), past its end to the next page; the formula
-    follows the window's frames."""
+    """step=7 in a link opens the whole pass (an older link's whole=1 too); the formula follows
+    the window's frames; ← → step keyframe to keyframe; PageDown is the lecture's next stage
+    (the Weight gradient), PageUp its stage before (the mask)."""
     meta = open_whole_pass(tab, app_url)
     labels = meta["labels"]
-    tab.keyboard.press("PageDown")
-    at_frame(tab, labels.index("2 · dilate"))
-    lit(tab, "2 · dilate")
-    tab.keyboard.press("n")
-    at_frame(tab, labels.index("3 · pad"))
-    tab.keyboard.press("PageUp")
-    at_frame(tab, labels.index("2 · dilate"))
-    assert "step=1" in tab.url and "whole=1" in tab.url  # the page did not move
     ig = recitation()
     pt, pl = ig.spec.padding[0][0], ig.spec.padding[1][0]
     correlating = [i for i, s in enumerate(labels) if s == "5 · correlate"]
@@ -234,29 +225,15 @@ def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
     at_frame(tab, keys[here + 1])
     tab.keyboard.press("ArrowLeft")
     at_frame(tab, keys[here])
-    # past the end of the story: the next page (not a storyboard stage alone)
-    tab.evaluate(f"() => {PLAYER}.show({len(labels) - 1})")
-    at_frame(tab, len(labels) - 1)
+    # the lecture's next stage: the Weight gradient, its first stage
     tab.keyboard.press("PageDown")
-    tab.wait_for_url("**/Weight_gradient**", timeout=CHART_MS)
-
-
-def test_the_bars_back_and_next_step_the_whole_pass_as_its_keys_do(tab: Page, app_url):
-    """While the whole pass plays, the bar's Next and Back go stage by stage inside it, as
-    PageDown and PageUp do, and past its end on to the next page. Before, Next left the whole
-    pass for the storyboard's stage 2 while the PageDown it advertised stepped inside."""
-    labels = open_whole_pass(tab, app_url)["labels"]
-    tab.locator(".st-key-nav_next button").first.click()
-    at_frame(tab, labels.index("2 · dilate"))
-    tab.locator(".st-key-nav_next button").first.click()
-    at_frame(tab, labels.index("3 · pad"))
-    tab.locator(".st-key-nav_back button").first.click()
-    at_frame(tab, labels.index("2 · dilate"))
-    assert "step=1" in tab.url and "whole=1" in tab.url  # no server round trip
-    tab.evaluate(f"() => {PLAYER}.show({len(labels) - 1})")
-    at_frame(tab, len(labels) - 1)
-    tab.locator(".st-key-nav_next button").first.click()
-    tab.wait_for_url("**/Weight_gradient**", timeout=CHART_MS)
+    tab.wait_for_url("**/Weight_gradient**step=1**", timeout=CHART_MS)
+    settle(tab)
+    tab.keyboard.press("PageUp")  # back to the whole pass
+    tab.wait_for_url("**/Input_gradient**step=7**", timeout=CHART_MS)
+    settle(tab)
+    tab.keyboard.press("PageUp")  # the stage before it: the mask
+    tab.wait_for_url("**/Input_gradient**step=6**", timeout=CHART_MS)
 
 
 def test_the_laptops_stage_bar_stays_put_from_stage_to_stage(tab: Page, app_url):
@@ -265,7 +242,7 @@ def test_the_laptops_stage_bar_stays_put_from_stage_to_stage(tab: Page, app_url)
     ("Weight gradient ▶"): the stage a student had just clicked moved away from the pointer."""
     tab.set_viewport_size({"width": 1280, "height": 720})
     tops = {}
-    for step in (1, 3, 6):
+    for step in (1, 3, 6, 7):
         tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2&step={step}")
         tab.locator(".st-key-w_step").wait_for(timeout=CHART_MS)
         settle(tab)
@@ -274,7 +251,7 @@ def test_the_laptops_stage_bar_stays_put_from_stage_to_stage(tab: Page, app_url)
     assert max(ys) - min(ys) <= 12, tops  # one row, the same at every stage
 
 
-BAR = ("w_step", "whole_pass")  # the stage bar and its toggle
+BAR = ("w_step",)  # the stage bar (its last stage the whole pass)
 
 
 # storyboard stage → (trace axis of the panel that changes, the engine array it ends on, origin)
@@ -285,10 +262,10 @@ def stage_ends():
     ig = layer(spec, x, w, p.grad_out_for(forward_stages(spec, x, w).y)).input_grad
     (gt, _), (gl, _) = spec.full_padding
     return {
-        2: ("x", ig.dilated[0, 0], (0, 0), "2 · dilate"),
-        3: ("x", ig.padded[0, 0], (-gt, -gl), "3 · pad"),
-        4: ("x2", ig.w_rot[0, 0], (0, 0), "4 · rotate 180°"),
-        6: ("x", ig.grad_x[0, 0], (0, 0), "6 · mask"),
+        2: ("x", ig.dilated[0, 0], (0, 0), "2 · dilate", "dilate"),
+        3: ("x", ig.padded[0, 0], (-gt, -gl), "3 · pad", "pad"),
+        4: ("x2", ig.w_rot[0, 0], (0, 0), "4 · rotate 180°", "rotate"),
+        6: ("x", ig.grad_x[0, 0], (0, 0), "6 · mask", "mask"),
     }
 
 
@@ -302,13 +279,11 @@ PRIMARY = "() => { const p = [...window.__convviz.players.values()].find(p => p.
 
 
 def test_each_stage_motion_plays_to_the_engines_stage(tab: Page, app_url):
-    for step, (axis, want, (oy, ox), stage) in stage_ends().items():
+    for step, (axis, want, (oy, ox), stage, key) in stage_ends().items():
         tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2&step={step}")
         tab.locator(".js-plotly-plot").first.wait_for(timeout=CHART_MS)
         settle(tab)
-        tab.wait_for_function(
-            PRIMARY + "return p && p.chart === 'chart_story_" + f"{step - 1}'; }}"
-        )
+        tab.wait_for_function(PRIMARY + "return p && p.chart === 'chart_stage_" + f"{key}'; }}")
         count = tab.evaluate(PRIMARY + "return p.count; }")
         assert tab.evaluate(PRIMARY + "return p.current(); }") == count - 1, "opens on the result"
         tab.keyboard.press("Home")
@@ -316,7 +291,7 @@ def test_each_stage_motion_plays_to_the_engines_stage(tab: Page, app_url):
         tab.keyboard.press(" ")  # play to the end
         tab.wait_for_function(PRIMARY + f"return p.current() === {count - 1}; }}", timeout=90_000)
         tab.wait_for_timeout(1500)  # the last frame drawn
-        label = tab.locator(f".st-key-player_story_{step - 1} [data-testid='player-label']")
+        label = tab.locator(f".st-key-player_stage_{key} [data-testid='player-label']")
         assert f"stage {stage}" in label.inner_text()
         drawn = np.full(want.shape, "", dtype=object)
         for xs, ys, texts in tab.evaluate(SHOWN, axis):
@@ -330,7 +305,7 @@ def test_each_stage_motion_plays_to_the_engines_stage(tab: Page, app_url):
 # --- presentation mode: the whole pass on a projector --------------------------------------------
 
 MEASURE = """() => {
-  const gd = document.querySelector('.st-key-chart_whole_pass .js-plotly-plot');
+  const gd = document.querySelector('.st-key-chart_stage_whole .js-plotly-plot');
   const fl = gd._fullLayout, box = el => { const r = el.getBoundingClientRect();
                                              return [r.left, r.top, r.right, r.bottom]; };
   const panels = Object.keys(fl).filter(k => /^xaxis\\d*$/.test(k)).map(k => {
@@ -339,7 +314,7 @@ MEASURE = """() => {
   });
   const fonts = gd._fullData.filter(d => (d.name || '').startsWith('motion:') && d.text)
     .map(d => d.textfont.size);
-  const player = document.querySelector('.st-key-player_whole_pass');
+  const player = document.querySelector('.st-key-player_stage_whole');
   return {panels, fonts, chart: box(gd), player: box(player), height: innerHeight,
           notes: Array.from(gd.querySelectorAll('g.annotation')).map(box)};
 }"""
@@ -375,10 +350,10 @@ def test_whole_pass_fits_a_projector_on_every_preset(browser: Browser, app_url, 
     problems = []
     try:
         for preset in [p.key for p in PRESETS]:
-            page.goto(f"{app_url}/Input_gradient?preset={preset}&pres=1&whole=1")
+            page.goto(f"{app_url}/Input_gradient?preset={preset}&pres=1&step=7")
             # .last: while the page re-sizes itself to the screen, the chart drawn for the
             # default size can still be there beside the new one (a strict locator failed)
-            page.locator(".st-key-chart_whole_pass .js-plotly-plot").last.wait_for()
+            page.locator(".st-key-chart_stage_whole .js-plotly-plot").last.wait_for()
             settle(page)
             page.wait_for_function(f"() => ({STATE})() !== null")
             view = page.evaluate(MEASURE)
@@ -389,7 +364,7 @@ def test_whole_pass_fits_a_projector_on_every_preset(browser: Browser, app_url, 
                 assert min(px for px, _ in view["panels"]) >= 47.5
                 # the bar follows the frame after the page re-sized itself to the screen
                 labels = page.evaluate(
-                    "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
+                    "() => document.querySelector('.st-key-chart_stage_whole .js-plotly-plot')"
                     ".layout.meta.player.labels"
                 )
                 frame = labels.index("5 · correlate") + 3
@@ -398,15 +373,14 @@ def test_whole_pass_fits_a_projector_on_every_preset(browser: Browser, app_url, 
             # the mask alone, with its sum under the player: the player still on the screen, and
             # the stage bar on one row (a long "Weight gradient ▶" wrapped it at 1280)
             page.goto(f"{app_url}/Input_gradient?preset={preset}&pres=1&step=6")
-            page.locator(".st-key-player_story_5").wait_for()
+            page.locator(".st-key-player_stage_mask").wait_for()
             settle(page)
             tops = [
-                page.locator(f".st-key-{key}").bounding_box()["y"]
-                for key in ("w_step", "whole_pass", "nav_next_page")
+                page.locator(f".st-key-{key}").bounding_box()["y"] for key in ("w_step", "nav_next")
             ]
             if max(tops) - min(tops) > 20:
                 problems.append(f"{preset}: the stage bar wraps at the last stage: {tops}")
-            player = page.locator(".st-key-player_story_5").bounding_box()
+            player = page.locator(".st-key-player_stage_mask").bounding_box()
             if player["y"] + player["height"] > size[1]:
                 bottom = player["y"] + player["height"]
                 problems.append(f"{preset}: the mask's player ends at {bottom:.0f} px")
@@ -424,12 +398,12 @@ def test_a_pause_or_a_released_scrub_settles_on_a_keyframe(tab: Page, app_url):
     gap = next(i for i in range(len(keys) - 1) if keys[i + 1] - keys[i] >= 4)  # a long move
     tab.evaluate(f"() => {PLAYER}.show({keys[gap] + 1})")
     at_frame(tab, keys[gap] + 1)
-    tab.locator(".st-key-chart_whole_pass").click(position={"x": 5, "y": 5})  # keys to the page
+    tab.locator(".st-key-chart_stage_whole").click(position={"x": 5, "y": 5})  # keys to the page
     tab.keyboard.press("Space")  # play
     tab.keyboard.press("Space")  # pause, a frame or two on
     at_frame(tab, keys[gap + 1])  # the move finishes: the scene arrives
 
-    scrub = tab.locator(".st-key-player_whole_pass input.scrub")
+    scrub = tab.locator(".st-key-player_stage_whole input.scrub")
     scrub.scroll_into_view_if_needed()
     box = scrub.bounding_box()
     y = box["y"] + box["height"] / 2

@@ -62,10 +62,10 @@ def mode_layer(mode: str):
 
 
 def grid(scene: mv.Scene, motion: mv.Motion, panel: int) -> np.ndarray:
-    """The numbers a scene shows on a panel: visible cells at whole positions (NaN elsewhere)."""
-    p = motion.panels[panel]
-    out = np.full(p.shape, np.nan)
-    oy, ox = p.origin
+    """The numbers a scene shows on a panel's grid (not the room a turn has around it): visible
+    cells at whole positions (NaN elsewhere)."""
+    shape, (oy, ox) = mv.grid_part(motion.panels[panel])
+    out = np.full(shape, np.nan)
     for name, c in scene.groups.items():
         if motion.where[name] != panel or c.role == "window":
             continue
@@ -101,10 +101,9 @@ def figure_frame(fig, index: int) -> dict[str, dict]:
 
 
 def shown_grid(fig, index: int, motion: mv.Motion, panel: int) -> np.ndarray:
-    """The text the figure shows on a panel at frame `index`, as a grid of strings."""
-    p = motion.panels[panel]
-    out = np.full(p.shape, "", dtype=object)
-    oy, ox = p.origin
+    """The text the figure shows on a panel's grid at frame `index`, as a grid of strings."""
+    shape, (oy, ox) = mv.grid_part(motion.panels[panel])
+    out = np.full(shape, "", dtype=object)
     for name, t in figure_frame(fig, index).items():
         group = name.removeprefix("motion:")
         if not name.startswith("motion:") or motion.where[group] != panel or "text" not in t:
@@ -195,12 +194,16 @@ def test_every_rotated_tap_ends_on_its_rot180_place_with_its_value_and_colour(ke
     assert list(taps.color) == tap_colors(kH, kW), "each tap keeps its colour"
     assert np.array_equal(grid(motion.scenes[-1], motion, 1), ig.w_rot[c, k])
     assert np.array_equal(ig.w_rot[c, k], rot180(ig.w[k, c]))
-    # a turn, not a cut: every tap keeps its distance to the centre on the way
+    # a turn, not a cut: every tap keeps its distance to the centre on the way, drawn in (with
+    # its square) by the same factor for all, so that the turning kernel stays in its square
     centre = np.array([(kH - 1) / 2, (kW - 1) / 2])
     radius = np.hypot(i - centre[0], j - centre[1])
     for f in motion.scenes[1:]:
         t = f.groups["taps"]
-        assert np.allclose(np.hypot(t.row - centre[0], t.col - centre[1]), radius)
+        scale = t.scale[0]
+        assert np.allclose(t.scale, scale) and 0.7 < scale <= 1
+        assert np.allclose(np.hypot(t.row - centre[0], t.col - centre[1]), scale * radius)
+    assert np.allclose(taps.scale, 1)  # arrived: whole cells again
     fig = mp.motion_figure(motion, THEME)
     t = figure_frame(fig, -1)["motion:taps"]
     assert np.allclose(decoded(t["x"]), kW - 1 - j) and np.allclose(decoded(t["y"]), kH - 1 - i)
@@ -368,7 +371,7 @@ def test_whole_pass_on_a_projector_has_48_px_cells_where_they_fit(key, height):
     if rows <= rows_fit:
         cell = min(drawn_cell_px(fig, i, p) for i, p in enumerate(motion.panels))
         fonts = [t.textfont.size for t in fig.data if (t.name or "").startswith("motion:")]
-        assert cell >= 47.5 and min(fonts) >= 20, (cell, fonts)
+        assert cell >= 47.5 and min(np.min(f) for f in fonts) >= 20, (cell, fonts)
 
 
 @pytest.mark.parametrize("key", list(LAYERS))
@@ -388,7 +391,7 @@ def test_storyboard_stages_on_a_720_px_projector_keep_big_cells(key):
         if max(p.shape[0] for p in motion.panels) <= 9:
             cell = min(drawn_cell_px(fig, i, p) for i, p in enumerate(motion.panels))
             fonts = [t.textfont.size for t in fig.data if (t.name or "").startswith("motion:")]
-            assert cell >= 44 and min(fonts) >= 20, (stage, cell, fonts)
+            assert cell >= 44 and min(np.min(f) for f in fonts) >= 20, (stage, cell, fonts)
 
 
 def drawn_cell_px(fig, i: int, panel) -> float:
@@ -453,7 +456,8 @@ def test_weight_window_dilates_by_the_stride_then_steps_by_the_dilation(key):
     assert np.array_equal(tight["grad_out"].row, i) and np.array_equal(tight["window"].row, i - pt)
     assert np.array_equal(spread["grad_out"].row, sh * i)
     assert np.array_equal(spread["window"].col, sw * j - pl)
-    assert np.array_equal(grid(motion.scenes[1], motion, 0), wg.dilated[n, k])
+    # then the zeros between them (once the cells have spread, never under a moving one)
+    assert np.array_equal(grid(motion.scenes[2], motion, 0), wg.dilated[n, k])
     last = motion.scenes[-1].groups["window"]  # the sweep's last step
     assert set(last.row + pt) == set(sweep.rows[-1]) and set(last.col + pl) == set(sweep.cols[-1])
 
@@ -611,10 +615,10 @@ def test_motion_gifs_label_rows_and_columns_as_the_browser_does():
     canvas.draw()
     rows = [t.get_text() for t in ax.texts if t.get_ha() == "right"]
     cols = [t for t in ax.texts if t.get_ha() == "center" and t.get_va() == "top"]
-    panels = motion.panels
-    assert rows == [number(p.origin[0] + r) for p in panels for r in range(p.shape[0])]
+    parts = [mv.grid_part(p) for p in motion.panels]  # a turn's room around its grid: no index
+    assert rows == [number(oy + r) for (h, _), (oy, _) in parts for r in range(h)]
     assert [t.get_text() for t in cols] == [
-        number(p.origin[1] + q) for p in panels for q in range(p.shape[1])
+        number(ox + q) for (_, w), (_, ox) in parts for q in range(w)
     ]
     assert "−2" in rows  # the padded ∂L/∂y counts from −2
     width, H = canvas.figure.bbox.width, max(p.shape[0] for p in motion.panels)
@@ -685,7 +689,7 @@ def test_the_whole_pass_legend_takes_the_room_under_the_kernel_so_grids_grow(key
         lay.height - lay.margin.t - lay.margin.b,
     )
     left = legend.x * plot_w  # px from the plot area's left edge
-    (kernel,) = [i for i, p in enumerate(motion.panels) if p.shape == spec.kernel_size]
+    (kernel,) = [i for i, p in enumerate(motion.panels) if p.key == "w_rot"]
     ax = lay["xaxis" + ("" if kernel == 0 else str(kernel + 1))]
     ay = lay["yaxis" + ("" if kernel == 0 else str(kernel + 1))]
     centre = (ax.domain[0] + ax.domain[1]) / 2 * plot_w

@@ -811,16 +811,16 @@ def test_the_storyboard_opens_at_its_start_going_on_and_at_its_end_going_back():
 
 
 def test_a_stage_opens_on_its_first_frame_or_on_its_result_as_the_lecturer_chose():
-    """Entered either way (PageUp from the Weight gradient into the whole pass, PageDown into a
-    stage), a motion opens on its first frame under the default playback (play=auto: the
-    browser then plays it once on a projector) and on its result under play=stills."""
+    """On a projector, entered either way (PageUp from the Weight gradient into the whole pass,
+    PageDown into a stage), a motion opens on its first frame under the default playback
+    (play=auto: the browser then plays it once) and on its result under play=stills."""
     for play, first in (("auto", True), ("stills", False)):
-        at = open_page(WEIGHT_GRAD, play=play)
+        at = open_page(WEIGHT_GRAD, play=play, pres="1")
         at.button(key="nav_back_page").click().run()
         assert_clean(at)
         meta = figures(at)[0]["layout"]["meta"]["player"]
         assert meta["active"] == (0 if first else len(meta["steps"]) - 1), play
-        at = open_page(INPUT_GRAD, play=play, step="2")
+        at = open_page(INPUT_GRAD, play=play, step="2", pres="1")
         at.button(key="nav_next").click().run()
         meta = figures(at)[0]["layout"]["meta"]["player"]
         assert meta["labels"][0] == "3 · pad"

@@ -4,9 +4,9 @@ A *scene* is plain data: groups of cells (∂L/∂y, inserted zeros, the padding
 the window, ∂L/∂x̃ …), each cell with a position (row, col in its panel's labelled coordinates),
 a value, a colour, an ink (text colour) and an opacity; every value is read from the engine's
 stages and sweeps. A *motion* is a list of scenes (keyframes) and how many frames to spend going
-from one to the next. Between two keyframes only positions and opacity are interpolated; values,
-colours and text switch on arrival. A 180° turn is many keyframes along the arc (plotly would
-tween a straight line through the kernel's centre).
+from one to the next. Between two keyframes only positions, opacity and size are interpolated;
+values, colours and text switch on arrival. A 180° turn is many keyframes along the arc (plotly
+would tween a straight line through the kernel's centre).
 
 This module is the model (no plotting library). The scenes are read from the engine in
 `motion_scenes` (cell groups and keyframes of each stage) and assembled into motions in
@@ -107,11 +107,22 @@ class Cells:
     color: np.ndarray  # (n,) str, fill
     ink: np.ndarray  # (n,) str, the number's colour
     opacity: np.ndarray  # (n,) float in [0, 1]
+    # (n,) float: the square's and its number's size, in cells' (a turning kernel shrinks so
+    # that its taps stay inside their panel and clear of each other); None: 1
+    size: np.ndarray | None = None
 
     def only(self, keep: np.ndarray) -> Cells:
         """The cells where `keep` (n,) bool is true."""
         arrays = (f.name for f in fields(self) if f.name != "role")  # the per-cell fields
-        return replace(self, **{name: getattr(self, name)[keep] for name in arrays})
+        return replace(
+            self,
+            **{n: getattr(self, n)[keep] for n in arrays if getattr(self, n) is not None},
+        )
+
+    @property
+    def scale(self) -> np.ndarray:
+        """(n,) each cell's size in cells' (1: a whole cell)."""
+        return np.ones(len(self.value)) if self.size is None else self.size
 
     def at(self, row=None, col=None, opacity=None) -> Cells:
         """The same cells moved and/or faded (numbers and colours unchanged)."""
@@ -183,18 +194,21 @@ def _ease(u: float) -> float:
 
 
 def between(a: Scene, b: Scene, u: float) -> Scene:
-    """Positions and opacity interpolated (eased) from a to b; numbers are b's on arrival only."""
+    """Positions, opacity and size interpolated (eased) from a to b; numbers are b's on arrival
+    only."""
     if u >= 1:
         return b
     e = _ease(u)
     groups = {}
     for name, cb in b.groups.items():
         ca = a.groups[name]
+        sized = ca.size is not None or cb.size is not None
         groups[name] = replace(
             ca,
             row=ca.row + (cb.row - ca.row) * e,
             col=ca.col + (cb.col - ca.col) * e,
             opacity=ca.opacity + (cb.opacity - ca.opacity) * e,
+            size=ca.scale + (cb.scale - ca.scale) * e if sized else None,
         )
     return Scene(b.stage, b.caption, groups, b.cell)
 
@@ -256,6 +270,17 @@ def shape_text(shape) -> str:
 
 def blank_panel(shape, title: str, key: str, origin=(0, 0), subtitle: str = "") -> Panel:
     return Panel(np.zeros(shape), title, key, origin=tuple(origin), subtitle=subtitle)
+
+
+def grid_part(panel: Panel) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(shape, origin) of the cells a panel draws a grid for: all of them, or without the room
+    around them (`blank_panel`'s margin)."""
+    if panel.indexed is None:
+        return panel.shape, panel.origin
+    return panel.indexed, (
+        panel.origin[0] + panel.labelled(0)[0],
+        panel.origin[1] + panel.labelled(1)[0],
+    )
 
 
 def even_tweens(scenes: list[Scene], each: int) -> tuple[int, ...]:

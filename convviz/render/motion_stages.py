@@ -79,7 +79,8 @@ def dilate_motion(st: InputGradStages, n: int, k: int, tweens: int = 8) -> Motio
 
 
 def pad_motion(st: InputGradStages, n: int, k: int, tweens: int = 8) -> Motion:
-    """Stage 3: the ring of dil·(k−1) zeros, then the remainder rows/cols, grow around it."""
+    """Stage 3: the ring of dil·(k−1) zeros, then the remainder rows/cols, fade in around it at
+    their places (no cell moves over another)."""
     start = {
         "grad_out": grad_out_cells(st, n, k, True),
         "inserted": inserted_cells(st, n, k, 1.0),
@@ -261,11 +262,14 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
             "dilation.",
             {
                 "grad_out": spread_g,
-                "inserted": zeros.at(opacity=1.0),
+                "inserted": zeros,
                 "window": window.at(row=(sh * i - pt)[keep], col=(sw * j - pl)[keep]),
             },
         ),
     ]
+    # the zeros between them once they have spread (at once, they showed under moving cells)
+    spread = {**scenes[-1].groups, "inserted": zeros.at(opacity=1.0)}
+    scenes.append(Scene("dilate", scenes[-1].caption, spread))
     T = sweep.steps
     for t in sampled_steps(T, MAX_WINDOW_STOPS, T - 1)[0]:
         r = np.repeat(sweep.rows[t], oW) - pt
@@ -290,6 +294,6 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
     )
     motion = Motion(
         "weight-dilate", panels, {"grad_out": 0, "inserted": 0, "window": 1}, tuple(scenes),
-        (8, *(4 for _ in scenes[2:])), {1: backdrop}, stages=("∂L/∂y", "dilate", "sweep"),
+        (8, 4, *(4 for _ in scenes[3:])), {1: backdrop}, stages=("∂L/∂y", "dilate", "sweep"),
     )  # fmt: skip
     return within_budget(motion)

@@ -77,6 +77,9 @@ REM_PX = 16.0  # a page's rem, unless presentation mode grows it with the screen
 # padding each side).
 DEFAULT_VIEWPORT = (MAX_FIGURE_PX, 720, REM_PX)
 PRESENTATION_VIEWPORT = (1232, 720, REM_PX)
+# The main column the presentation player's bar needs on one row (its keys hint wraps below it,
+# at a 1152 px window of a 4:3 projector's 1024 or a 1152 px one), at a 16 px rem.
+PLAYER_ROW_PX = 1120
 
 
 @dataclass(frozen=True)
@@ -120,8 +123,9 @@ class Theme:
         page whose rem is `rem` px."""
         theme = self.scaled(rem / self.rem) if rem != self.rem else self
         chrome = 300  # page title, player and formula (a laptop's page scrolls)
-        if not self.show_secondary:  # measured in Chromium: the player's bar, the clicker's keys
-            chrome = round(201 * theme.scale)  # on a line of their own under it, the formula
+        if not self.show_secondary:  # measured in Chromium; the player's bar is one row wide
+            one_row = width >= PLAYER_ROW_PX * theme.scale  # from PLAYER_ROW_PX, else two
+            chrome = round((175 if one_row else 201) * theme.scale)
         return replace(theme, figure_w=max(320, width), figure_h=max(240, height - chrome))
 
     def scaled(self, factor: float) -> Theme:

@@ -65,6 +65,7 @@ def player_data(
     play: str = "auto",
     primary: bool = True,
     hint: str | None = None,
+    hint_all: str | None = None,
     follow: dict[str, int] | None = None,
     buttons: dict[str, str] | None = None,
     whole: dict | None = None,
@@ -90,6 +91,7 @@ def player_data(
         "pres": presentation,
         "play": play,
         "hint": keys_hint() if hint is None else hint,
+        "hint_all": hint_all or keys_hint(),  # the hint's tooltip: every key
         "keymap": {action: list(keys) for action, keys in KEYS.items()},
         "buttons": buttons or {},
         "follow": follow,

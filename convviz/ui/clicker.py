@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from convviz.lecture import HINT, KEYS, LECTURE, Seen, Stage, keys_hint
+from convviz.lecture import HINT, KEYS, LECTURE, SHORT_HINT, Seen, Stage, keys_hint
 from convviz.ui.assets import keyed
 from convviz.ui.controls import PAGES, SHOWN_PAGE, STATE, Context
 
@@ -123,8 +123,10 @@ def mount(ctx: Context) -> dict:
         whole = {
             "toggle": at if now != at else (back if 0 <= back < len(stages) and back != at else 0)
         }
-    hint = HINT if whole else tuple(h for h in HINT if "whole" not in h[0])
+    hint = HINT if ctx.theme.show_secondary else SHORT_HINT
+    hint = hint if whole else tuple(h for h in hint if "whole" not in h[0])
     return {
+        "hint_all": keys_hint(HINT),
         "buttons": {
             name: f"{keyed(key)} button"
             if name == "bar"

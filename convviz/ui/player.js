@@ -13,6 +13,7 @@ function registry() {
     // kept: per chart, where its last player was ({cur, playing, active}), for the next one
     window.__convviz = { players: new Map(), kept: new Map(), last: null, shown: null, lecture: null };
     document.addEventListener("keydown", onKey, true);
+    document.addEventListener("click", onLectureClick, true);
   }
   return window.__convviz;
 }
@@ -65,6 +66,21 @@ function fullScreen() {
   return document.documentElement.requestFullscreen?.().catch(() => {});
 }
 
+// A stage entered through the lecture (its keys, Back / Next, the stage bar) opens as the playback
+// policy says; a page opened otherwise (a link, a reload, the sidebar) on a laptop opens as the
+// server drew it (a selected cell's frame, or the result).
+function entering(pressed) {
+  if (pressed) window.__convviz.entering = true;
+  return pressed;
+}
+
+function onLectureClick(event) {
+  const lecture = window.__convviz.lecture;
+  if (!lecture || !event.target.closest) return;
+  const { next, back, bar } = lecture.buttons;
+  if ([next, back, bar].some((sel) => sel && event.target.closest(sel))) entering(true);
+}
+
 function onKey(event) {
   if (event.ctrlKey || event.metaKey || event.altKey) return;
   const reg = window.__convviz;
@@ -91,11 +107,11 @@ function onKey(event) {
   }
   const { buttons } = lecture;
   const doing = {
-    next: () => press(buttons.next),
-    back: () => press(buttons.back),
+    next: () => entering(press(buttons.next)),
+    back: () => entering(press(buttons.back)),
     blank: () => blank(true),
     full: () => fullScreen(),
-    whole: () => lecture.whole && press(buttons.bar, lecture.whole.toggle),
+    whole: () => lecture.whole && entering(press(buttons.bar, lecture.whole.toggle)),
   };
   if (doing[action]) {
     if (doing[action]() !== false) taken();
@@ -225,7 +241,7 @@ export default function (component) {
   bar.appendChild(scrub);
   const label = el("span", { class: "label", "data-testid": "player-label" });
   bar.appendChild(label);
-  if (d.hint) bar.appendChild(el("span", { class: "hint", title: d.hint }, d.hint));
+  if (d.hint) bar.appendChild(el("span", { class: "hint", title: d.hint_all || d.hint }, d.hint));
   root.appendChild(bar);
   const stages = stageIndicator(d, reg);
   if (stages.strip) root.appendChild(stages.strip);
@@ -237,7 +253,9 @@ export default function (component) {
   function render() {
     scrub.value = cur;
     const sampled = d.sampled > 1 ? ` (1 step in ${d.sampled} shown)` : "";
-    label.textContent = `step ${cur + 1}/${count}${sampled} → ${d.prefix}${d.labels[cur]}${d.suffix}`;
+    // on a projector shorter, so the bar keeps one row: "27/28 · 4 · rotate 180°"
+    const at = d.pres ? `${cur + 1}/${count}${sampled} · ` : `step ${cur + 1}/${count}${sampled} → `;
+    label.textContent = `${at}${d.prefix}${d.labels[cur]}${d.suffix}`;
     caption.replaceChildren(...(d.captions[cur] || []).map(formulaLine));
     playButton.textContent = timer ? "❚❚ Pause" : "▶ Play";
     root.dataset.frame = String(cur);
@@ -342,11 +360,13 @@ export default function (component) {
       return;
     }
     if (!entered) return show(cur, false);
-    arrive();
+    if (reg.entering || d.pres) return arrive(); // through the lecture, or on a projector
+    show(cur, false); // a laptop's page as the server opened it
   }
   function arrive() {
     // a stage entered: it opens as the playback policy says (player_core.arrival)
     reg.last = d.chart;
+    reg.entering = false;
     const now = arrival({ play: d.play, pres: d.pres, reduce: reduceMotion() });
     stop();
     show(now.frame === "first" ? 0 : count - 1, false);

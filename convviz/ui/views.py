@@ -128,12 +128,12 @@ def motion_captions(fig, ctx: Context, formula_of) -> list[list[str]]:
 
 
 def motion_start(ctx: Context, steps: int | None = None) -> int | None:
-    """The frame a stage's figure opens on, as the lecturer's playback choice (the URL's play=)
-    has it: the first under "auto", the result (None for a motion, `steps` − 1 for a sweep)
-    under "stills". The browser then opens an arriving stage by the one policy
-    (player_core.arrival), which may differ (a reader's reduced motion): this only saves it a
-    jump."""
-    if ctx.state["play"] == "auto":
+    """The frame a stage's figure opens on: on a projector under the lecturer's "auto" playback
+    (the URL's play=) the first, which it then plays; else the result (None for a motion,
+    `steps` − 1 for a sweep). The browser opens a stage entered through the lecture by the one
+    policy (player_core.arrival), which may differ (a reader's reduced motion): this only saves
+    it a jump."""
+    if ctx.state["play"] == "auto" and not ctx.theme.show_secondary:
         return 0
     return None if steps is None else steps - 1
 
