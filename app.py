@@ -50,20 +50,20 @@ def overview(ctx):
     selected_formula(ctx)
     export_buttons(forward + backward, ctx, "overview", "convviz: the layer at a glance")
 
-    st.subheader("Output size")  # the whole width: its formula wrapped mid-expression in a column
+    st.header("Output size")  # the whole width: its formula wrapped mid-expression in a column
     st.code(ctx.spec.describe(), language=None, wrap_lines=True)
     middle, right = st.columns([3, 1])
     with middle:
         check = reference_check(ctx.key)
         if check is not None:
-            st.subheader("Checked")
+            st.header("Checked")
             st.success(check, icon=":material/verified:")
     with right:
-        st.subheader("Where next")
+        st.header("Where next")
         for path, label, icon in PAGES[1:]:
             st.page_link(path, label=label, icon=icon, query_params=to_query(ctx.state))
 
-    st.subheader("Every array and its shape")
+    st.header("Every array and its shape")
     st.table(shape_rows(ctx.layer))
 
 

@@ -25,7 +25,7 @@ from convviz.matrix import im2col
 from convviz.ops import pad
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.text import shape_text
-from convviz.values import NAMED_KERNELS, example_grad_out, example_w, named_kernel
+from convviz.values import NAMED_KERNELS, example_w, mse_target, named_kernel
 
 MAX_STEPS = 200
 MAX_LR = 1e3  # the control's bound (the issue: 1e9 is refused); rates that learn are far smaller
@@ -193,12 +193,10 @@ class Target:
     kernels: tuple[np.ndarray, ...] = ()  # one (C_out, C_in, kH, kW) per layer, for a kernel
 
 
-def random_target(spec: ConvSpec, seed: int) -> np.ndarray:
-    """`gout=mse`'s target: integers in [−5, 5] of y's shape (N, C_out, oH, oW).
-
-    `values.example_grad_out` owns that draw and returns y − t; from y = 0 it is exactly −t.
-    """
-    return -example_grad_out(spec, np.zeros(spec.output_shape), seed, "mse")
+def random_target(spec: ConvSpec, seed: int, y: np.ndarray | None = None) -> np.ndarray:
+    """`gout=mse`'s target, integers in [−5, 5] of y's shape (N, C_out, oH, oW): the draw
+    `values.mse_target` owns (given the layer's first y, the one whose ∂L/∂y the app shows)."""
+    return mse_target(spec, y, seed)
 
 
 def target_kernel(spec: ConvSpec, name: str, layer: str = "the layer") -> np.ndarray:
@@ -216,15 +214,22 @@ def target_kernel(spec: ConvSpec, name: str, layer: str = "the layer") -> np.nda
 
 
 def make_target(
-    spec: ConvSpec, x: ArrayLike, source: str = "random", *, seed: int = 0, values=None
+    spec: ConvSpec,
+    x: ArrayLike,
+    source: str = "random",
+    *,
+    seed: int = 0,
+    values=None,
+    y: np.ndarray | None = None,
 ) -> Target:
-    """The target of one layer: random (seeded), typed `values`, or a named kernel's output.
+    """The target of one layer: random (seeded; `y`, the layer's output before it learns, as
+    the app's `gout=mse` draws it), typed `values`, or a named kernel's output.
 
     x : shape (N, C_in, H, W). A kernel's target is conv2d(x, kernel) with the layer's own
     stride, padding and dilation and no bias, so w can reach it exactly.
     """
     if source == "random":
-        return Target(source=source, t=random_target(spec, seed))
+        return Target(source=source, t=random_target(spec, seed, y))
     if source == "typed":
         t = checked_array(values, "the target", spec.output_shape, "y's shape")
         return Target(source=source, t=t)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from convviz.spec import ConvSpec
-from convviz.values import example_grad_out, example_w, example_x
+from convviz.values import example_grad_out, layer_values
 
 
 @dataclass(frozen=True)
@@ -43,18 +43,19 @@ class Preset:
         )
 
     def values(self) -> tuple[np.ndarray, np.ndarray]:
-        """(x, w) of this preset: its explicit numbers, or the seeded examples."""
+        """(x, w) of this preset: its explicit numbers, or the seeded examples (as a link to it
+        draws them: `values.layer_values`)."""
         spec = self.spec()
-        x = (
-            np.broadcast_to(np.array(self.x, float), spec.input_shape).copy()
-            if self.x is not None
-            else example_x(spec, self.seed)
-        )
-        w = (
-            np.broadcast_to(np.array(self.w, float), spec.weight_shape).copy()
-            if self.w is not None
-            else example_w(spec, self.seed, self.kernel)
-        )
+        given = {
+            name: np.broadcast_to(np.array(v, float), shape).copy()
+            for name, v, shape in (
+                ("x", self.x, spec.input_shape),
+                ("w", self.w, spec.weight_shape),
+                ("g", self.g, spec.output_shape),
+            )
+            if v is not None
+        }
+        x, w, _ = layer_values(spec, self.seed, self.kernel, self.grad_out, **given)
         return x, w
 
     def grad_out_for(self, y: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from convviz.lecture import LECTURE, PLAYBACK, Lecture
 from convviz.presets import DEFAULT_PRESET, PRESETS_BY_KEY, Preset
 from convviz.spec import PADDING_MODES, PADDING_WORDS, ConvSpec, ConvSpecError, parse_padding
 from convviz.text import MINUS, count, echo
-from convviz.values import GRAD_OUT_KINDS, NAMED_KERNELS, layer_values
+from convviz.values import DRAW, DRAWS, GRAD_OUT_KINDS, NAMED_KERNELS, layer_values
 
 EXPLICIT = "explicit"  # the padding kind of per-side amounts: the UI's word, not the engine's
 PAD_KINDS = (EXPLICIT, *PADDING_WORDS)
@@ -70,12 +71,16 @@ FIELDS: dict[str, Field] = {
     "seed": Field("int", 0, 999_999, role="source"),
     "kernel": Field("choice", choices=KERNEL_CHOICES, role="source"),
     "gout": Field("choice", choices=GRAD_OUT_KINDS, role="source"),
+    # how the random values are drawn (values.DRAW); a link without it is older: draw 1
+    "draw": Field("int", min(DRAWS), max(DRAWS), role="draw", default=DRAW),
     "sel": Field("str", default=""),
     "step": None,  # the stage of the page's stage bar: `step_field` (the lecture's model)
     # before the whole pass was a stage of its own: whole=1 is its step (`lecture_step`)
     "whole": Field("bool", default=False),
     "play": Field("choice", choices=PLAYBACK, default=PLAYBACK[0]),  # autoplay, or stills
     "pres": Field("bool", default=False),
+    "hc": Field("bool", default=False),  # high contrast: every text 7:1 (a washed-out projector)
+    "still": Field("bool", default=False),  # reduced motion for anyone: no gliding, no autoplay
     "x": Field("str", role="edit", default=""),  # input
     "w": Field("str", role="edit", default=""),  # kernel
     "g": Field("str", role="edit", default=""),  # grad_out
@@ -88,6 +93,9 @@ def step_field(lecture: Lecture = LECTURE) -> Field:
 
 
 FIELDS["step"] = step_field()
+# How the reader reads (not what the layer is): kept when a preset or the last valid layer
+# replaces the rest of the state.
+READER_FIELDS = ("pres", "hc", "still")
 
 
 def _fields(*roles: str) -> tuple[str, ...]:
@@ -99,7 +107,7 @@ EDITABLE = _fields("edit")  # ("x", "w", "g")
 LAYER_FIELDS = _fields("shape", "layer", "source")  # a change makes the view 'custom'
 SOURCE_FIELDS = _fields("source", "edit")  # where the numbers come from, beside the geometry
 # Fields that change the numbers (the cache key); the rest only change the view.
-VALUE_FIELDS = _fields("shape", "layer", "source", "edit")
+VALUE_FIELDS = _fields("shape", "layer", "source", "draw", "edit")
 
 
 def preset_state(preset: Preset) -> dict:
@@ -261,6 +269,8 @@ def from_query(query: dict[str, str], base: dict | None = None) -> tuple[dict, l
     """
     preset = PRESETS_BY_KEY.get(query.get("preset", ""))
     start = preset_state(preset) if preset else dict(base or DEFAULTS)
+    if "seed" in query and "draw" not in query:  # a share link made before draws were named:
+        start["draw"] = min(DRAWS)  # the numbers it showed
     state = dict(start)
     problems = []
     for name, raw in query.items():
@@ -294,11 +304,17 @@ def _layer_of(state: dict) -> tuple | None:
 def preset_of(state: dict) -> str:
     """The preset whose layer the state draws (put back as it was, it is that preset again),
     else 'custom'."""
-    layer = _layer_of(state)
+    return _preset_layers().get(_layer_of(state), "custom")
+
+
+@cache
+def _preset_layers() -> dict[tuple, str]:
+    """Each preset's layer (`_layer_of` its state) → its key, the first preset where two match."""
+    layers = {}
     for preset in PRESETS_BY_KEY.values():
-        if layer is not None and _layer_of(preset_state(preset)) == layer:
-            return preset.key
-    return "custom"
+        layers.setdefault(_layer_of(preset_state(preset)), preset.key)
+    layers.pop(None, None)
+    return layers
 
 
 def _customise(state: dict, start: dict, preset: Preset | None) -> list[str]:
@@ -439,7 +455,8 @@ def values_of(state: dict) -> tuple[ConvSpec, np.ndarray, np.ndarray, np.ndarray
             ("g", spec.output_shape, "grad_out"),
         )
     }
-    return (spec, *layer_values(spec, state["seed"], state["kernel"], state["gout"], **edits))
+    sources = (state["seed"], state["kernel"], state["gout"])
+    return (spec, *layer_values(spec, *sources, draw=state["draw"], **edits))
 
 
 def macs(spec: ConvSpec) -> int:

@@ -68,11 +68,12 @@ def shape_text(shape) -> str:
     return "×".join(map(str, shape))
 
 
-def grey(term: str) -> str:
+def grey(term: str, color: str = "gray") -> str:
     """A vanishing term (a padded or an inserted zero) in a cell's formula: grey. KaTeX's and
     xcolor's \\color is a switch that would grey every term after it, so \\textcolor with the
-    term as its argument (the formula box and the .tex export both write it so)."""
-    return rf"\textcolor{{gray}}{{{term}}}"
+    term as its argument (the formula box and the .tex export both write it so). color: a name
+    or, for KaTeX, '#rrggbb' (the callers pass theme.GREY_TERM, readable on white)."""
+    return rf"\textcolor{{{color}}}{{{term}}}"
 
 
 ECHO_CHARS = 40  # what a person sent is quoted back at most this long

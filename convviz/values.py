@@ -10,6 +10,7 @@ import numpy as np
 from convviz.fastpath import forward_padded
 from convviz.ops import pad
 from convviz.spec import ConvSpec
+from convviz.stages import input_grad_stages, weight_grad_stages
 
 # Named 3×3 kernels; `named_kernel` resizes the ones that have a natural size-free form.
 NAMED_KERNELS = {
@@ -41,32 +42,73 @@ def named_kernel(name: str, size: tuple[int, int]) -> np.ndarray | None:
     return k.astype(float) if k is not None and k.shape == tuple(size) else None
 
 
+# How random values are drawn. Draw 2 (every new link): no zero input, kernel tap or ∂L/∂y
+# cell, and, on layers small enough to read cell by cell, no zero output or cell a page opens
+# on (`_zeros`; the values are drawn again, from the same seed, until there is none). Draw 1:
+# every link made before draw 2 (a zero kernel tap made a whole layer 0).
+DRAWS = (1, 2)
+DRAW = 2
+CHECKED_CELLS = 4096  # draw 2 draws again while a zero output shows, up to this many outputs
+REDRAWS = 16
+
+
 def random_ints(shape, seed: int, low: int, high: int) -> np.ndarray:
     """Integers in [low, high] as floats, from a seeded Generator (no global random state)."""
     return np.random.default_rng(seed).integers(low, high + 1, size=shape).astype(float)
 
 
-def example_x(spec: ConvSpec, seed: int) -> np.ndarray:
-    return random_ints(spec.input_shape, seed, 0, 9)
+def _ints(shape, seed, low: int, high: int, nonzero: bool = False) -> np.ndarray:
+    """Integers in [low, high] (without 0 if nonzero), as floats, from a seed or a seed sequence
+    (draw 2's independent streams: [seed, array, attempt])."""
+    rng = np.random.default_rng(seed)
+    if not nonzero:
+        return rng.integers(low, high + 1, size=shape).astype(float)
+    pool = np.array([v for v in range(low, high + 1) if v != 0], dtype=float)
+    return rng.choice(pool, size=shape)
 
 
-def example_w(spec: ConvSpec, seed: int, kernel: str = "random") -> np.ndarray:
-    """The layer's weights: a named kernel on every (k, c) pair, or integers in [-2, 2]."""
+def example_x(spec: ConvSpec, seed: int, draw: int = DRAW, attempt: int = 0) -> np.ndarray:
+    if draw == 1:
+        return random_ints(spec.input_shape, seed, 0, 9)
+    return _ints(spec.input_shape, [seed, 0, attempt], 1, 9)
+
+
+def example_w(
+    spec: ConvSpec, seed: int, kernel: str = "random", draw: int = DRAW, attempt: int = 0
+) -> np.ndarray:
+    """The layer's weights: a named kernel on every (k, c) pair, or integers in [-2, 2] (draw 2:
+    never 0)."""
     k2d = named_kernel(kernel, spec.kernel_size)
-    if k2d is None:
+    if k2d is not None:
+        return np.broadcast_to(k2d, spec.weight_shape).copy()
+    if draw == 1:
         return random_ints(spec.weight_shape, seed + 1, -2, 2)
-    return np.broadcast_to(k2d, spec.weight_shape).copy()
+    return _ints(spec.weight_shape, [seed, 1, attempt], -2, 2, nonzero=True)
 
 
-def example_grad_out(spec: ConvSpec, y: np.ndarray, seed: int, kind: str = "ones") -> np.ndarray:
-    """grad_out = ∂L/∂y: ones (L = Σy), random integers, or y − target for L = ½‖y − target‖²."""
+def example_grad_out(
+    spec: ConvSpec, y: np.ndarray, seed: int, kind: str = "ones", draw: int = DRAW
+) -> np.ndarray:
+    """grad_out = ∂L/∂y: ones (L = Σy), random integers, or y − target for L = ½‖y − target‖²
+    (draw 2: no cell 0, a target equal to y is one more)."""
     if kind == "ones":
         return np.ones(spec.output_shape)
     if kind == "random":
-        return random_ints(spec.output_shape, seed + 2, -2, 2)
+        if draw == 1:
+            return random_ints(spec.output_shape, seed + 2, -2, 2)
+        return _ints(spec.output_shape, [seed, 2], -2, 2, nonzero=True)
     if kind == "mse":
-        return y - random_ints(spec.output_shape, seed + 3, -5, 5)
+        return y - mse_target(spec, y, seed, draw)
     raise ValueError(f"grad_out kind {kind!r} is not one of {', '.join(GRAD_OUT_KINDS)}")
+
+
+def mse_target(spec: ConvSpec, y: np.ndarray | None, seed: int, draw: int = DRAW) -> np.ndarray:
+    """The random target t of L = ½‖y − t‖²: integers in [−5, 5] (draw 2: one more where it
+    equals y, so that no cell of ∂L/∂y = y − t is 0; y None: as drawn)."""
+    if draw == 1:
+        return random_ints(spec.output_shape, seed + 3, -5, 5)
+    target = _ints(spec.output_shape, [seed, 3], -5, 5)
+    return target if y is None else target + (target == y)
 
 
 def layer_values(
@@ -75,25 +117,47 @@ def layer_values(
     kernel: str = "random",
     grad_out: str = "ones",
     *,
+    draw: int = DRAW,
     x=None,
     w=None,
     g=None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(x, w, grad_out) of a layer: the arrays given (e.g. a user's edits), seeded examples else."""
-    x = example_x(spec, seed) if x is None else np.asarray(x, float).reshape(spec.input_shape)
-    w = (
-        example_w(spec, seed, kernel)
-        if w is None
-        else np.asarray(w, float).reshape(spec.weight_shape)
-    )
-    if g is not None:
-        return x, w, np.asarray(g, float).reshape(spec.output_shape)
-    y = (
-        forward_padded(pad(x, spec.padding, spec.padding_mode), w, spec)
-        if grad_out == "mse"
-        else None
-    )
-    return x, w, example_grad_out(spec, y, seed, grad_out)
+    """(x, w, grad_out) of a layer: the arrays given (e.g. a user's edits), seeded examples else
+    (`draw`: how; see DRAW)."""
+    given_x = None if x is None else np.asarray(x, float).reshape(spec.input_shape)
+    given_w = None if w is None else np.asarray(w, float).reshape(spec.weight_shape)
+    given_g = None if g is None else np.asarray(g, float).reshape(spec.output_shape)
+    random_operand = given_x is None or given_w is None
+    attempts = REDRAWS if draw > 1 and _readable(spec) and random_operand else 1
+    best = None
+    for attempt in range(attempts):  # a few small layers at most, each vectorized
+        xa = example_x(spec, seed, draw, attempt) if given_x is None else given_x
+        wa = example_w(spec, seed, kernel, draw, attempt) if given_w is None else given_w
+        y = forward_padded(pad(xa, spec.padding, spec.padding_mode), wa, spec)
+        ga = example_grad_out(spec, y, seed, grad_out, draw) if given_g is None else given_g
+        zeros = _zeros(spec, xa, wa, ga, y) if attempts > 1 else 0
+        if best is None or zeros < best[0]:
+            best = (zeros, xa, wa, ga)
+        if zeros == 0:
+            break
+    return best[1:]
+
+
+def _readable(spec: ConvSpec) -> bool:
+    """Whether a student reads the layer's outputs cell by cell (draw 2 then avoids zeros)."""
+    return spec.batch * spec.out_channels * int(np.prod(spec.out_size)) <= CHECKED_CELLS
+
+
+def _zeros(spec: ConvSpec, x, w, g, y) -> int:
+    """Zeros where the pages point by default: any output, ∂L/∂x's centre cell (if a window
+    reads it), ∂L/∂w's centre and last taps (the cells they open on and write out)."""
+    (H, W), (kH, kW) = spec.in_size, spec.kernel_size
+    ci, cj = H // 2, W // 2
+    grad_x = input_grad_stages(spec, w, g).grad_x[..., ci, cj]
+    read = input_grad_stages(spec, np.ones_like(w), np.ones_like(g)).grad_x[..., ci, cj] != 0
+    grad_w = weight_grad_stages(spec, x, g).grad_w
+    taps = grad_w[..., [kH // 2, kH - 1], [kW // 2, kW - 1]]
+    return int((y == 0).sum() + (grad_x[read] == 0).sum() + (taps == 0).sum())
 
 
 def _samples(h: int, w: int, size: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:

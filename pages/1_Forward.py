@@ -68,7 +68,7 @@ def forward(ctx):
 
     if x_cell is not None:
         st.info(feeds_text(sweep, x_cell, spec), icon=":material/call_split:")
-    st.subheader(f"Output cell y[{cell[0]}, {cell[1]}]")
+    st.header(f"Output cell y[{cell[0]}, {cell[1]}]")
     formula_box(formula, ctx, "Click any output cell (or use the keyboard picker) to see its sum.")
     cell_picker(ctx, {"y": spec.out_size, "x": spec.padded_size}, "y")
 

@@ -158,7 +158,7 @@ def stage_view(ctx, stage: Stage, sweep, formula: Formula, focus: Focus) -> None
     if ctx.theme.show_secondary:  # on a projector the stage bar says where we are
         heading, caption = stage_words(stage, ctx)
         number = LECTURE.number(stage)
-        st.markdown(f"### {number}. {heading}" if number else f"### {heading}")
+        st.markdown(f"## {number}. {heading}" if number else f"## {heading}")
         st.markdown(caption)
     if stage.view == "motion":
         motion_view(ctx, stage, sweep, formula, focus)
@@ -170,7 +170,7 @@ def stage_view(ctx, stage: Stage, sweep, formula: Formula, focus: Focus) -> None
 
 def scatter_route(ctx, scatter) -> None:
     """Each ∂L/∂y cell stamps ∂L/∂y · w onto its window; the stamps add up to ∂L/∂x̃."""
-    st.subheader("Scatter route: each ∂L/∂y cell stamps ∂L/∂y · w onto its window")
+    st.header("Scatter route: each ∂L/∂y cell stamps ∂L/∂y · w onto its window")
     if scatter is None:
         st.info(
             "The scatter animation keeps one grid per stamp; it is offered up to "
@@ -206,7 +206,7 @@ def input_gradient(ctx):
     stage_view(ctx, stage, sweeps["input_grad"], formula, focus)
 
     label = spec.padded_label(cell) if pad_cell else cell  # x̃'s ring has negative indices
-    st.subheader(
+    st.header(
         f"Gradient of {'padded input x̃' if pad_cell else 'input x'} cell [{label[0]}, {label[1]}]"
     )
     formula_box(formula, ctx, formula_notes(formula))

@@ -96,7 +96,7 @@ def weight_gradient(ctx):
     ctx = replace(ctx, theme=ctx.theme.reserve(above))
     if ctx.theme.show_secondary:
         heading, caption = stage_words(stage, ctx)
-        st.markdown(f"### {LECTURE.number(stage)}. {heading}")
+        st.markdown(f"## {LECTURE.number(stage)}. {heading}")
         st.markdown(caption)
     if stage.view == "sweep":
         sweep_view(ctx, stage, sweep, w_cell, cell, formula)
@@ -107,7 +107,7 @@ def weight_gradient(ctx):
             f"Sample n = {ctx.n} is drawn; each sum adds all {spec.batch} samples' products."
         )
 
-    st.subheader(f"Weight cell [{cell[0]}, {cell[1]}] of filter k={ctx.k}, channel c={ctx.c}")
+    st.header(f"Weight cell [{cell[0]}, {cell[1]}] of filter k={ctx.k}, channel c={ctx.c}")
     formula_box(formula, ctx, "Click any ∂L/∂w cell (or use the keyboard picker) to see its sum.")
     cell_picker(ctx, {"grad_w": spec.kernel_size}, "grad_w")
     st.metric(f"bias gradient {bias_gradient(ctx.k)}", number(ctx.layer.weight_grad.grad_b[ctx.k]))

@@ -115,7 +115,7 @@ def say(text: str) -> None:
 
 
 def forward_section() -> None:
-    st.subheader("1. The forward pass: y = M · vec(x)")
+    st.header("1. The forward pass: y = M · vec(x)")
     say(
         "Row i of M is output cell i's window laid on the flattened input: each nonzero is one "
         "kernel tap, in that tap's colour; blank entries are zeros no window puts there. "
@@ -131,7 +131,7 @@ def forward_section() -> None:
 
 
 def backward_section() -> None:
-    st.subheader("2. The backward pass: ∂L/∂x = Mᵀ · vec(∂L/∂y)")
+    st.header("2. The backward pass: ∂L/∂x = Mᵀ · vec(∂L/∂y)")
     say(
         "The same entries, read down the columns. Row r of Mᵀ lists the output cells whose "
         "windows covered input cell r and the tap each one used. That is why the textbook route "
@@ -164,7 +164,7 @@ def backward_section() -> None:
 
 
 def im2col_section() -> None:
-    st.subheader("3. im2col: patches as rows")
+    st.header("3. im2col: patches as rows")
     say(
         "Copy every window into one row of a 'patches' matrix (padded entries in grey). Then "
         "y = patches · vec(w), one GEMM, which is how libraries compute a convolution, and the "
@@ -197,7 +197,7 @@ else:
         with im2col_tab:
             im2col_section()
 
-st.subheader("The name in code: a transposed convolution")  # under every tab
+st.header("The name in code: a transposed convolution")  # under every tab
 plan = transpose_plan(spec)
 say(
     "Multiplying by Mᵀ is what deep-learning libraries call a transposed convolution: the same "

@@ -41,7 +41,7 @@ def show(check: checks.Check) -> None:
             ":red[:material/cancel:]",
             f"DISAGREES (largest difference {check.worst:.1e})",
         )
-    st.markdown(f"#### {icon} {check.name}: {verdict}")
+    st.markdown(f"## {icon} {check.name}: {verdict}")
     st.markdown(f"Compared: {check.claim}.")
     if ctx.theme.show_secondary:
         st.caption(WHY[check.name])

@@ -142,7 +142,7 @@ if asked_key in answers:
         st.toast(said, icon=icon)
     if not verdict.right and verdict.hint:
         st.info(f"**A common slip.** {verdict.hint}", icon=":material/lightbulb:")
-    st.subheader("How it is computed")
+    st.header("How it is computed")
     if q.formula is not None:
         formula_box(q.formula, ctx)
     for note in q.notes:

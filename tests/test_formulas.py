@@ -587,14 +587,15 @@ def test_a_sum_cut_short_on_a_projector_writes_the_terms_that_count():
 
 
 def test_a_weight_gradient_cut_short_writes_the_terms_that_count():
-    """classroom's ∂L/∂w₀₀ (= 9) on a projector wrote five padding zeros, '0·∂L/∂y₀₀ + … +
-    0·∂L/∂y₁₀', and folded every term that counts into '[11 more terms = 9]': its terms are
+    """classroom's ∂L/∂w₀₀ on a projector wrote five padding zeros, '0·∂L/∂y₀₀ + … +
+    0·∂L/∂y₁₀', and folded every term that counts into '[11 more terms = …]': its terms are
     arrays, which were never reordered. The same terms, zeros last."""
     lay = preset_layer("classroom")
     f = weight_grad_formula(lay.weight_grad, 0, 0, 0, 0)
     g = f.vanishing_last()
-    assert sorted(map(str, g.terms)) == sorted(map(str, f.terms)) and g.value == f.value == 9
+    assert sorted(map(str, g.terms)) == sorted(map(str, f.terms)) and g.value == f.value
     flags = [t.vanishes for t in g.terms]
     assert flags == sorted(flags) and any(flags) and not all(flags)
     written = g.text(numeric=True, max_terms=5)
-    assert written.startswith("∂L/∂w₀₀ = 1·2 + ") and g.adds_up(5), written
+    assert not written.split(" = ")[1].startswith("0·") and g.adds_up(5), written
+    assert f.text(numeric=True, max_terms=5).split(" = ")[1].startswith("0·")  # as it was

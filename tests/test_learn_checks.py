@@ -115,7 +115,7 @@ def test_the_loss_check_catches_a_wrong_gradient(key, name):
 
 def test_the_two_layer_check_catches_a_missing_gate():
     """The classic bug: ∂L/∂h passed to layer 1 without the ReLU's gate."""
-    p = preset_chain(PRESETS_BY_KEY["classroom"])
+    p = preset_chain(PRESETS_BY_KEY["even-same"])
     assert not p.gate.all(), "the example needs a shut gate"
     one = p.first.forward
     ungated = layer(one.spec, one.x, one.w, p.grad_h, one.bias)

@@ -110,7 +110,7 @@ def dims(shape) -> str:
 
 
 def headers(at: AppTest) -> list[str]:
-    return [s.value for s in at.subheader]
+    return [s.value for s in at.header]
 
 
 def side_number(at: AppTest, name: str):
@@ -764,8 +764,8 @@ def test_a_selection_in_the_url_selects_the_cell():
 
 
 def is_step(heading: str, n: int) -> bool:
-    """A storyboard heading of step n, e.g. '### 2. Dilate ∂L/∂y by the stride'."""
-    return re.match(rf"### {n}\b", heading) is not None
+    """A storyboard heading of step n, e.g. '## 2. Dilate ∂L/∂y by the stride'."""
+    return re.match(rf"#{{2,3}} {n}\b", heading) is not None
 
 
 def test_storyboard_next_and_back_move_the_step():
@@ -782,7 +782,7 @@ def test_storyboard_next_and_back_move_the_step():
         assert is_step(titles[-1], n), titles[-1]
         assert figures(at), n
     at.button(key="nav_next").click().run()  # after the six stages, the whole pass
-    assert query(at)["step"] == "7" and at.markdown[0].value.startswith("### 1–6. The whole")
+    assert query(at)["step"] == "7" and at.markdown[0].value.startswith("## 1–6. The whole")
     # the story goes on
     assert at.button(key="nav_next_page").label == "next: weight gradient ▶"
     at.button(key="nav_back").click().run()
@@ -803,7 +803,7 @@ def test_the_storyboard_opens_at_its_start_going_on_and_at_its_end_going_back():
     at = open_page(WEIGHT_GRAD)
     at.button(key="nav_back_page").click().run()  # the whole pass, the stage before
     assert_clean(at)
-    assert query(at)["step"] == "7" and at.markdown[0].value.startswith("### 1–6. The whole")
+    assert query(at)["step"] == "7" and at.markdown[0].value.startswith("## 1–6. The whole")
     at = open_page(FORWARD, step="4")
     at.button(key="nav_next_page").click().run()
     assert_clean(at)

@@ -344,7 +344,7 @@ def test_an_unknown_matrix_tab_opens_the_first():
     at.session_state[SECTION] = "no such tab"
     at.run()
     assert_clean(at)
-    assert len(figures(at)) == 2 and at.subheader[0].value.startswith("1. The forward pass")
+    assert len(figures(at)) == 2 and at.header[0].value.startswith("1. The forward pass")
 
 
 @pytest.mark.parametrize(("sel", "says"), [("y:0:0", "output y[0, 0]"), ("x:3:2", "input x[2, 1]")])

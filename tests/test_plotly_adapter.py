@@ -11,10 +11,9 @@ from pathlib import Path
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
-from plotly.basedatatypes import BaseFigure
 from streamlit.testing.v1 import AppTest
 
-from convviz.render.plotly_adapter import figure, wire
+from convviz.render.plotly_adapter import Figure, figure, wire
 from convviz.ui import compute
 from convviz.ui.controls import PAGES
 
@@ -22,7 +21,7 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 
 @pytest.fixture(scope="module", params=["recitation-s2", "classroom"])
-def page_figures(request) -> list[go.Figure]:
+def page_figures(request) -> list[Figure]:
     """Every figure the pages built for a preset, in both modes (kept by the shared cache)."""
     compute.CACHE.clear()
     for pres in ("0", "1"):
@@ -32,7 +31,7 @@ def page_figures(request) -> list[go.Figure]:
         for path, _, _ in PAGES[1:]:
             at.switch_page(path).run()
             assert not at.exception, (path, [e.value for e in at.exception])
-    figures = [v for v in compute.CACHE.values() if isinstance(v, BaseFigure)]
+    figures = [v for v in compute.CACHE.values() if isinstance(v, Figure)]
     assert len(figures) >= 10
     return figures
 

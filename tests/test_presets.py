@@ -20,6 +20,7 @@ from convviz.reference import conv2d_input_loop, conv2d_loop, conv2d_weight_loop
 from convviz.spec import PADDING_MODES, ConvSpec
 from convviz.stages import forward_stages, input_grad_stages, weight_grad_stages
 from convviz.values import (
+    DRAWS,
     GRAD_OUT_KINDS,
     GRAD_OUT_LABELS,
     NAMED_KERNELS,
@@ -27,6 +28,7 @@ from convviz.values import (
     example_w,
     example_x,
     layer_values,
+    mse_target,
     named_kernel,
     random_ints,
 )
@@ -295,16 +297,22 @@ def test_grad_out_kinds():
     spec = ConvSpec.create((1, 1, 4, 4), (1, 1, 2, 2))
     y = np.arange(9.0).reshape(spec.output_shape) * 0.5
     assert_array(example_grad_out(spec, y, 0, "ones"), np.ones(spec.output_shape), "ones")
+    for draw in DRAWS:
+        target = y - example_grad_out(spec, y, 0, "mse", draw)
+        assert is_small_int(target, -5, 6), "mse: grad_out = y − an integer target in [-5, 5]"
+        drawn = mse_target(spec, None, 0, draw)  # one draw per seed, whatever y
+        y2 = y + 7.25  # never an integer: the target is the draw itself
+        assert_array(example_grad_out(spec, y2, 0, "mse", draw), y2 - drawn, "same seed")
+        assert_array(
+            example_grad_out(spec, y, 1, "random", draw),
+            example_grad_out(spec, y2, 1, "random", draw),
+            "random grad_out does not depend on y",
+        )
+    # draw 2: where the draw equals y it is one more, so that no cell of ∂L/∂y = y − t is 0
+    y = mse_target(spec, None, 0).copy()
+    y[0, 0, 0, 0] += 0.5
     g = example_grad_out(spec, y, 0, "mse")
-    target = y - g
-    assert is_small_int(target, -5, 5), "mse: grad_out = y − an integer target in [-5, 5]"
-    y2 = y + 7.25
-    assert_array(example_grad_out(spec, y2, 0, "mse"), y2 - target, "same seed, same target")
-    assert_array(
-        example_grad_out(spec, y, 1, "random"),
-        example_grad_out(spec, y2, 1, "random"),
-        "random grad_out does not depend on y",
-    )
+    assert np.all(g != 0) and np.count_nonzero(g == -1) >= 8
     assert set(GRAD_OUT_LABELS) == set(GRAD_OUT_KINDS), "every kind has a label"
 
 

@@ -16,17 +16,16 @@ from convviz.render.grids import format_value, panels_figure
 from convviz.render.panel import Panel
 from convviz.render.theme import (
     DILATION_COLOR,
-    DILATION_TEXT,
     EXPORT_SCALE,
     HALO_COLOR,
     HIGHLIGHT_COLOR,
     PAD_COLOR,
-    PAD_TEXT,
     REMAINDER_COLOR,
     SELECTED_COLOR,
     TAP_CYCLE,
     THEME,
     tap_colors,
+    text_color,
 )
 from convviz.spec import ConvSpec
 from convviz.stages import layer
@@ -296,7 +295,7 @@ def test_padded_cells_are_pad_coloured_with_their_numbers(classroom):
     _, pad = trace(fig, "x:pad")
     assert {c for _, c in pad.colorscale} == {PAD_COLOR}
     np.testing.assert_array_equal(np.isfinite(np.asarray(pad.z, float)), operand.pad_mask)
-    assert pad.textfont.color == PAD_TEXT
+    assert pad.textfont.color == text_color(PAD_COLOR)  # the one rule
     text = np.asarray(pad.text)
     assert (text[operand.pad_mask] == "0").all() and (text[~operand.pad_mask] == "").all()
     _, base = trace(fig, "x:values")
@@ -308,7 +307,7 @@ def test_dilation_zeros_are_dilation_coloured(classroom):
     fig = panels_figure([operand])
     _, dil = trace(fig, "padded:dilation")
     assert {c for _, c in dil.colorscale} == {DILATION_COLOR}
-    assert dil.textfont.color == DILATION_TEXT
+    assert dil.textfont.color == text_color(DILATION_COLOR)
     expect = operand.dilation_mask & ~operand.pad_mask
     assert expect.any()
     np.testing.assert_array_equal(np.isfinite(np.asarray(dil.z, float)), expect)
@@ -346,7 +345,7 @@ def test_kernel_taps_get_their_tap_colours_also_after_rotation(classroom):
             got = hex_at(taps.colorscale, taps.zmin, taps.zmax, z[r, c])
             assert got == colors[kernel.taps[r, c]]
     assert hex_at(taps.colorscale, taps.zmin, taps.zmax, z[0, 0]) == colors[8]
-    np.testing.assert_array_equal(np.asarray(taps.text), grids.format_values(kernel.values))
+    np.testing.assert_array_equal(grids.plain(taps.text), grids.format_values(kernel.values))
 
 
 def test_highlight_and_selected_outlines(classroom):
@@ -572,7 +571,7 @@ def test_each_frame_colours_the_window_on_the_operands_own_cells(classroom):
         expect = {(r + oy, c + ox) for r in sw.rows[t] for c in sw.cols[t] if not pad[r, c]}
         assert cells == expect
         padded_under += int((~own).sum())
-        text = np.asarray(win["text"])
+        text = grids.plain(win["text"])
         covered = sw.operand[0][np.ix_(sw.rows[t], sw.cols[t])]
         np.testing.assert_array_equal(text[np.isfinite(z)], grids.format_values(covered[own]))
         assert set(text[~np.isfinite(z)]) <= {""}
@@ -763,7 +762,7 @@ def test_scatter_stamp_covers_its_window_in_tap_colours(scat):
         stamp = f["data"][2]
         np.testing.assert_array_equal(stamp["x"], sc.cols[t] + ox)
         np.testing.assert_array_equal(stamp["y"], sc.rows[t] + oy)
-        shown = [s.replace("+", "") for s in np.asarray(stamp["text"]).ravel()]
+        shown = [s.replace("+", "") for s in grids.plain(stamp["text"]).ravel()]
         assert shown == list(grids.format_values(sc.stamps[t]).ravel())
 
 

@@ -26,7 +26,7 @@ ORACLE = {
     "EDITABLE": ("x", "w", "g"),
     "VALUE_FIELDS": (
         "H", "W", "kH", "kW", "sh", "sw", "dh", "dw", "same_axes", "pad", "pt", "pb", "pl", "pr",
-        "mode", "cin", "cout", "batch", "seed", "kernel", "gout", "x", "w", "g",
+        "mode", "cin", "cout", "batch", "seed", "kernel", "gout", "draw", "x", "w", "g",
     ),
     "LAYER_FIELDS": (
         "H", "W", "kH", "kW", "sh", "sw", "dh", "dw", "same_axes", "pad", "pt", "pb", "pl", "pr",

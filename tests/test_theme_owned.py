@@ -32,7 +32,7 @@ def test_no_colour_literal_outside_the_theme():
 
 
 def test_every_variable_a_stylesheet_reads_is_one_the_theme_defines():
-    defined = set(re.findall(r"--cv-[\w-]+", theme.css_variables()))
+    defined = set(re.findall(r"--cv-[\w-]+", theme.css_variables() + theme.a11y_css_variables()))
     css = assets.player_css() + "".join(assets.sections().values())
     css += (ROOT / "convviz" / "export" / "html.py").read_text()
     used = set(re.findall(r"var\((--cv-[\w-]+)\)", css))

@@ -17,7 +17,7 @@ import json
 from functools import partial
 from pathlib import Path
 
-import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 from convviz.export.story import Animation, Still, Story
@@ -32,8 +32,9 @@ from convviz.render.animation_frames import (
 )
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
 from convviz.render.motion_plotly import motion_figure
+from convviz.render.plotly_adapter import Figure, wire
 from convviz.render.sweep_animations import sweep_figure
-from convviz.render.theme import Theme, theme_for
+from convviz.render.theme import Theme, a11y_css_variables, theme_for
 from convviz.ui import assets
 
 DECK_PX = (1280, 720)  # the screen a deck is drawn for; a bigger window zooms it whole
@@ -94,11 +95,12 @@ def animation_figure(anim: Animation, theme: Theme | None = None):
     return fig, [lines_of(anim.formula_of(int(r), int(c))) for r, c in sweep.targets[steps]]
 
 
-def _figure_div(fig: go.Figure, key: str) -> str:
-    return fig.to_html(
-        full_html=False, include_plotlyjs=False, auto_play=False, config=PLOTLY_CONFIG,
-        div_id=f"fig-{key}", default_width=f"{fig.layout.width}px",
-        default_height=f"{fig.layout.height}px",
+def _figure_div(fig: Figure, key: str) -> str:
+    size = fig.layout_dict
+    return pio.to_html(
+        wire(fig), validate=False, full_html=False, include_plotlyjs=False, auto_play=False,
+        config=PLOTLY_CONFIG, div_id=f"fig-{key}", default_width=f"{size['width']}px",
+        default_height=f"{size['height']}px",
     )  # fmt: skip
 
 
@@ -200,7 +202,8 @@ def deck_html(story: Story, stages: list[Stage], title: str, progress=None) -> s
             progress(i + 1, len(stages))
     nav = ('<div id="deck-nav"><button id="deck-back" type="button"></button>'
            '<button id="deck-next" type="button"></button></div>')  # fmt: skip
-    css = assets.css_variables() + assets.sections()["all"] + assets.player_css() + _PAGE_CSS
+    css = assets.css_variables() + a11y_css_variables() + assets.sections()["all"]
+    css += assets.player_css() + _PAGE_CSS
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

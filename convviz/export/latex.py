@@ -9,13 +9,17 @@ The file needs only amsmath, xcolor and geometry (every TeX distribution has the
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from convviz.export.story import Story
 from convviz.formulas import FULL_TERMS, Formula
 from convviz.lecture import LECTURE
+from convviz.render.theme import TEX_COLORS
 from convviz.text import grey, number
 
+_grey = partial(grey, color="cvgrey")  # a vanishing term, in the preamble's readable grey
 MAX_SIDE = 16  # larger grids are named with their shape instead of typeset
 MARKS = ("cvpad", "cvins", "cvrem", "cvdrop", "cvfold")
 
@@ -24,9 +28,7 @@ _PREAMBLE = r"""\documentclass[11pt]{article}
 \usepackage{amsmath}
 \usepackage{xcolor}
 \setcounter{MaxMatrixCols}{@COLS@}
-\definecolor{cvpadc}{HTML}{8A8A8A}
-\definecolor{cvinsc}{HTML}{2B6CB0}
-\definecolor{cvremc}{HTML}{B23A48}
+@COLORS@
 % padded cell (grey, underlined); zero inserted by dilation (blue, overlined);
 % remainder cell (red); dropped ring gradient (red, underlined); folded-back ring gradient (grey)
 \newcommand{\cvpad}[1]{\textcolor{cvpadc}{\underline{#1}}}
@@ -69,8 +71,8 @@ def bmatrix(values: np.ndarray, marks: dict[str, np.ndarray] | None = None) -> s
 
 def cell_latex(formula: Formula, per_line: int = 4, max_terms: int = FULL_TERMS) -> str:
     """The formula of one cell in symbols and in numbers, one display each (for \\[ \\])."""
-    symbolic = formula.latex(numeric=False, max_terms=max_terms, per_line=per_line, mark=grey)
-    numeric = formula.latex(numeric=True, max_terms=max_terms, per_line=per_line + 3, mark=grey)
+    symbolic = formula.latex(numeric=False, max_terms=max_terms, per_line=per_line, mark=_grey)
+    numeric = formula.latex(numeric=True, max_terms=max_terms, per_line=per_line + 3, mark=_grey)
     return f"\\[ {symbolic} \\]\n\\[ {numeric} \\]\n"
 
 
@@ -219,7 +221,13 @@ def _preamble(story: Story) -> str:
     """The preamble, with room for as many matrix columns as the widest typeset grid has."""
     fw, ig = story.layer.forward, story.layer.input_grad
     side = max(max(a.shape[-2:]) for a in (fw.x_padded, ig.padded, fw.y, ig.grad_x_padded))
-    return _PREAMBLE.replace("@COLS@", str(max(10, min(side, MAX_SIDE))))
+    colors = "\n".join(
+        rf"\definecolor{{{name}}}{{HTML}}{{{hex_[1:].upper()}}}"
+        for name, hex_ in TEX_COLORS.items()
+    )
+    return _PREAMBLE.replace("@COLS@", str(max(10, min(side, MAX_SIDE)))).replace(
+        "@COLORS@", colors
+    )
 
 
 def stages_tex(story: Story) -> str:

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
-import plotly.graph_objects as go
 
 from convviz.formulas import FULL_TERMS
 from convviz.render.geometry import GridLayout, axis_ids
@@ -27,13 +26,15 @@ from convviz.render.grids import (
     base_layout,
     format_values,
     heatmap,
+    inked,
     layout_with_legend,
     tap_heatmap,
+    tap_inks,
 )
 from convviz.render.panel import Panel
-from convviz.render.plotly_adapter import figure
+from convviz.render.plotly_adapter import Figure, figure
 from convviz.render.shapes import legend_items
-from convviz.render.theme import GRID_LINE, PENDING_COLOR, TAP_CYCLE, Theme
+from convviz.render.theme import GRID_LINE, INK_DARK, PENDING_COLOR, TAP_CYCLE, Theme
 from convviz.sweeps import Sweep
 
 FRAME_MS = 700  # one step at 1× speed
@@ -174,7 +175,8 @@ def window_grids(
     if not show:
         return z, None
     text = np.full((S, *span), "", dtype=object)
-    text[:, ::dh, ::dw] = format_values(values)
+    inks = np.broadcast_to(tap_inks(taps), values.shape)
+    text[:, ::dh, ::dw] = inked(format_values(values), inks)
     return z, text
 
 
@@ -185,7 +187,8 @@ def window_trace(
     colour = tap_heatmap(z, n_taps)
     text = np.full(z.shape, "", dtype=object) if show else None
     x, y = np.arange(z.shape[1]), np.arange(z.shape[0])
-    return heatmap(colour.pop("z"), i, x, y, geo, text=text, name=name, **colour)
+    z = colour.pop("z")
+    return heatmap(z, i, x, y, geo, text=text, font_color=INK_DARK, name=name, **colour)
 
 
 # --- the animated figure -------------------------------------------------------------------------
@@ -199,7 +202,7 @@ def animated_figure(
     steps: np.ndarray,
     start: int,
     player: dict,
-) -> go.Figure:
+) -> Figure:
     """The base state (= the frame of step `start`), the frames, and the player's meta data.
 
     player : what the page's player needs besides the frames: "labels" (one per frame),
@@ -251,9 +254,9 @@ def deep_update(trace: dict, update: dict) -> dict:
     return out
 
 
-def player_meta(fig: go.Figure) -> dict:
+def player_meta(fig: Figure) -> dict:
     """What an animated figure tells its player (see `animated_figure`)."""
-    return fig.layout.meta["player"]
+    return fig.meta["player"]
 
 
 def outline_px(geo: GridLayout) -> float:
@@ -306,16 +309,15 @@ def cell_lines(meta: dict, formula_of, lines_of, words: bool = True) -> list[lis
     """Per frame of a motion (its `player_meta`), the lines under its player: `lines_of` the
     formula of the cell that frame computes (Scene.cell; `formula_of(cell)`, built once a cell),
     then the stage's words (with `words`); a frame with no one cell: the words."""
-    formulas, out = {}, []
+    written, out = {}, []  # a cell's lines, written once however many frames compute it
     for said, cell in zip(meta["captions"], meta["cells"]):
         cell = tuple(cell)
         if not cell:
             out.append(said)
             continue
-        if cell not in formulas:
-            formulas[cell] = formula_of(cell)
-        lines = lines_of(formulas[cell])
-        out.append([*lines, *said] if words else lines)
+        if cell not in written:
+            written[cell] = lines_of(formula_of(cell))
+        out.append([*written[cell], *said] if words else written[cell])
     return out
 
 

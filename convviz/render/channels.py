@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
 from convviz.render import theme as th
 from convviz.render.geometry import scale_ticks
 from convviz.render.grids import format_value, format_values
-from convviz.render.plotly_adapter import figure
+from convviz.render.plotly_adapter import Figure, figure
 
 GAP_PX = 18  # between heatmaps
 MIN_FONT_PX = 9  # numbers in a tile's cells, no smaller
@@ -118,7 +117,7 @@ def _tile(z, r, c, g: _Tiles, colours: dict, name: str, text, font: int) -> dict
         "ygap": gap,
         "text": text,
         "texttemplate": "%{text}" if text is not None else None,
-        "textfont": {"size": font},
+        "textfont": {"size": font, "color": th.VALUE_INK},  # every value colour takes it
         "hovertemplate": f"{name}<br>[%{{y}}, %{{x}}] = %{{z:.4g}}<extra></extra>",
     }
 
@@ -225,7 +224,7 @@ def heatmap_grid(
     selected: tuple[int, int] | None = None,
     click: str | None = None,
     click_cols: int | None = None,
-) -> go.Figure:
+) -> Figure:
     """A rows × cols grid of small heatmaps; arrays : shape (rows, cols, h, w).
 
     All share one symmetric colour range so they compare; numbers only where cells are big,

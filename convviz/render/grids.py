@@ -9,12 +9,12 @@ their sizes and the headers come from `convviz.render.geometry`, the outlines ov
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from itertools import pairwise
 
 import numpy as np
-import plotly.graph_objects as go
 
 from convviz.render.geometry import (
     GridLayout,
@@ -28,26 +28,28 @@ from convviz.render.geometry import (
     title_lines,
 )
 from convviz.render.panel import Panel
-from convviz.render.plotly_adapter import figure
+from convviz.render.plotly_adapter import Figure, figure
 from convviz.render.selection import told_apart
 from convviz.render.shapes import legend_items, panel_shapes
 from convviz.render.theme import (
     BACKGROUND,
     DILATION_COLOR,
-    DILATION_TEXT,
     EXPORT_SCALE,
     FONT_FAMILY,
+    INK_DARK,
     MUTED_TEXT,
     PAD_COLOR,
-    PAD_TEXT,
     TAP_CYCLE,
     TEXT_COLOR,
     THEME,
+    VALUE_INK,
     VALUE_SCALE,
     Theme,
     tap_colors,
+    text_color,
+    text_colors,
 )
-from convviz.text import MINUS, number
+from convviz.text import number
 
 # The toolbar: a PNG export at slide resolution; no lasso/box tools (a click selects a cell).
 PLOTLY_CONFIG = {
@@ -73,15 +75,19 @@ MAX_CLICK_CELLS = 64  # per side; bigger grids get no click overlay (the UI has 
 format_value = number  # the one rule (convviz.text), under the renderers' name
 
 
+_TABLED = 9999  # whole numbers up to this size are written from a table made once
+_WHOLE = np.array([format_value(v) for v in range(-_TABLED, _TABLED + 1)], dtype=object)
+
+
 def format_values(a: np.ndarray) -> np.ndarray:
     """format_value over an array; an object array of str with a's shape."""
     a = np.asarray(a, dtype=float)
     finite = np.isfinite(a)
     whole = np.where(finite, np.round(a), 0)
-    small = np.abs(whole).max(initial=0) < 1e15
-    if small and np.all(np.abs(np.where(finite, a, 0) - whole) < 1e-9):
-        # the common case (small integers), vectorized: thousands of cells per animation
-        s = np.char.replace(whole.astype(np.int64).astype(str), "-", MINUS).astype(object)
+    if np.abs(whole).max(initial=0) <= _TABLED and np.all(
+        np.abs(np.where(finite, a, 0) - whole) < 1e-9
+    ):  # the common case (small integers), one lookup: thousands of cells per animation
+        s = _WHOLE[np.atleast_1d(whole.astype(np.intp) + _TABLED)].reshape(a.shape)
         s[~finite] = ""
         return s
     return np.array([format_value(v) for v in a.ravel()], dtype=object).reshape(a.shape)
@@ -262,14 +268,41 @@ def scale_line(values: np.ndarray) -> str:
     )
 
 
+def tap_inks(taps: np.ndarray) -> np.ndarray:
+    """The ink of each cell's tap colour by the one rule (theme.text_color); "" where no tap."""
+    taps = np.asarray(taps)
+    n = min(int(taps.max(initial=-1)) + 1, TAP_CYCLE)
+    inks = np.array(text_colors(tap_colors(1, max(n, 1))), dtype=object)
+    return np.where(taps >= 0, inks[np.mod(np.maximum(taps, 0), TAP_CYCLE)], "")
+
+
+def inked(text: np.ndarray, inks: np.ndarray, ink: str = INK_DARK) -> np.ndarray:
+    """text where each number whose ink is not the trace's own `ink` carries its own: a plotly
+    heatmap has one text colour per trace, its text takes a span's colour per cell."""
+    other = (inks != ink) & (inks != "") & (text != "")
+    if not other.any():
+        return text
+    out = np.array(text, dtype=object)  # a copy
+    out[other] = [f"<span style='color:{c}'>{t}</span>" for c, t in zip(inks[other], out[other])]
+    return out
+
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+def plain(text) -> np.ndarray:
+    """A trace's text without the spans `inked` put around numbers: the numbers as written."""
+    return np.vectorize(lambda t: _TAG.sub("", t) if isinstance(t, str) else t, otypes=[object])(
+        np.asarray(text, dtype=object)
+    )
+
+
 def _coords(panel: Panel) -> tuple[np.ndarray, np.ndarray]:
     (h, w), (oy, ox) = panel.shape, panel.origin
     return np.arange(w) + ox, np.arange(h) + oy
 
 
-def role_overlay(
-    panel: Panel, role: str, color: str, text_color: str, i: int, geo: GridLayout, show: bool
-) -> dict:
+def role_overlay(panel: Panel, role: str, color: str, i: int, geo: GridLayout, show: bool) -> dict:
     """Cells of one role ("pad", "dilation") in a flat colour with their numbers.
 
     Padding wins over dilation where both apply. The trace is named "<panel.key>:<role>".
@@ -288,18 +321,30 @@ def role_overlay(
         geo,
         text=text,
         colorscale=flat_colorscale(color),
-        font_color=text_color,
+        font_color=text_color(color),
         name=f"{panel.key}:{role}",
     )
 
 
 def tap_overlay(panel: Panel, i: int, geo: GridLayout, show: bool) -> dict:
-    """Cells carrying a kernel tap, filled with that tap's colour, numbers in white."""
+    """Cells carrying a kernel tap, filled with that tap's colour, numbers in its ink."""
     x, y = _coords(panel)
     taps = np.asarray(panel.taps)
     colour = tap_heatmap(taps, int(taps.max()) + 1)
-    text = np.where(taps >= 0, format_values(panel.values), "") if show else None
-    return heatmap(colour.pop("z"), i, x, y, geo, text=text, name=f"{panel.key}:taps", **colour)
+    text = None
+    if show:
+        text = inked(np.where(taps >= 0, format_values(panel.values), ""), tap_inks(taps))
+    return heatmap(
+        colour.pop("z"),
+        i,
+        x,
+        y,
+        geo,
+        text=text,
+        font_color=INK_DARK,
+        name=f"{panel.key}:taps",
+        **colour,
+    )
 
 
 def click_overlay(panel: Panel, i: int, geo: GridLayout) -> dict | None:
@@ -345,7 +390,9 @@ def panel_traces(
     covered = pad | dil | (np.asarray(panel.taps) >= 0 if has_taps else False)
     x, y = _coords(panel)
     text = np.where(covered, "", format_values(values)) if show else None
-    base = heatmap(values, i, x, y, geo, text=text, zmid=0, name=f"{panel.key}:values")
+    base = heatmap(
+        values, i, x, y, geo, text=text, font_color=VALUE_INK, zmid=0, name=f"{panel.key}:values"
+    )
     if max(panel.shape) > MAX_CLICK_CELLS:  # no click overlay: let the heatmap answer hovers
         base["hoverinfo"] = None
         base["hovertemplate"] = f"{panel.key}[%{{y}}, %{{x}}] = %{{z:.4g}}<extra></extra>"
@@ -353,9 +400,9 @@ def panel_traces(
         base.update(value_scale(values))
     traces = [base]
     if (dil & ~pad).any():
-        traces.append(role_overlay(panel, "dilation", DILATION_COLOR, DILATION_TEXT, i, geo, show))
+        traces.append(role_overlay(panel, "dilation", DILATION_COLOR, i, geo, show))
     if pad.any():
-        traces.append(role_overlay(panel, "pad", PAD_COLOR, PAD_TEXT, i, geo, show))
+        traces.append(role_overlay(panel, "pad", PAD_COLOR, i, geo, show))
     if has_taps:
         traces.append(tap_overlay(panel, i, geo, show))
     return traces
@@ -490,9 +537,7 @@ def panels_layout(
     return panels, geo, legend
 
 
-def panels_figure(
-    panels: list[Panel], theme: Theme = THEME, *, title: str | None = None
-) -> go.Figure:
+def panels_figure(panels: list[Panel], theme: Theme = THEME, *, title: str | None = None) -> Figure:
     """Panels side by side: numbers on a diverging scale, roles styled, every cell clickable.
 
     A click returns customdata [panel.key, row, col] (array indices): ui.controls.clicked_cell.

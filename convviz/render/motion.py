@@ -26,16 +26,15 @@ from convviz.render.panel import Panel
 from convviz.render.shapes import remainder_item
 from convviz.render.theme import (
     DILATION_COLOR,
-    DILATION_TEXT,
     EDGE_COLOR,
     HIGHLIGHT_COLOR,
+    INK_DARK,
     PAD_COLOR,
     PAD_TEXT,
     REMAINDER_COLOR,
-    TEXT_COLOR,
-    TEXT_ON_DARK,
     VALUE_SCALE,
     tap_colors,
+    text_color,
 )
 from convviz.spec import ConvSpec
 
@@ -45,13 +44,14 @@ CELL_FRAME_BUDGET = 60_000  # moving cells × frames one figure may send (payloa
 MAX_WINDOW_STOPS = 25  # window positions a motion shows of a sweep: all of a 5×5 one
 MAX_GIF_SIDE = 12  # the app offers a motion's GIF up to grids this wide (drawing costs seconds)
 
-# How each role looks: (fill, ink, outline); None: the cell's own (value or tap) colour.
+# How each role looks: (fill, ink, outline); None: the cell's own (value or tap) colour. The ink
+# of a number is always its fill's (theme.text_color, `inks_of`): the column stays None.
 ROLES = {
     "value": (None, None, None),
-    "inserted": (DILATION_COLOR, DILATION_TEXT, None),
-    "pad": (PAD_COLOR, PAD_TEXT, None),
-    "remainder": (PAD_COLOR, PAD_TEXT, REMAINDER_COLOR),
-    "tap": (None, TEXT_ON_DARK, None),
+    "inserted": (DILATION_COLOR, None, None),
+    "pad": (PAD_COLOR, None, None),
+    "remainder": (PAD_COLOR, None, REMAINDER_COLOR),
+    "tap": (None, None, None),
     "window": ("rgba(0,0,0,0)", None, None),
     "outline": ("rgba(0,0,0,0)", None, None),
     "edge": ("rgba(0,0,0,0)", None, None),  # a window too big to tell its cells apart, outlined
@@ -227,18 +227,23 @@ def value_colors(values, scale: float) -> tuple[np.ndarray, np.ndarray]:
     t = np.clip(0.5 + v / (2 * (scale or 1.0)), 0, 1)
     rgb = np.stack([np.interp(t, _STOPS, _STOP_RGB[:, i]) for i in range(3)], axis=1)
     fill = np.array([f"#{r:02x}{g:02x}{b:02x}" for r, g, b in np.round(rgb).astype(int)], object)
-    ink = np.where(np.abs(t - 0.5) > 0.33, TEXT_ON_DARK, TEXT_COLOR).astype(object)
-    return fill, ink
+    return fill, inks_of(fill)
+
+
+def inks_of(fills) -> np.ndarray:
+    """Each number's colour on its fill, by the one rule (theme.text_color); a clear fill (an
+    outline's) takes the page's ink."""
+    return np.array([text_color(f) if f.startswith("#") else INK_DARK for f in fills], object)
 
 
 def cells(role: str, rows, cols, values, scale: float = 1.0, opacity=1.0, colors=None) -> Cells:
     """Cells at (rows, cols) holding `values`, styled by role (value colours if it has none)."""
     v = np.asarray(values, float).ravel()
     n = len(v)
-    fill, ink, _ = ROLES[role]
+    fill, _, _ = ROLES[role]
     vfill, vink = value_colors(v, scale)
     color = np.full(n, fill, object) if fill else (vfill if colors is None else colors)
-    ink_arr = np.full(n, ink, object) if ink else vink
+    ink_arr = vink if color is vfill else inks_of(np.asarray(color, object).ravel())
     return Cells(
         role,
         np.asarray(rows, float).ravel(),
@@ -261,7 +266,8 @@ def backdrop_cells(panel: Panel) -> Cells:
     r, q = np.indices(vals.shape).reshape(2, -1)
     pad = panel.mask("pad_mask").ravel()
     c = cells("value", r + oy, q + ox, vals.ravel(), scale_of(vals))
-    return replace(c, color=np.where(pad, PAD_COLOR, c.color), ink=np.where(pad, PAD_TEXT, c.ink))
+    color = np.where(pad, PAD_COLOR, c.color)
+    return replace(c, color=color, ink=np.where(pad, text_color(PAD_COLOR), c.ink))
 
 
 def shape_text(shape) -> str:

@@ -8,7 +8,6 @@ import io
 from dataclasses import dataclass, replace
 
 import numpy as np
-import plotly.graph_objects as go
 from matplotlib.colors import to_rgb, to_rgba_array
 from PIL import Image
 
@@ -34,6 +33,7 @@ from convviz.render.motion import (
     legend_items,
 )
 from convviz.render.panel import Panel
+from convviz.render.plotly_adapter import Figure
 from convviz.render.shapes import remainder_shapes
 from convviz.render.theme import FAINT_GRID, FONT_FAMILY, THEME, Theme
 
@@ -215,7 +215,7 @@ def _picture(c: Cells, i: int, look: _Look) -> dict:
 
 def motion_figure(
     motion: Motion, theme: Theme = THEME, *, title: str | None = None, start: int | None = None
-) -> go.Figure:
+) -> Figure:
     """A motion as plotly frames (scatter markers + text) that the page's player drives.
 
     start : the frame it opens on; None: the last (the stage's result, as the stills showed it).

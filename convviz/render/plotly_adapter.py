@@ -1,19 +1,23 @@
-"""The one module that relies on how plotly stores a figure (plotly 7.1), for speed.
+"""The renderers' plotly figures: plain dicts sent to plotly.js as they are, plotly's objects
+made only when something reads them (tests, plotly's own writers).
 
-A figure the renderers build is checked by tests, not on every rerun: plotly's validation costs
-~1 ms per frame trace and a regex per colour, and its `to_dict` checks every array against six
-dataframe libraries before encoding it (~40 % of a weight-gradient rerun's server time with new
-values). Here a figure is built without validation and its plotly.js JSON is made directly.
-`tests/test_plotly_adapter.py` compares both with plotly's own public results on the app's
-figures, so a plotly release that moves what this module reads fails there.
+A figure is checked by tests, not on every rerun: plotly's object tree costs ~1 ms per frame
+trace (its validation: a regex per colour), even unvalidated its layout objects cost ~10 % of a
+weight-gradient rerun with new values, and its `to_dict` checks every array against six
+dataframe libraries before encoding it (~20 %). Here the JSON is made from the dicts directly.
+`tests/test_plotly_adapter.py` compares it with plotly's own `to_dict` on every figure the pages
+draw and validates each the slow way. The one private plotly field this module sets (a figure's
+frames without validation, for tests' object view) is checked there too.
 """
 
 from __future__ import annotations
 
 import base64
+from functools import cache, cached_property
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 
 # plotly.js's typed-array names of the dtypes plotly encodes (_plotly_utils.utils)
 _TYPED = {"int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2", "int32": "i4",
@@ -21,43 +25,80 @@ _TYPED = {"int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2", "int32": "
 _PLAIN_KEYS = frozenset({"geojson", "layer", "layers", "range"})  # plotly sends these as lists
 
 
-class LazyFrame(go.Frame):
-    """A Frame stored as the plain dict it is given; reading `.data` validates a copy (tests,
-    debugging)."""
+class Figure:
+    """A figure as the plain dicts plotly.js reads: its traces, its layout and its frames.
+
+    The app sends it as it is (`wire`); plotly's object view of it (`.data`, `.layout`,
+    `.frames`, `to_dict()` and the rest of go.Figure's API, for tests and plotly's own writers)
+    is made on first use, without validation.
+    """
+
+    def __init__(self, data: list[dict], layout: dict, frames: list[dict] = ()):
+        self.traces, self.layout_dict, self.frame_dicts = data, layout, list(frames)
+
+    @cached_property
+    def plotly(self) -> go.Figure:
+        fig = go.Figure(data=self.traces, layout=self.layout_dict, _validate=False)
+        fig._frame_objs = tuple(_LazyFrame(**f, _validate=False) for f in self.frame_dicts)
+        return fig
+
+    @property
+    def meta(self) -> dict:
+        """The layout's meta (the player's data), read without plotly's objects."""
+        return self.layout_dict.get("meta", {})
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):  # copy, pickle and the like: not plotly's
+            raise AttributeError(name)
+        return getattr(self.plotly, name)
+
+
+class _LazyFrame(go.Frame):
+    """A Frame stored as the plain dict it is given; reading `.data` validates a copy."""
 
     @property
     def data(self):
         return go.Frame(self.to_plotly_json()).data
 
 
-def figure(data: list[dict], layout: dict, frames: list[dict] = ()) -> go.Figure:
-    """A go.Figure of plain dicts, not validated (every renderer's figure is built here)."""
-    fig = go.Figure(data=data, layout=layout, _validate=False)
-    if frames:
-        fig._frame_objs = tuple(LazyFrame(**f, _validate=False) for f in frames)
-    return fig
+def figure(data: list[dict], layout: dict, frames: list[dict] = ()) -> Figure:
+    """Every renderer's plotly figure: plain dicts, never validated on the app's path."""
+    return Figure(data, layout, frames)
 
 
-def parts(fig: go.Figure) -> tuple[list[dict], dict, list[dict]]:
-    """The figure's traces, layout and frames as plotly holds them (read, never changed)."""
-    return fig._data, fig._layout, [f._props for f in fig._frame_objs]
+def parts(fig: Figure) -> tuple[list[dict], dict, list[dict]]:
+    """The figure's traces, layout and frames (read, never changed)."""
+    return fig.traces, fig.layout_dict, fig.frame_dicts
 
 
-def wire(fig: go.Figure) -> dict:
+def wire(fig: Figure) -> dict:
     """The figure as plotly.js reads it: what `fig.to_dict()` returns (numpy arrays as typed
     arrays, or lists where plotly.js has no type for them), built in one walk."""
-    data, layout, frames = parts(fig)
-    out = {"data": _wire(data), "layout": _wire(layout)}
-    if frames:
-        out["frames"] = _wire(frames)
+    out = {"data": _wire(fig.traces), "layout": _wire(fig.layout_dict)}
+    if "template" not in out["layout"] and pio.templates.default:  # as plotly adds it
+        out["layout"]["template"] = _template(pio.templates.default)
+    if fig.frame_dicts:
+        out["frames"] = _wire(fig.frame_dicts)
     return out
 
 
-def _wire(value):
+@cache
+def _template(name: str) -> dict:
+    """plotly's template `name` as a figure's layout sends it (made once; never changed)."""
+    return go.Figure(layout={"template": name}).to_dict()["layout"]["template"]
+
+
+def _wire(value, data: bool = False):
+    """`value` with its arrays typed; in plotly's properties (not in `data`: a layout's `meta`
+    is the page's own) a property set to None is unset, and left out as plotly leaves it."""
     if isinstance(value, dict):
-        return {k: (_plain(v) if k in _PLAIN_KEYS else _wire(v)) for k, v in value.items()}
+        return {
+            k: _plain(v) if k in _PLAIN_KEYS else _wire(v, data or k == "meta")
+            for k, v in value.items()
+            if data or v is not None
+        }
     if isinstance(value, list | tuple):
-        return [_wire(v) for v in value]
+        return [_wire(v, data) for v in value]
     if isinstance(value, np.ndarray):
         return _typed(value)
     return value.item() if isinstance(value, np.generic) else value
@@ -83,9 +124,11 @@ def _typed(a: np.ndarray):
 def _narrowest(a: np.ndarray) -> np.ndarray:
     """A 64-bit integer array in the narrowest type holding it (plotly.js has no int64)."""
     lo, hi = int(a.min()), int(a.max())
-    kinds = ("uint8", "uint16", "uint32") if a.dtype.kind == "u" else ("int8", "int16", "int32")
-    for kind in kinds:
-        info = np.iinfo(kind)
-        if info.min <= lo and hi <= info.max:
+    for kind, (least, most) in (_UNSIGNED if a.dtype.kind == "u" else _SIGNED).items():
+        if least <= lo and hi <= most:
             return a.astype(kind)
     return a
+
+
+_SIGNED = {k: (int(np.iinfo(k).min), int(np.iinfo(k).max)) for k in ("int8", "int16", "int32")}
+_UNSIGNED = {k: (0, int(np.iinfo(k).max)) for k in ("uint8", "uint16", "uint32")}

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import plotly.graph_objects as go
-
 from convviz.quiz import padding_words
 from convviz.render.grids import panels_figure, panels_layout
 from convviz.render.panel import Panel
+from convviz.render.plotly_adapter import Figure
 from convviz.render.selection import tap_grid
 from convviz.render.theme import Theme
 from convviz.stages import Layer
@@ -56,7 +55,7 @@ def given_panels(lay: Layer, n: int, k: int, c: int) -> list[Panel]:
     ]
 
 
-def given_figures(rows: list[list[Panel]], theme: Theme) -> list[go.Figure]:
+def given_figures(rows: list[list[Panel]], theme: Theme) -> list[Figure]:
     """The given grids in lines, a figure each: as many rows side by side in a line as give the
     biggest cells (of equal cells, the most: the fewest lines to read); the lines' cells are
     alike.

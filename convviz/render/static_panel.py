@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
-from matplotlib.colors import LinearSegmentedColormap, Normalize, to_rgba, to_rgba_array
+from matplotlib.colors import LinearSegmentedColormap, Normalize, to_hex, to_rgba
 from matplotlib.font_manager import FontProperties, fontManager
 from matplotlib.patches import Rectangle
 from matplotlib.patheffects import withStroke
@@ -25,7 +25,6 @@ from convviz.render.panel import Panel
 from convviz.render.theme import (
     BACKGROUND,
     DILATION_COLOR,
-    DILATION_TEXT,
     DROPPED_COLOR,
     FONT_FAMILY,
     GRID_LINE,
@@ -35,16 +34,15 @@ from convviz.render.theme import (
     MUTED_TEXT,
     PAD_COLOR,
     PAD_HATCH,
-    PAD_TEXT,
     REMAINDER_COLOR,
     SELECTED_COLOR,
     TEXT_COLOR,
-    TEXT_ON_DARK,
     THEME,
     VALUE_SCALE,
     Theme,
     tap_colors,
 )
+from convviz.render.theme import text_colors as theme_text_colors
 from convviz.text import number
 
 # Line widths as fractions of a cell's edge, so strokes scale with the cells.
@@ -112,23 +110,10 @@ def cell_colors(panel: Panel, norm: Normalize | None = None) -> np.ndarray:
     return rgba
 
 
-def _luminance(rgb: np.ndarray) -> np.ndarray:
-    """WCAG relative luminance of RGB(A) colours, shape (..., 3 or 4) -> (...)."""
-    c = np.asarray(rgb, float)[..., :3]
-    c = np.where(c <= 0.03928, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-    return c @ np.array([0.2126, 0.7152, 0.0722])
-
-
 def text_colors(panel: Panel, fills: np.ndarray) -> np.ndarray:
-    """(h, w) text colour per cell: the role's, else the better contrast of dark and light."""
-    lum = _luminance(fills)
-    dark, light = _luminance(to_rgba_array([TEXT_COLOR, TEXT_ON_DARK]))
-    # WCAG contrast ratio (L1 + 0.05) / (L2 + 0.05) against each candidate text colour
-    prefer_dark = (lum + 0.05) / (dark + 0.05) >= (light + 0.05) / (lum + 0.05)
-    colors = np.where(prefer_dark, TEXT_COLOR, TEXT_ON_DARK).astype(object)
-    colors[panel.mask("pad_mask")] = PAD_TEXT
-    colors[panel.mask("dilation_mask")] = DILATION_TEXT
-    return colors
+    """(h, w) text colour per cell: its fill's ink by the one rule (theme.text_color)."""
+    hexes = [to_hex(f) for f in np.asarray(fills).reshape(-1, np.shape(fills)[-1])]
+    return np.array(theme_text_colors(hexes), dtype=object).reshape(np.shape(fills)[:-1])
 
 
 def fit_font(labels, cell_pt: float, preferred: float, room: float = 0.72) -> float:

@@ -10,7 +10,6 @@ from dataclasses import replace
 from itertools import pairwise
 
 import numpy as np
-import plotly.graph_objects as go
 
 from convviz.render.animation_frames import (
     animated_figure,
@@ -38,8 +37,9 @@ from convviz.render.grids import (
     tap_heatmap,
 )
 from convviz.render.panel import Panel
+from convviz.render.plotly_adapter import Figure
 from convviz.render.selection import BROWSER_FRAMES, sampled_steps, taps_told_apart
-from convviz.render.theme import HIGHLIGHT_COLOR, HOVER_COLOR, PAD_COLOR, PAD_TEXT, THEME, Theme
+from convviz.render.theme import HIGHLIGHT_COLOR, HOVER_COLOR, PAD_COLOR, THEME, VALUE_INK, Theme
 from convviz.sweeps import Scatter, Sweep
 from convviz.text import MINUS
 
@@ -61,7 +61,7 @@ def sweep_figure(
     start: int = 0,
     max_frames: int = BROWSER_FRAMES,
     title: str | None = None,
-) -> go.Figure:
+) -> Figure:
     """The sliding window, one frame per step: operand with the window, kernel, output so far.
 
     operand, kernel : Panels of channel `channel` of sweep.operand / sweep.kernel (their taps
@@ -287,7 +287,7 @@ def scatter_figure(
     start: int = 0,
     max_frames: int = BROWSER_FRAMES,
     title: str | None = None,
-) -> go.Figure:
+) -> Figure:
     """The scatter route: each grad_out cell stamps grad_out·w onto its window; the sum grows.
 
     result : Panel of the padded-input gradient (values = scatter.running[-1], pad/remainder
@@ -347,7 +347,7 @@ def _scatter_traces(scatter, steps, g_panel, kernel, result, theme, geo):
     data.append(outline_trace(0, outline_px(geo), HIGHLIGHT_COLOR, "current"))
     data += panel_traces(kernel, 1, theme, geo)
     if result.mask("pad_mask").any():
-        data.append(role_overlay(result, "pad", PAD_COLOR, PAD_TEXT, 2, geo, show=False))
+        data.append(role_overlay(result, "pad", PAD_COLOR, 2, geo, show=False))
     m = float(np.abs(scatter.running).max(initial=0)) or 1.0
     x, y = (np.arange(n) + o for n, o in zip(result.shape[::-1], result.origin[::-1]))
     i_values = len(data)
@@ -359,6 +359,7 @@ def _scatter_traces(scatter, steps, g_panel, kernel, result, theme, geo):
             y,
             geo,
             text=np.full(result.shape, "", dtype=object) if show else None,
+            font_color=VALUE_INK,
             zmin=-m,
             zmax=m,
             name=f"{result.key}:values",

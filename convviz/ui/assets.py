@@ -16,7 +16,7 @@ from convviz.render.animation_frames import NO_CAPTION, player_meta
 from convviz.render.theme import css_variables
 
 if TYPE_CHECKING:
-    import plotly.graph_objects as go
+    from convviz.render.plotly_adapter import Figure
 
 HERE = Path(__file__).parent
 STYLESHEET = HERE / "streamlit.css"
@@ -47,7 +47,8 @@ def player_script() -> str:
 
 
 def player_css() -> str:
-    return (HERE / "player.css").read_text()
+    """player.css, then accessibility's colours over it (player_a11y.css, issue 31)."""
+    return (HERE / "player.css").read_text() + (HERE / "player_a11y.css").read_text()
 
 
 def keyed(key: str) -> str:
@@ -56,7 +57,7 @@ def keyed(key: str) -> str:
 
 
 def player_data(
-    fig: go.Figure,
+    fig: Figure,
     captions: list[list[str]] | None,
     *,
     chart: str,
@@ -69,6 +70,7 @@ def player_data(
     follow: dict[str, int] | None = None,
     buttons: dict[str, str] | None = None,
     whole: dict | None = None,
+    reduced: bool = False,
 ) -> dict:
     """What the player of `fig` is told (player.js reads nothing else).
 
@@ -76,7 +78,8 @@ def player_data(
         arrival: the playback policy opens it); follow : for a motion through stages,
         {stage label: index of its button} in the page's stage bar, which the frames light up;
     buttons : {"next", "back", "bar"}: the selectors of the buttons a clicker presses;
-    whole : {"toggle": the bar's button the whole-pass key presses}, where the page has one.
+    whole : {"toggle": the bar's button the whole-pass key presses}, where the page has one;
+    reduced : the reader asked for reduced motion (still=1): as prefers-reduced-motion, it wins.
     """
     meta = dict(player_meta(fig))
     if captions is not None:
@@ -96,4 +99,5 @@ def player_data(
         "buttons": buttons or {},
         "follow": follow,
         "whole": whole,
+        "reduced": reduced,
     }

@@ -136,6 +136,7 @@ def mount(ctx: Context) -> dict:
         "whole": whole,
         "hint": keys_hint(hint),
         "play": ctx.state["play"],
+        "reduced": bool(ctx.state.get("still")),
     }
 
 

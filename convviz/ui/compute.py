@@ -19,11 +19,10 @@ from collections.abc import Callable, Hashable, Iterator, Mapping
 from typing import TypeVar
 
 import numpy as np
-from plotly.basedatatypes import BaseFigure
 
 from convviz import _threads, reference
 from convviz.formulas import Formula, forward_formula, input_grad_formula, weight_grad_formula
-from convviz.render.plotly_adapter import parts
+from convviz.render.plotly_adapter import Figure, parts
 from convviz.spec import ConvSpec
 from convviz.stages import (
     ForwardStages,
@@ -81,7 +80,7 @@ def nbytes(obj, seen: set | None = None) -> int:
         return sys.getsizeof(obj) + sum(
             nbytes(getattr(obj, f.name, None), seen) for f in dataclasses.fields(obj)
         )
-    if isinstance(obj, BaseFigure):  # its traces, layout and frames, twice: a shared figure
+    if isinstance(obj, Figure):  # its traces, layout and frames, twice: a shared figure
         # also keeps the copy Streamlit is sent (controls.converted), made later
         return sys.getsizeof(obj) + 2 * sum(nbytes(p, seen) for p in parts(obj))
     if hasattr(obj, "__dict__"):

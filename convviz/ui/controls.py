@@ -18,7 +18,7 @@ import streamlit as st
 
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grids import PLOTLY_CONFIG
-from convviz.render.plotly_adapter import wire
+from convviz.render.plotly_adapter import Figure, wire
 from convviz.render.theme import Theme, theme_for
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer
@@ -28,6 +28,7 @@ from convviz.state import (
     KERNEL_CHOICES,
     LAYER_FIELDS,
     PAD_KINDS,
+    READER_FIELDS,
     clip_slice,
     drop_misfit_edits,
     from_query,
@@ -41,6 +42,7 @@ from convviz.state import (
     to_query,
 )
 from convviz.text import echo
+from convviz.ui.a11y import a11y_css
 from convviz.ui.assets import page_css
 from convviz.ui.compute import compute_layer, value_key
 from convviz.ui.viewport import viewport, watch_viewport
@@ -110,8 +112,8 @@ def _apply_preset() -> None:
     st.session_state[PROBLEMS] = []
     key = st.session_state["w_preset"]
     if key in PRESETS_BY_KEY:
-        pres = st.session_state[STATE]["pres"]
-        st.session_state[STATE] = preset_state(PRESETS_BY_KEY[key]) | {"pres": pres}
+        reader = {k: st.session_state[STATE][k] for k in READER_FIELDS}
+        st.session_state[STATE] = preset_state(PRESETS_BY_KEY[key]) | reader
 
 
 def _reroll() -> None:
@@ -194,6 +196,10 @@ def _page_links(state: dict) -> None:
 
 def _preset_controls() -> None:
     _widget(st.toggle, "pres", "Presentation mode", help="Bigger fonts, fewer words")
+    _widget(st.toggle, "hc", "High contrast", help="Every text at 7:1, for a washed-out projector")
+    _widget(
+        st.toggle, "still", "Reduce motion", help="Cells jump to each step; nothing plays by itself"
+    )
     _widget(
         st.selectbox,
         "preset",
@@ -353,7 +359,7 @@ class _Converted(go.Figure):
     Forward rerun's server time, for a figure that `shared_view` already keeps built. The
     conversion is `plotly_adapter.wire`'s."""
 
-    def __init__(self, fig: go.Figure):
+    def __init__(self, fig: Figure):
         super().__init__()
         self._convviz_dict = wire(fig)
 
@@ -361,7 +367,7 @@ class _Converted(go.Figure):
         return self._convviz_dict
 
 
-def converted(fig: go.Figure) -> go.Figure:
+def converted(fig: Figure) -> go.Figure:
     """`fig` converted once, kept on the figure (a shared view's figure is converted once)."""
     if "_convviz_sent" not in fig.__dict__:
         fig._convviz_sent = _Converted(fig)
@@ -451,7 +457,8 @@ def page_config(page: str) -> None:
         layout="wide",
         initial_sidebar_state="collapsed" if pres else "expanded",
     )
-    st.html(f"<style>{page_css(pres)}</style>")  # the rules that reach into Streamlit's page
+    # the rules that reach into Streamlit's page, then accessibility's
+    st.html(f"<style>{page_css(pres)}{a11y_css(_state()['hc'])}</style>")
 
 
 def controls() -> Context:
@@ -484,7 +491,7 @@ def controls() -> Context:
     view = state if error is None else st.session_state.get(LAST_VALID, DEFAULTS)
     spec = lay.forward.spec
     n, k, c = slice_of(view, spec)
-    theme = theme_for(state["pres"], viewport(state["pres"]))
+    theme = theme_for(state["pres"], viewport(state["pres"]), state["hc"])
     return Context(state, spec, lay, key, n, k, c, selection_of(view), theme, error)
 
 
@@ -501,7 +508,7 @@ def linked(state: dict, error: str | None) -> dict:
     visit's own impossible address is kept as it came."""
     if error is None or LAST_VALID not in st.session_state:
         return state
-    return st.session_state[LAST_VALID] | {"pres": state["pres"]}
+    return st.session_state[LAST_VALID] | {k: state[k] for k in READER_FIELDS}
 
 
 def share_link(ctx: Context, own: dict[str, str] | None = None) -> None:

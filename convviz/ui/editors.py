@@ -42,7 +42,7 @@ def _editor(label: str, name: str, full, index: tuple[int, int], ctx: Context) -
 
 def value_editors(ctx: Context) -> None:
     """Edit the current slices of x, w and grad_out by hand (small sizes only)."""
-    st.subheader("Values")
+    st.header("Values")
     if max(ctx.layer.forward.x.shape[-2:]) > 16:
         st.caption("Editing cell by cell is offered up to 16×16 inputs.")
         return

@@ -18,9 +18,11 @@ function registry() {
   return window.__convviz;
 }
 
-// The accessibility hook: a reader's prefers-reduced-motion, or the page's own "no motion" switch
-// (<html data-cv-motion="none">, which another control may set), stops autoplay and gliding.
-function reduceMotion() {
+// The accessibility hook (issue 31): a reader's prefers-reduced-motion, or the app's "Reduce
+// motion" (still=1, sent as d.reduced and kept on <html data-cv-motion="none"> for any script to
+// read and set) stops autoplay and gliding (the playback policy, player_core.arrival).
+function reduceMotion(d) {
+  if (d && "reduced" in d) document.documentElement.dataset.cvMotion = d.reduced ? "none" : "";
   const media = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)");
   return Boolean(media && media.matches) || document.documentElement.dataset.cvMotion === "none";
 }
@@ -180,6 +182,7 @@ export default function (component) {
   // the app sends JSON bytes (see player.py); the offline lecture passes the object itself
   const d = ArrayBuffer.isView(data) ? JSON.parse(new TextDecoder().decode(data)) : data;
   reg.lecture = { keymap: d.keymap, buttons: d.buttons, whole: d.whole };
+  reduceMotion(d);
   const count = d.names.length;
   // entered (a new stage on screen) or drawn again (a rerun, a resize: where it was, playing on)
   const entered = d.primary && reg.shown !== d.stage;
@@ -253,7 +256,7 @@ export default function (component) {
   function render() {
     scrub.value = cur;
     const sampled = d.sampled > 1 ? ` (1 step in ${d.sampled} shown)` : "";
-    // on a projector shorter, so the bar keeps one row: "27/28 · 4 · rotate 180°"
+    // on a projector shorter ("27/28 · " and the stage), so the bar keeps one row
     const at = d.pres ? `${cur + 1}/${count}${sampled} · ` : `step ${cur + 1}/${count}${sampled} → `;
     label.textContent = `${at}${d.prefix}${d.labels[cur]}${d.suffix}`;
     caption.replaceChildren(...(d.captions[cur] || []).map(formulaLine));
@@ -410,6 +413,7 @@ export default function (component) {
     chart: d.chart,
     current: () => cur,
     playing: () => Boolean(timer),
+    reduced: reduceMotion, // autoplay asks this first
     arrive,
     pause: () => stop(),
   };

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 
-import plotly.graph_objects as go
 import streamlit as st
 
+from convviz.render.plotly_adapter import Figure
 from convviz.ui.assets import player_css, player_data, player_script
 
 _COMPONENT = st.components.v2.component(
@@ -22,13 +22,13 @@ _COMPONENT = st.components.v2.component(
 )
 
 
-def player(fig: go.Figure, chart_key: str, captions: list[list[str]] | None, **mount) -> None:
+def player(fig: Figure, chart_key: str, captions: list[list[str]] | None, **mount) -> None:
     """Mount the player of `fig` (drawn by `views.chart` under key `chart_key`); `mount`: the
     rest of `player_data`'s arguments."""
     _COMPONENT(key=f"player_{chart_key}", data=_encoded(fig, captions, chart_key, mount))
 
 
-def _encoded(fig: go.Figure, captions, chart_key: str, mount: dict) -> bytes:
+def _encoded(fig: Figure, captions, chart_key: str, mount: dict) -> bytes:
     """The player's data as JSON bytes, encoded once per shared figure, captions and mount.
 
     Bytes go to the browser as they are; a dict would be serialized on every rerun, twice

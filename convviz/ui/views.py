@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from contextlib import nullcontext
 from functools import partial
 from html import escape
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 from convviz.formulas import FULL_TERMS, SHORT_TERMS, Formula
@@ -14,10 +17,11 @@ from convviz.lecture import Stage
 from convviz.render import static, static_gif
 from convviz.render.animation_frames import cell_lines, player_meta, writes_captions
 from convviz.render.animation_frames import formula_lines as formula_lines_of
-from convviz.render.grids import PLOTLY_CONFIG, panels_figure
+from convviz.render.grids import PLOTLY_CONFIG, format_values, panels_figure
 from convviz.render.panel import Panel
 from convviz.render.selection import zoom_panels
 from convviz.render.sweep_animations import sweep_figure
+from convviz.render.theme import GREY_TERM
 from convviz.sweeps import Sweep
 from convviz.text import grey, number
 from convviz.ui.clicker import mount, page_nav, stage_id
@@ -32,6 +36,8 @@ from convviz.ui.controls import (
 )
 from convviz.ui.player import player
 
+_grey = partial(grey, color=GREY_TERM)  # a vanishing term, readable on white (KaTeX: a hex)
+
 
 def page_header(ctx: Context, title: str, intro: str) -> None:
     """The page title and one intro sentence; presentation mode keeps a one-line title only."""
@@ -42,17 +48,65 @@ def page_header(ctx: Context, title: str, intro: str) -> None:
         st.container(key="cv_title").markdown(f"**{title}**")
 
 
-def chart(fig, key: str) -> None:
-    """A plotly figure whose cell clicks select (handled by `controls` on the next rerun)."""
+def chart(fig, key: str, alt: str | None = None) -> None:
+    """A plotly figure whose cell clicks select (handled by `controls` on the next rerun).
+
+    alt : its text alternative (what a screen reader announces); by default what it shows, its
+        grids and their sizes (`figure_alt`, made once per shared figure).
+    """
     st.plotly_chart(
         converted(fig),
         key=f"chart_{key}",
+        alt=alt or figure_alt(fig),
         on_select="rerun",
         selection_mode=("points",),
         config=PLOTLY_CONFIG,
         width="content",
         theme=None,
     )
+
+
+_TAG = re.compile(r"<[^>]+>")
+
+
+def figure_alt(fig) -> str:
+    """What a figure shows, in words: its title and each grid's header (name, size, what its
+    colours mean). Built from the figure's own layout, once per figure (kept on it)."""
+    kept = fig.__dict__.get("_convviz_alt")
+    if kept is not None:
+        return kept
+    layout = getattr(fig, "layout_dict", None)  # plotly_adapter.Figure: plain dicts
+    if layout is None:
+        layout = fig.layout.to_plotly_json()
+    title = (layout.get("title") or {}).get("text", "")
+    heads = [a.get("text", "") for a in layout.get("annotations", []) if a.get("xref") != "paper"]
+    words = [_TAG.sub(" ", t).replace("■", "").split() for t in (title, *heads)]
+    text = "; ".join(" ".join(w) for w in words if w)
+    fig._convviz_alt = text = f"Figure of grids: {text}." if text else "Figure of grids."
+    return text
+
+
+def selection_alt(fig, formula: Formula | None, theme) -> str:
+    """The figure's text alternative with the selected cell's sum in words (symbols, numbers)."""
+    if formula is None:
+        return figure_alt(fig)
+    symbols, numbers = frame_caption(formula, theme)
+    return f"{figure_alt(fig)} Selected cell: {symbols}; in numbers: {numbers}."
+
+
+def number_tables(panels: list[Panel], key: str) -> None:
+    """Each grid's numbers as a table a screen reader can walk, made only while its expander is
+    open (collapsed, a rerun costs nothing)."""
+    box = st.expander("The grids' numbers as tables", key=f"cv_tables_{key}", on_change="rerun")
+    if not box.open:
+        return
+    with box:
+        for p in panels:
+            (oy, ox), values = p.origin, np.asarray(p.values, dtype=float)
+            rows = [f"{r + oy}" for r in range(values.shape[0])]
+            cols = [f"{c + ox}" for c in range(values.shape[1])]
+            st.markdown(f"**{_TAG.sub('', p.title)}** ({values.shape[0]}×{values.shape[1]})")
+            st.table(pd.DataFrame(format_values(values), index=rows, columns=cols))
 
 
 def animation(
@@ -90,7 +144,9 @@ def animation(
     # the panels follow from the layer, the slice and the selection: the key holds them all
     view = (name, ctx.key, ctx.n, ctx.k, ctx.c, ctx.selection, ctx.theme, channel, start)
     fig, captions = shared_view(view, build)
-    animated_chart(fig, name, ctx, captions, stage=stage)
+    alt = selection_alt(fig, formula, ctx.theme)
+    animated_chart(fig, name, ctx, captions, alt=alt, stage=stage)
+    number_tables(panels, name)
     if max(max(p.shape) for p in panels) > ctx.theme.max_text_cells:  # numbers hidden
         st.caption("At this size the grids show colours (scales above them); close up, numbers:")
         zoom = zoom_panels(sweep, *panels, cell=cell)
@@ -145,9 +201,11 @@ def animated_chart(
     captions: list[list[str]] | None,
     primary: bool = True,
     follow: dict[str, int] | None = None,
+    alt: str | None = None,
     stage: Stage | None = None,
 ) -> None:
-    """An animated figure and the player that drives it (see `player`).
+    """An animated figure and the player that drives it (see `player`); alt: its text
+    alternative (default `figure_alt`).
 
     The primary one, the page's main figure, takes the keys; on a projector it and its player
     end the first screen: what follows starts below its edge, never cut by it (streamlit.css).
@@ -155,7 +213,7 @@ def animated_chart(
     """
     pres = not ctx.theme.show_secondary
     with st.container(key="cv_screen") if primary else nullcontext():
-        chart(fig, name)
+        chart(fig, name, alt)
         player(fig, name, captions, stage=stage_id(stage, name), presentation=pres,
                primary=primary, follow=follow, **mount(ctx))  # fmt: skip
 
@@ -180,13 +238,13 @@ def formula_box(formula: Formula, ctx: Context, note: str = "") -> None:
     tagged = bool(formula.varying)  # so are slice tags (k=0,c=0), written where an axis varies
     wide = fractions + tagged  # ∂L/∂(·) fractions and slice tags (k=0,c=0) each widen a term
     per_line = (6, 4, 3)[wide] if ctx.theme.show_secondary else 3
-    st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line, mark=grey))
-    st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=grey))
+    st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
+    st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=_grey))
     for copy in formula.groups:
         taps = f"{copy.name()} = {number(copy.value)}: its {len(copy.terms)} taps"
         with st.expander(taps):
-            st.latex(copy.latex(numeric=False, max_terms=most, per_line=per_line, mark=grey))
-            st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=grey))
+            st.latex(copy.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
+            st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + 3, mark=_grey))
             st.caption(copy.check(most))
     if ctx.theme.show_secondary:
         why = " Grey terms vanish (a padded or an inserted zero)." if formula.any_vanishing else ""
@@ -207,7 +265,7 @@ def selected_formula(ctx: Context, grids: tuple[str, ...] = tuple(_SUMS)) -> Non
         st.caption(f"Click a cell of {which} to see the sum that makes it.")
         return
     formula = formula_at(ctx.key, (name, *cell), ctx.n, ctx.k, ctx.c)
-    st.subheader(f"Selected: {formula.name()}")
+    st.header(f"Selected: {formula.name()}")
     formula_box(formula, ctx)
 
 
