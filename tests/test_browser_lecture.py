@@ -13,6 +13,7 @@ import pytest
 from convviz.lecture import LECTURE
 from convviz.presets import PRESETS_BY_KEY
 from convviz.ui import assets
+from convviz.ui.viewport import STREAMLIT
 
 pytestmark = pytest.mark.browser
 
@@ -151,7 +152,9 @@ def test_every_selector_of_the_stylesheet_still_finds_its_elements(app_url, brow
         page.goto(f"{app_url}/Forward?preset=recitation-s2&pres={pres}")
         settle(page)
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=LOAD_MS)
-        selectors = rules("all") + rules(mode)
+        selectors = (
+            rules("all") + rules(mode) + [STREAMLIT["main"], "a[data-testid='stPageLink-NavLink']"]
+        )
         assert len(selectors) >= (1 if mode == "normal" else 12)
         missing = page.evaluate(
             "(sels) => sels.filter(s => !document.querySelector(s.replace(/:hover$/, '')))",
