@@ -71,6 +71,7 @@ def player_data(
     buttons: dict[str, str] | None = None,
     whole: dict | None = None,
     reduced: bool = False,
+    strip: bool = True,
 ) -> dict:
     """What the player of `fig` is told (player.js reads nothing else).
 
@@ -79,7 +80,9 @@ def player_data(
         {stage label: index of its button} in the page's stage bar, which the frames light up;
     buttons : {"next", "back", "bar"}: the selectors of the buttons a clicker presses;
     whole : {"toggle": the bar's button the whole-pass key presses}, where the page has one;
-    reduced : the reader asked for reduced motion (still=1): as prefers-reduced-motion, it wins.
+    reduced : the reader asked for reduced motion (still=1): as prefers-reduced-motion, it wins;
+    strip : a motion through stages without a stage bar to light shows its own strip of them
+        (the app's projector leaves it out: its label names the stage, the room is the grid's).
     """
     meta = dict(player_meta(fig))
     if captions is not None:
@@ -100,4 +103,5 @@ def player_data(
         "follow": follow,
         "whole": whole,
         "reduced": reduced,
+        "strip": strip,
     }

@@ -137,6 +137,7 @@ def mount(ctx: Context) -> dict:
         "hint": keys_hint(hint),
         "play": ctx.state["play"],
         "reduced": bool(ctx.state.get("still")),
+        "strip": ctx.theme.show_secondary,
     }
 
 

@@ -145,7 +145,7 @@ function stageIndicator(d, reg) {
   const bar = () => (d.follow ? [...document.querySelectorAll(d.buttons.bar)] : []);
   let strip = null;
   let chips = [];
-  if (!d.follow) {
+  if (!d.follow && d.strip !== false) {
     strip = el("div", { class: "stages", "data-testid": "player-stages" });
     chips = order.map((s, i) => {
       const b = el("button", { type: "button", title: `go to ${s}` }, s);
