@@ -31,6 +31,7 @@ from convviz.render.animation_frames import (
     writes_captions,
 )
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
+from convviz.render.motion import gif_fits
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.plotly_adapter import Figure, wire
 from convviz.render.sweep_animations import sweep_figure
@@ -104,12 +105,13 @@ def _figure_div(fig: Figure, key: str) -> str:
     )  # fmt: skip
 
 
-def _lecture_data(whole: int | None) -> dict:
+def _lecture_data(whole: int | None, heavy: bool = False) -> dict:
     """What every player of the deck is told of the lecture: the deck's own Back / Next
     buttons and bar (deck.js moves the deck), the whole pass's button."""
     return {
         "buttons": {"next": "#deck-next", "back": "#deck-back", "bar": "#deck-head .stage-button"},
         "whole": None if whole is None else {"toggle": whole},
+        "heavy": heavy,  # too big to play by itself
     }
 
 
@@ -194,7 +196,7 @@ def deck_html(story: Story, stages: list[Stage], title: str, progress=None) -> s
     """A deck of these stages (one per screen), offline; progress(done, total) per stage."""
     theme = deck_theme()
     whole = next((i for i, s in enumerate(stages) if s.covers), None)
-    lecture = _lecture_data(whole)
+    lecture = _lecture_data(whole, not gif_fits(story.spec))
     sections = []
     for i, stage in enumerate(stages):
         sections.append(_stage_section(story, stage, i, theme, lecture))

@@ -72,6 +72,8 @@ def player_data(
     whole: dict | None = None,
     reduced: bool = False,
     strip: bool = True,
+    selection: str = "",
+    heavy: bool = False,
 ) -> dict:
     """What the player of `fig` is told (player.js reads nothing else).
 
@@ -104,4 +106,6 @@ def player_data(
         "whole": whole,
         "reduced": reduced,
         "strip": strip,
+        "selection": selection,  # a new one: the player opens where the server drew it
+        "heavy": heavy,  # too big to play by itself (player_core.arrival)
     }

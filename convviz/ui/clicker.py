@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from convviz.lecture import HINT, KEYS, LECTURE, SHORT_HINT, Seen, Stage, keys_hint
+from convviz.render.motion import gif_fits
 from convviz.ui.assets import keyed
 from convviz.ui.controls import PAGES, SHOWN_PAGE, STATE, Context
 
@@ -138,6 +139,9 @@ def mount(ctx: Context) -> dict:
         "play": ctx.state["play"],
         "reduced": bool(ctx.state.get("still")),
         "strip": ctx.theme.show_secondary,
+        "selection": ctx.state["sel"],
+        # a layer whose motions are too big to draw as GIFs is too big to autoplay smoothly
+        "heavy": not gif_fits(ctx.spec),
     }
 
 

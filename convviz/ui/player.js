@@ -263,7 +263,7 @@ export default function (component) {
     playButton.textContent = timer ? "❚❚ Pause" : "▶ Play";
     root.dataset.frame = String(cur);
     root.dataset.playing = timer ? "1" : "";
-    reg.kept.set(d.chart, { cur, playing: Boolean(timer), active: d.active });
+    reg.kept.set(d.chart, { cur, playing: Boolean(timer), selection: d.selection });
     stages.mark(d.labels[cur]);
   }
 
@@ -356,21 +356,24 @@ export default function (component) {
   function open() {
     // the chart is drawn: the stage opens as the policy says, once
     opened = true;
-    if (kept && kept.active === d.active && kept.cur < count) {
-      // drawn again: where the last player was (and playing on), unless the server moved it
-      show(kept.cur, false);
+    if (kept && kept.selection === d.selection && kept.cur < count) {
+      // drawn again (a resize, presentation mode switched): where the last player was, playing
+      // on; a new selection opens where the server drew it (its cell's frame)
+      if (kept.cur !== d.active) show(kept.cur, false);
+      else render(); // the chart is drawn on that frame: a redraw would only cost
+      cur = kept.cur;
       if (kept.playing) start();
       return;
     }
-    if (!entered) return show(cur, false);
+    if (!entered) return render(); // as the server drew it
     if (reg.entering || d.pres) return arrive(); // through the lecture, or on a projector
-    show(cur, false); // a laptop's page as the server opened it
+    render(); // a laptop's page as the server opened it
   }
   function arrive() {
     // a stage entered: it opens as the playback policy says (player_core.arrival)
     reg.last = d.chart;
     reg.entering = false;
-    const now = arrival({ play: d.play, pres: d.pres, reduce: reduceMotion() });
+    const now = arrival({ play: d.play, pres: d.pres, reduce: reduceMotion(), heavy: d.heavy });
     stop();
     show(now.frame === "first" ? 0 : count - 1, false);
     if (now.autoplay && count > 1) start();
@@ -390,7 +393,8 @@ export default function (component) {
       gd.on("plotly_click", onClick);
     }
     if (!opened) open();
-    else show(cur, false);
+    else if (cur !== d.active) show(cur, false); // drawn anew on its base frame: back to ours
+    else render();
   };
   let queued = false;
   const observer = new MutationObserver(() => {

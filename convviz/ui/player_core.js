@@ -44,10 +44,11 @@ export function takes(focus, action) {
 //   play: "auto" (a lecturer's default) or "stills" (the URL's play=); pres: presentation mode;
 //   reduce: the reader's prefers-reduced-motion (or the page's own "no motion" switch).
 // Reduced motion always wins: no autoplay, no gliding, the stage's result. Stills: the result.
-// Otherwise the first frame, played once on a projector.
-export function arrival({ play, pres, reduce }) {
+// Otherwise the first frame, played once on a projector; a layer too big to play smoothly
+// (`heavy`: its frames would keep the browser too busy to answer) is not played by itself.
+export function arrival({ play, pres, reduce, heavy = false }) {
   if (reduce || play === "stills") return { frame: "last", autoplay: false, glide: !reduce };
-  return { frame: "first", autoplay: Boolean(pres), glide: true };
+  return { frame: "first", autoplay: Boolean(pres) && !heavy, glide: true };
 }
 
 // A motion's keyframes are where its scenes arrive; between them the window is on its way (half a

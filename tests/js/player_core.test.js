@@ -27,6 +27,7 @@ test("one playback policy: reduced motion always wins, stills open on the result
     glide: true,
   });
   assert.equal(arrival({ play: "auto", pres: false, reduce: false }).autoplay, false);
+  assert.equal(arrival({ play: "auto", pres: true, reduce: false, heavy: true }).autoplay, false);
   for (const play of ["auto", "stills"]) {
     const reduced = arrival({ play, pres: true, reduce: true });
     assert.deepEqual(reduced, { frame: "last", autoplay: false, glide: false });
