@@ -1,9 +1,21 @@
-# Two commands for a fresh machine: `make run` (install, start the app), `make test` (install, lint, every test).
+# For a fresh machine: `make run` (install, start the app); the tests in three tiers (README: Tests):
+# `make check` after every change (lint and every test that needs no browser, server or encoder:
+# about a minute), `make test` before pushing (everything, the big matrices as a sample: about 12
+# minutes), `make ci` in CI (`make test` and the full matrices).
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+PYTEST := $(PY) -m pytest
+# Why a test is slow, by marker (pyproject.toml; tests/conftest.py refuses an unmarked one):
+# browser (Chromium), server (a real server), encoder (ffmpeg, long GIFs), apptest (pages in
+# AppTest: `sample` picks a few for the quick tier), full (the rest of a matrix `make test` samples).
+QUICK := (not browser and not server and not encoder and not apptest) or sample
+# the cases of the full matrices that `make test` leaves to CI
+CI_ONLY := full
+# pytest keeps its rewritten test modules in __pycache__: a rerun skips rewriting them again
+unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test install chromium bench load
+.PHONY: run lint check test ci install chromium bench load
 
 $(STAMP): requirements.txt requirements-dev.txt package-lock.json
 	python3 -m venv $(VENV)
@@ -24,10 +36,24 @@ chromium:
 run: $(STAMP)
 	$(VENV)/bin/streamlit run app.py --browser.gatherUsageStats false
 
-test: $(STAMP) chromium
+lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PY) -m pytest
+
+# No Chromium, apt or sudo: the venv alone. Properties try fewer examples (tests/quick.py).
+check: lint
+	CONVVIZ_HYPOTHESIS=check $(PYTEST) -n auto -q -m "$(QUICK)"
+
+# Everything but the browser in parallel; then the browser tests in one process (one server, one
+# Chromium). A run that collects no test fails (pytest's exit code 5 is not masked).
+test: lint chromium
+	$(PYTEST) -n auto -m "not browser and not ($(CI_ONLY))"
+	$(PYTEST) -m "browser and not ($(CI_ONLY))"
+
+# CI (.ci/run): `make test`, then the rest of the full matrices (every preset × page × size in
+# Chromium).
+ci: test
+	$(PYTEST) -m "$(CI_ONLY)"
 
 bench: $(STAMP)
 	$(PY) -m convviz.bench

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from axe_playwright_python.sync_playwright import Axe
+from live import settled
 from playwright.sync_api import Page, expect
 
 # (name, url path) of every page: app.py and pages/*.py
@@ -23,16 +24,11 @@ PRESETS = ("recitation-s1", "recitation-s2", "keras-same", "classroom")
 SERIOUS = ("serious", "critical")
 LOAD_MS = 60_000
 
-SETTLED = """() => document.body.dataset.cvViewport === 'fitted'
-  && !document.querySelector('[data-testid="stStatusWidget"]')
-  && !document.querySelector('[data-testid="stSkeleton"]')
-  && Array.from(document.querySelectorAll('.js-plotly-plot')).every(gd => gd._fullLayout)"""
-
 
 def settle(page: Page) -> None:
-    """Wait until the page has sized itself to the screen and drawn every chart."""
-    page.wait_for_function(SETTLED, timeout=LOAD_MS)
-    page.evaluate("document.fonts.ready")
+    """Wait until the page has settled (tests/live.py: its run ended, nothing stale, sized to
+    the screen, every chart and player frame drawn, fonts loaded); no exception on it."""
+    settled(page, LOAD_MS)
     expect(page.locator("[data-testid='stException']")).to_have_count(0)
 
 

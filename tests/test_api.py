@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from oracles import assert_array, conv_cases, grid, inner, numeric_grad, read_only
+from quick import examples
 
 from convviz import conv2d, conv2d_bias, conv2d_input, conv2d_weight
 from convviz.reference import conv2d_input_loop, conv2d_loop, conv2d_weight_loop
@@ -205,7 +206,7 @@ def test_remainder_rows_get_zero_gradient():
 # =================================================================================================
 # 2. The plain-loop reference, over random configurations
 # =================================================================================================
-LOOP = settings(max_examples=150, deadline=None)
+LOOP = settings(max_examples=examples(150), deadline=None)
 
 
 @LOOP
@@ -303,7 +304,7 @@ def test_gradients_match_finite_differences(x_shape, w_shape, kwargs):
 # =================================================================================================
 # 4. The adjoint identity (every padding mode: the forward is linear in x and in w)
 # =================================================================================================
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(conv_cases(max_k=4))
 def test_adjoint_identity(case):
     y_dot_g = inner(conv2d(case.x, case.w, **case.kwargs), case.grad_out)

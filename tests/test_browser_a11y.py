@@ -2,7 +2,7 @@
 order) on every page × mode × size × preset; every number drawn in a chart's SVG reads on the
 cell under it; reduced motion (the browser's or the app's still=1) stops the gliding; high
 contrast (hc=1) holds every text to 7:1. The everyday run checks a sample that covers every
-page, both modes and both sizes; `-m matrix` runs the whole matrix (make ci)."""
+page, both modes and both sizes; `-m full` runs the whole matrix (make ci)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_axe_finds_nothing_serious(screen, app_url, page_name, pres, size, prese
     _check(screen, app_url, page_name, pres, size, preset)
 
 
-@pytest.mark.matrix
+@pytest.mark.full
 @pytest.mark.parametrize(("page_name", "pres", "size", "preset"), MATRIX)
 def test_axe_finds_nothing_serious_anywhere(screen, app_url, page_name, pres, size, preset):
     _check(screen, app_url, page_name, pres, size, preset)

@@ -3,12 +3,15 @@ it is, in one rerun (sidebar, URL, outline and the tile's operands follow)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from live import hover, rerun, settled
 from playwright.sync_api import Page, expect
-from test_browser import RERUN_MS, assert_no_traceback, goto, settle
+from test_browser import assert_no_traceback, goto
 
 pytestmark = pytest.mark.browser
-SHOTS = "/tmp/helperB"
+SHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "channels"  # screenshots
 # A grid's chart (its key holds the slice; a replaced one lingers marked stale for a moment).
 GRID = "[class*='st-key-tiles_{}_']:not([data-stale='true'])"
 
@@ -31,27 +34,35 @@ OUTLINE = """([grid, i]) => {
 }"""
 
 
+# Scrolls the block that holds the chart (Streamlit scrolls its main block, not the page) by dy
+# px, at once (no smooth scrolling: the next look reads where the tile is).
+SCROLL_BY = """([grid, dy]) => {
+  let el = document.querySelector(`[class*='st-key-tiles_${grid}_']:not([data-stale='true'])`);
+  while (el && !(el.scrollHeight > el.clientHeight
+                 && /(auto|scroll)/.test(getComputedStyle(el).overflowY))) el = el.parentElement;
+  (el || document.scrollingElement).scrollBy({top: dy, behavior: 'instant'});
+}"""
+
+
 def tile_point(page: Page, grid: str, tr: int, tc: int, row: int = 0, col: int = 0):
-    """Page pixels of a cell of a tile, scrolled into view (Streamlit scrolls its main block)."""
-    settle(page)
-    chart = page.locator(GRID.format(grid))
-    expect(chart).to_have_count(1)
-    chart.scroll_into_view_if_needed()
+    """Page pixels of a cell of a tile, scrolled into the middle of the screen."""
+    settled(page)
+    expect(page.locator(GRID.format(grid))).to_have_count(1)
     height = page.viewport_size["height"]
-    for _ in range(5):  # a tall grid: scroll on to the tile
+    x, y = page.evaluate(TILE_XY, [grid, tr, tc, row, col])
+    if not 80 < y < height - 40:  # a tall grid: scroll to the tile
+        page.evaluate(SCROLL_BY, [grid, y - height / 2])
         x, y = page.evaluate(TILE_XY, [grid, tr, tc, row, col])
-        if 80 < y < height - 40:
-            break
-        page.mouse.move(x, height / 2)
-        page.mouse.wheel(0, y - height / 2)
-        page.wait_for_timeout(300)
+    assert 80 < y < height - 40, (grid, tr, tc, y)
     return x, y
 
 
 def click_tile(page: Page, grid: str, tr: int, tc: int, row: int = 0, col: int = 0) -> None:
+    """Click a cell of a tile and wait for the run its selection asks for."""
     x, y = tile_point(page, grid, tr, tc, row, col)
-    page.mouse.move(x, y)  # plotly picks the point on hover, then the click selects it
-    page.mouse.click(x, y)
+    with rerun(page):
+        hover(page, x, y)  # plotly picks the point on hover, then the click selects it
+        page.mouse.click(x, y)
 
 
 def side(page: Page, label: str):
@@ -63,30 +74,29 @@ def test_clicking_a_weight_gradient_tile_selects_its_filter_and_channel(tab: Pag
     goto(tab, f"{app_url}/Channels?preset=channels-small", charts=5)
     expect(side(tab, "filter k")).to_have_value("0")
     tab.locator(GRID.format("grad_w")).scroll_into_view_if_needed()
-    tab.screenshot(path=f"{SHOTS}/channels_before.png")
+    tab.screenshot(path=SHOTS / "channels_before.png")
 
     click_tile(tab, "grad_w", 2, 1, 1, 1)  # ∂L/∂w[k=2, c=1], its middle cell
-    expect(side(tab, "filter k")).to_have_value("2", timeout=RERUN_MS)
+    expect(side(tab, "filter k")).to_have_value("2")
     expect(side(tab, "channel c")).to_have_value("1")
-    tab.wait_for_url("**k=2**", timeout=RERUN_MS)
-    assert "c=1" in tab.url
-    settle(tab)
+    assert "k=2" in tab.url and "c=1" in tab.url
     assert tab.evaluate(OUTLINE, ["grad_w", 2 * 2 + 1 + 1])  # 3 filters × 2 channels
     tile = tab.locator(".st-key-chart_tile")
-    expect(tile).to_contain_text("∂L/∂y[n=0, k=2]", timeout=RERUN_MS)  # the tile's operands
+    expect(tile).to_contain_text("∂L/∂y[n=0, k=2]")  # the tile's operands
     expect(tile).to_contain_text("x[n=0, c=1]")
     expect(tile).to_contain_text("∂L/∂w[k=2, c=1]")
-    tile.screenshot(path=f"{SHOTS}/channels_operands_after.png")
+    tile.screenshot(path=SHOTS / "channels_operands_after.png")
     tab.locator(GRID.format("grad_w")).scroll_into_view_if_needed()
-    tab.screenshot(path=f"{SHOTS}/channels_after.png")
+    tab.screenshot(path=SHOTS / "channels_after.png")
 
     # the same tile once more after the sidebar moved away: it selects again
     k = side(tab, "filter k")
     k.fill("0")
-    k.press("Enter")
-    tab.wait_for_url("**k=0**", timeout=RERUN_MS)
+    with rerun(tab):
+        k.press("Enter")
+    assert "k=0" in tab.url
     click_tile(tab, "grad_w", 2, 1)
-    expect(side(tab, "filter k")).to_have_value("2", timeout=RERUN_MS)
+    expect(side(tab, "filter k")).to_have_value("2")
     assert_no_traceback(tab)
 
 
@@ -94,17 +104,17 @@ def test_the_channel_and_filter_rows_select_what_their_tiles_are(tab: Page, app_
     tab.set_viewport_size({"width": 1280, "height": 720})
     goto(tab, f"{app_url}/Channels?preset=channels-small", charts=5)
     x, y = tile_point(tab, "grad_w", 1, 0, 2, 1)
-    tab.mouse.move(x, y)  # a cell of ∂L/∂w[k=1, c=0]: its value, and what a click does
-    hover = tab.locator(GRID.format("grad_w")).locator(".hoverlayer")
-    expect(hover).to_contain_text("click: show k=1 c=0")
-    expect(hover).to_contain_text("[2, 1] = ")
-    tab.screenshot(path=f"{SHOTS}/channels_hover.png")
+    hover(tab, x, y)  # a cell of ∂L/∂w[k=1, c=0]: its value, and what a click does
+    label = tab.locator(GRID.format("grad_w")).locator(".hoverlayer")
+    expect(label).to_contain_text("click: show k=1 c=0")
+    expect(label).to_contain_text("[2, 1] = ")
+    tab.screenshot(path=SHOTS / "channels_hover.png")
     click_tile(tab, "x", 0, 1)  # input x[n=0, c=1]
-    expect(side(tab, "channel c")).to_have_value("1", timeout=RERUN_MS)
+    expect(side(tab, "channel c")).to_have_value("1")
     click_tile(tab, "sum_k", 0, 2)  # filter 2's share of ∂L/∂x[n, c]
-    expect(side(tab, "filter k")).to_have_value("2", timeout=RERUN_MS)
+    expect(side(tab, "filter k")).to_have_value("2")
     click_tile(tab, "grad_x", 0, 0)  # ∂L/∂x[n=0, c=0]
-    expect(side(tab, "channel c")).to_have_value("0", timeout=RERUN_MS)
+    expect(side(tab, "channel c")).to_have_value("0")
     assert "k=2" in tab.url and "c=0" in tab.url
     assert_no_traceback(tab)
 
@@ -114,11 +124,10 @@ def test_a_big_layers_tiles_take_clicks_too(tab: Page, app_url):
     tab.set_viewport_size({"width": 1280, "height": 720})
     goto(tab, f"{app_url}/Channels?preset=qa-channels", charts=5)
     click_tile(tab, "grad_w", 7, 3, 4, 4)  # ∂L/∂w[k=7, c=3], its bottom-right cell
-    expect(side(tab, "filter k")).to_have_value("7", timeout=4 * RERUN_MS)
+    expect(side(tab, "filter k")).to_have_value("7")
     expect(side(tab, "channel c")).to_have_value("3")
     click_tile(tab, "x", 0, 4, 99, 0)  # x[n=0, c=4], its bottom-left cell
-    expect(side(tab, "channel c")).to_have_value("4", timeout=4 * RERUN_MS)
-    settle(tab)
+    expect(side(tab, "channel c")).to_have_value("4")
     tab.locator(GRID.format("x")).scroll_into_view_if_needed()
-    tab.screenshot(path=f"{SHOTS}/channels_big_after.png")
+    tab.screenshot(path=SHOTS / "channels_big_after.png")
     assert_no_traceback(tab)

@@ -7,8 +7,9 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
+from live import goto, rerun
 from playwright.sync_api import Page, expect
-from test_browser import CHART_MS, assert_no_traceback, settle
+from test_browser import assert_no_traceback
 
 pytestmark = pytest.mark.browser
 
@@ -27,10 +28,8 @@ PAGES = ["", "Forward", "Input_gradient", "Weight_gradient", "Channels", "Matrix
 
 
 def open_link(page: Page, url: str) -> None:
-    """Open a link and wait until the page is sized for the screen and its run has ended."""
-    page.goto(url)
-    page.wait_for_function("() => document.body.dataset.cvViewport === 'fitted'", timeout=CHART_MS)
-    settle(page)
+    """Open a link and wait until the page has settled (sized for the screen, its run ended)."""
+    goto(page, url)
 
 
 def messages(page: Page):
@@ -63,8 +62,8 @@ def test_a_typed_answer_in_a_message_stays_text(tab: Page, app_url):
     open_link(tab, f"{app_url}/Quiz?preset=recitation-s2")
     field = tab.get_by_label("Your answer (a number)")
     field.fill("**b** http://example.com/x\n# h")
-    tab.get_by_role("button", name="Check my answer").click()
-    settle(tab)
+    with rerun(tab):
+        tab.get_by_role("button", name="Check my answer").click()
     said = messages(tab).filter(has_text="is not a number")
     expect(said).to_have_count(1)
     assert "**b** http://example.com/x" in said.inner_text()

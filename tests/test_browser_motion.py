@@ -2,7 +2,8 @@
 
 Plays the Input-gradient page's whole-pass animation on the recitation stride-2 example, keeps a
 mid-motion screenshot in artifacts/, and checks the end state against the engine (∂L/∂x as drawn,
-the player's stage label, the figure's stage bar) and that stepping crosses stage boundaries.
+the player's stage label, the figure's stage bar) and that stepping crosses stage boundaries. Every
+step waits for the state it acts on (tests/live.py), never for a time.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import itertools
 
 import numpy as np
 import pytest
+from live import SETTLE_MS, goto, open_tab, rerun, settled
 from playwright.sync_api import Browser, Page, expect
 
 from convviz.presets import PRESETS, PRESETS_BY_KEY
@@ -20,7 +22,6 @@ from convviz.stages import forward_stages, layer
 
 pytestmark = pytest.mark.browser
 
-CHART_MS = 60_000  # a cold first load on 2 busy cores
 PLAYER = "window.__convviz && window.__convviz.players.get('chart_stage_whole')"
 STATE = f"() => {{ const p = {PLAYER}; return p ? [p.current(), p.count] : null; }}"
 # what the chart draws of a trace at this moment: text at (x, y)
@@ -57,51 +58,51 @@ def label(page: Page) -> str:
     return page.locator(".st-key-player_stage_whole [data-testid='player-label']").inner_text()
 
 
-def settle(page: Page) -> None:
-    """Wait until the page has sized its figures to the screen and finished its run."""
-    page.wait_for_function("() => document.body.dataset.cvViewport === 'fitted'", timeout=CHART_MS)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=CHART_MS
-    )
-
-
 def at_frame(page: Page, frame: int) -> None:
-    page.wait_for_function(f"() => ({STATE})()[0] === {frame}", timeout=10_000)
+    page.wait_for_function(f"() => ({STATE})()[0] === {frame}")
+
+
+# Samples of the stage bar, one per player tick (100 ms): [index of the stage lit 'now', whether
+# the bar reads done…done, now, none…]; sampling ends at `n` samples or at the first bad one.
+LIT_SAMPLES = """([n]) => new Promise(resolve => {
+  const out = [];
+  const look = () => {
+    const states = (LIT)().map(b => b[1]), now = states.indexOf('now');
+    const ok = now >= 0 && states.every((s, i) => s === (i < now ? 'done' : i > now ? '' : 'now'));
+    out.push([now, ok]);
+    if (out.length >= n || !ok) return resolve(out);
+    setTimeout(look, 100);
+  };
+  look();
+})""".replace("(LIT)", f"({LIT})")
 
 
 def lit(page: Page, stage: str, *, playing: bool = False) -> None:
     """The stage bar shows `stage` as where the animation is, the stages before it as done; and
-    stays so (a stale player once fought over the bar every 100 ms). While it plays, the bar may
-    only move on: each look shows one stage now, those before it done, and never an earlier one."""
+    stays so (a stale player once fought over the bar at each of its 100 ms ticks: the bar is
+    sampled at that period, 4 times). While it plays, the bar may only move on: each sample shows
+    one stage now, those before it done, and never an earlier one."""
     page.wait_for_function(
-        f"() => ({LIT})().filter(b => b[1] === 'now').map(b => b[0]).join() === {stage!r}",
-        timeout=10_000,
+        f"() => ({LIT})().filter(b => b[1] === 'now').map(b => b[0]).join() === {stage!r}"
     )
     at = [t for t, _ in page.evaluate(LIT)].index(stage)
-    for _ in range(4):
-        states = [s for _, s in page.evaluate(LIT)]
-        now = states.index("now") if "now" in states else -1
-        assert now == at or (playing and now > at), states
-        assert states == ["done"] * now + ["now"] + [""] * (len(states) - now - 1)
+    for now, ok in page.evaluate(LIT_SAMPLES, [4]):
+        assert ok and (now == at or (playing and now > at)), (stage, now, at)
         at = now
-        page.wait_for_timeout(150)
 
 
 def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
-    tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2")
-    tab.locator(".js-plotly-plot").first.wait_for(timeout=CHART_MS)
-    settle(tab)
-    tab.locator(".st-key-w_step button", has_text="1–6 · whole pass").click()  # a stage of the bar
-    tab.locator(".st-key-chart_stage_whole .js-plotly-plot").last.wait_for(timeout=CHART_MS)
-    tab.wait_for_function(f"() => ({STATE})() !== null", timeout=CHART_MS)
-    tab.wait_for_function("() => location.search.includes('step=7')")  # in the link
+    goto(tab, f"{app_url}/Input_gradient?preset=recitation-s2")
+    with rerun(tab):  # the whole pass: a stage of the bar
+        tab.locator(".st-key-w_step button", has_text="1–6 · whole pass").click()
+    assert "step=7" in tab.url  # in the link
     frame, count = tab.evaluate(STATE)
     assert frame == 0 and count > 40
     assert "stage 1 · ∂L/∂y" in label(tab)
     lit(tab, "1 · ∂L/∂y")
     now = tab.locator(".st-key-w_step button[data-cv-stage='now']")
-    r, g, b = (int(ACCENT[i : i + 2], 16) for i in (1, 3, 5))  # the theme's accent
-    assert now.evaluate("b => getComputedStyle(b).backgroundColor") == f"rgb({r}, {g}, {b})"
+    accent = "rgb({}, {}, {})".format(*(int(ACCENT[i : i + 2], 16) for i in (1, 3, 5)))
+    assert now.evaluate("b => getComputedStyle(b).backgroundColor") == accent  # the theme's
 
     player = tab.locator(".st-key-player_stage_whole")
     player.get_by_role("button", name="4×").click()
@@ -111,13 +112,18 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
       const p = {PLAYER}, gd = document.querySelector('.st-key-chart_stage_whole .js-plotly-plot');
       return p && gd.layout.meta.player.labels[p.current()].includes('rotate');
     }}"""
-    tab.wait_for_function(turning, timeout=60_000)
+    tab.wait_for_function(turning)
     lit(tab, "4 · rotate 180°", playing=True)  # the bar follows the playing animation
-    tab.wait_for_function(
-        f"() => {{ const s = ({STATE})(); return s[0] === s[1] - 1; }}", timeout=120_000
+    frame_ms = tab.evaluate(
+        "() => document.querySelector('.st-key-chart_stage_whole .js-plotly-plot')"
+        ".layout.meta.player.frame_ms"
+    )
+    tab.wait_for_function(  # bounded by the length of the play at 4×, thrice, and a settling
+        f"() => {{ const s = ({STATE})(); return s[0] === s[1] - 1; }}",
+        timeout=3 * count * frame_ms / 4 + SETTLE_MS,
     )
     expect(player.get_by_role("button", name="▶ Play")).to_be_visible()  # it stopped at the end
-    tab.wait_for_timeout(500)  # the last frame drawn
+    settled(tab)  # the last frame drawn
     tab.locator(".st-key-chart_stage_whole").screenshot(path=artifacts / "backward_pass_end.png")
 
     # the end state: ∂L/∂x as the engine has it, the stage indicators on the last stage, and
@@ -154,7 +160,7 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
         tab.evaluate(f"() => {PLAYER}.show({frame})")
         at_frame(tab, frame)
         lit(tab, stage)
-        tab.wait_for_timeout(1500)  # plotly draws the frame
+        settled(tab)  # plotly has drawn the frame
         chart = tab.locator(".st-key-chart_stage_whole")
         chart.screenshot(path=artifacts / f"backward_pass_mid_{name}.png")
     # the sums computed so far are drawn, also after that jump back from the end and a step on
@@ -166,7 +172,7 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
         frame = tab.evaluate(STATE)[0]
         tab.keyboard.press("ArrowRight")
         at_frame(tab, next(k for k in keys if k > frame))
-        tab.wait_for_timeout(1000)
+        settled(tab)
     tab.evaluate(f"() => {PLAYER}.show({first_pad})")
     at_frame(tab, first_pad)
     tab.keyboard.press("ArrowLeft")
@@ -179,18 +185,17 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     lit(tab, "3 · pad")
 
     # a stage button opens that stage alone: the bar the server's again
-    tab.locator(".st-key-w_step button", has_text="4 · rotate 180°").click()
-    tab.locator(".st-key-chart_stage_rotate .js-plotly-plot").last.wait_for(timeout=CHART_MS)
-    tab.wait_for_function("() => location.search.includes('step=4')")
+    with rerun(tab):
+        tab.locator(".st-key-w_step button", has_text="4 · rotate 180°").click()
+    expect(tab.locator(".st-key-chart_stage_rotate .js-plotly-plot")).to_have_count(1)
+    assert "step=4" in tab.url
     tab.wait_for_function(f"() => ({LIT})().every(b => b[1] === '')")  # no marks left behind
 
 
 def open_whole_pass(tab: Page, app_url: str) -> dict:
     """Open recitation-s2's whole pass from a link; once its player runs, its meta."""
-    tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2&step=7")
-    tab.locator(".st-key-chart_stage_whole .js-plotly-plot").last.wait_for(timeout=CHART_MS)
-    settle(tab)
-    tab.wait_for_function(f"() => ({STATE})() !== null", timeout=CHART_MS)
+    goto(tab, f"{app_url}/Input_gradient?preset=recitation-s2&step=7")
+    assert tab.evaluate(STATE) is not None
     return tab.evaluate(
         "() => document.querySelector('.st-key-chart_stage_whole .js-plotly-plot')"
         ".layout.meta.player"
@@ -227,15 +232,17 @@ def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
     at_frame(tab, keys[here + 1])
     tab.keyboard.press("ArrowLeft")
     at_frame(tab, keys[here])
-    # the lecture's next stage: the Weight gradient, its first stage
-    tab.keyboard.press("PageDown")
-    tab.wait_for_url("**/Weight_gradient**step=1**", timeout=CHART_MS)
-    settle(tab)
-    tab.keyboard.press("PageUp")  # back to the whole pass
-    tab.wait_for_url("**/Input_gradient**step=7**", timeout=CHART_MS)
-    settle(tab)
-    tab.keyboard.press("PageUp")  # the stage before it: the mask
-    tab.wait_for_url("**/Input_gradient**step=6**", timeout=CHART_MS)
+    # the lecture's next stage: the Weight gradient, its first stage; back: the whole pass, and
+    # before it the mask
+    with rerun(tab):
+        tab.keyboard.press("PageDown")
+    assert "/Weight_gradient" in tab.url and "step=1" in tab.url
+    with rerun(tab):
+        tab.keyboard.press("PageUp")
+    assert "/Input_gradient" in tab.url and "step=7" in tab.url
+    with rerun(tab):
+        tab.keyboard.press("PageUp")
+    assert "step=6" in tab.url
 
 
 def test_the_laptops_stage_bar_stays_put_from_stage_to_stage(tab: Page, app_url):
@@ -244,10 +251,8 @@ def test_the_laptops_stage_bar_stays_put_from_stage_to_stage(tab: Page, app_url)
     ("Weight gradient ▶"): the stage a student had just clicked moved away from the pointer."""
     tab.set_viewport_size({"width": 1280, "height": 720})
     tops = {}
-    for step in (1, 3, 6, 7):
-        tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2&step={step}")
-        tab.locator(".st-key-w_step").wait_for(timeout=CHART_MS)
-        settle(tab)
+    for step in (1, 3, 6):
+        goto(tab, f"{app_url}/Input_gradient?preset=recitation-s2&step={step}")
         tops[step] = [tab.locator(f".st-key-{k}").bounding_box()["y"] for k in BAR]
     ys = [y for row in tops.values() for y in row]
     assert max(ys) - min(ys) <= 12, tops  # one row, the same at every stage
@@ -282,17 +287,23 @@ PRIMARY = "() => { const p = [...window.__convviz.players.values()].find(p => p.
 
 def test_each_stage_motion_plays_to_the_engines_stage(tab: Page, app_url):
     for step, (axis, want, (oy, ox), stage, key) in stage_ends().items():
-        tab.goto(f"{app_url}/Input_gradient?preset=recitation-s2&step={step}")
-        tab.locator(".js-plotly-plot").first.wait_for(timeout=CHART_MS)
-        settle(tab)
-        tab.wait_for_function(PRIMARY + "return p && p.chart === 'chart_stage_" + f"{key}'; }}")
+        goto(tab, f"{app_url}/Input_gradient?preset=recitation-s2&step={step}")
+        chart = tab.evaluate(PRIMARY + "return p.chart; }")
+        assert chart == f"chart_stage_{key}"
         count = tab.evaluate(PRIMARY + "return p.count; }")
         assert tab.evaluate(PRIMARY + "return p.current(); }") == count - 1, "opens on the result"
         tab.keyboard.press("Home")
         tab.wait_for_function(PRIMARY + "return p.current() === 0; }")
         tab.keyboard.press(" ")  # play to the end
-        tab.wait_for_function(PRIMARY + f"return p.current() === {count - 1}; }}", timeout=90_000)
-        tab.wait_for_timeout(1500)  # the last frame drawn
+        frame_ms = tab.evaluate(
+            f"() => document.querySelector('.st-key-{chart} .js-plotly-plot')"
+            ".layout.meta.player.frame_ms"
+        )
+        tab.wait_for_function(  # bounded by the play's length, thrice, and a settling
+            PRIMARY + f"return p.current() === {count - 1}; }}",
+            timeout=3 * count * frame_ms + SETTLE_MS,
+        )
+        settled(tab)  # the last frame drawn
         label = tab.locator(f".st-key-player_stage_{key} [data-testid='player-label']")
         assert f"stage {stage}" in label.inner_text()
         drawn = np.full(want.shape, "", dtype=object)
@@ -340,55 +351,71 @@ def whole_pass_problems(view: dict) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)], ids=lambda s: f"{s[0]}x{s[1]}")
-def test_whole_pass_fits_a_projector_on_every_preset(browser: Browser, app_url, artifacts, size):
+# The presets `make test` plays at each size (`make ci`: every preset, the others marked `full`):
+# the lecture's example at both, with a folding ring (reflect) and the biggest layer.
+WHOLE_SAMPLE = {
+    (1280, 720): ("recitation-s2", "reflect"),
+    (1920, 1080): ("recitation-s2", "qa-channels"),
+}
+
+
+@pytest.fixture(scope="module")
+def projector(request, browser: Browser):
+    """A tab of a projector's size for the module (one per size: pytest groups the cases)."""
+    width, height = request.param
+    page = open_tab(browser, viewport={"width": width, "height": height})
+    yield page, (width, height)
+    page.context.close()
+
+
+@pytest.mark.parametrize(
+    ("projector", "preset"),
+    [
+        pytest.param(
+            size,
+            key,
+            id=f"{size[0]}x{size[1]}-{key}",
+            marks=() if key in sample else pytest.mark.full,
+        )
+        for size, sample in WHOLE_SAMPLE.items()
+        for key in [p.key for p in PRESETS]
+    ],
+    indirect=["projector"],
+)
+def test_whole_pass_fits_a_projector_on_every_preset(projector, app_url, artifacts, preset):
     """Presentation mode, sidebar folded: the figure and its player on the screen, no overlapping
     text, cells ≥ 48 px with ≥ 20 px numbers wherever the tallest grid has room for them; the
     mask stage's player (two formula lines) on the screen too."""
+    page, size = projector
     folder = artifacts / "screens"
     folder.mkdir(exist_ok=True)
-    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
-    page = context.new_page()
-    page.set_default_timeout(CHART_MS)
     problems = []
-    try:
-        for preset in [p.key for p in PRESETS]:
-            page.goto(f"{app_url}/Input_gradient?preset={preset}&pres=1&step=7")
-            # .last: while the page re-sizes itself to the screen, the chart drawn for the
-            # default size can still be there beside the new one (a strict locator failed)
-            page.locator(".st-key-chart_stage_whole .js-plotly-plot").last.wait_for()
-            settle(page)
-            page.wait_for_function(f"() => ({STATE})() !== null")
-            view = page.evaluate(MEASURE)
-            page.mouse.move(0, size[1] - 1)
-            page.screenshot(path=folder / f"{size[0]}x{size[1]}-{preset}-whole_pass.png")
-            problems += [f"{preset}: {p}" for p in whole_pass_problems(view)]
-            if preset == "recitation-s2":  # the lecture's example: 48 px cells at both sizes
-                assert min(px for px, _ in view["panels"]) >= 47.5
-                # the bar follows the frame after the page re-sized itself to the screen
-                labels = page.evaluate(
-                    "() => document.querySelector('.st-key-chart_stage_whole .js-plotly-plot')"
-                    ".layout.meta.player.labels"
-                )
-                frame = labels.index("5 · correlate") + 3
-                page.evaluate(f"() => {PLAYER}.show({frame})")
-                lit(page, "5 · correlate")
-            # the mask alone, with its sum under the player: the player still on the screen, and
-            # the stage bar on one row (a long "Weight gradient ▶" wrapped it at 1280)
-            page.goto(f"{app_url}/Input_gradient?preset={preset}&pres=1&step=6")
-            page.locator(".st-key-player_stage_mask").wait_for()
-            settle(page)
-            tops = [
-                page.locator(f".st-key-{key}").bounding_box()["y"] for key in ("w_step", "nav_next")
-            ]
-            if max(tops) - min(tops) > 20:
-                problems.append(f"{preset}: the stage bar wraps at the last stage: {tops}")
-            player = page.locator(".st-key-player_stage_mask").bounding_box()
-            if player["y"] + player["height"] > size[1]:
-                bottom = player["y"] + player["height"]
-                problems.append(f"{preset}: the mask's player ends at {bottom:.0f} px")
-    finally:
-        context.close()
+    goto(page, f"{app_url}/Input_gradient?preset={preset}&pres=1&step=7")
+    assert page.evaluate(STATE) is not None
+    view = page.evaluate(MEASURE)
+    page.mouse.move(0, size[1] - 1)
+    page.screenshot(path=folder / f"{size[0]}x{size[1]}-{preset}-whole_pass.png")
+    problems += [f"{preset}: {p}" for p in whole_pass_problems(view)]
+    if preset == "recitation-s2":  # the lecture's example: 48 px cells at both sizes
+        assert min(px for px, _ in view["panels"]) >= 47.5
+        # the bar follows the frame after the page re-sized itself to the screen
+        labels = page.evaluate(
+            "() => document.querySelector('.st-key-chart_stage_whole .js-plotly-plot')"
+            ".layout.meta.player.labels"
+        )
+        frame = labels.index("5 · correlate") + 3
+        page.evaluate(f"() => {PLAYER}.show({frame})")
+        lit(page, "5 · correlate")
+    # the mask alone, with its sum under the player: the player still on the screen, and the
+    # stage bar on one row (a long "Weight gradient ▶" wrapped it at 1280)
+    goto(page, f"{app_url}/Input_gradient?preset={preset}&pres=1&step=6")
+    tops = [page.locator(f".st-key-{key}").bounding_box()["y"] for key in ("w_step", "nav_next")]
+    if max(tops) - min(tops) > 20:
+        problems.append(f"{preset}: the stage bar wraps at the last stage: {tops}")
+    player = page.locator(".st-key-player_stage_mask").bounding_box()
+    if player["y"] + player["height"] > size[1]:
+        bottom = player["y"] + player["height"]
+        problems.append(f"{preset}: the mask's player ends at {bottom:.0f} px")
     assert not problems, "\n".join(problems)
 
 

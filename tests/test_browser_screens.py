@@ -1,7 +1,12 @@
 """Presentation mode on a projector, checked on the drawn page: every preset × page at 1280×720
 and at 1920×1080 (sidebar folded). The animation and its player fit the screen; small layers
 get big cells with big numbers; no text overlaps other text or leaves its figure. Screenshots
-go to artifacts/screens/ (look at them)."""
+go to artifacts/screens/ (look at them).
+
+The whole matrix takes ~10 minutes of Chromium: `make test` draws a sample of it (`SAMPLE`: every
+page, both sizes, four presets), `make ci` all of it (the other cases are marked `full`). Every
+cell of the matrix is also checked as the figures the pages send (tests/test_screens_figures.py).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import itertools
 import time
 
 import pytest
+from live import goto, open_tab
 from playwright.sync_api import Browser, Page, expect
 
 from convviz.presets import PRESETS
@@ -16,6 +22,32 @@ from convviz.presets import PRESETS
 pytestmark = pytest.mark.browser
 
 SIZES = ((1280, 720), (1920, 1080))
+# The presets `make test` draws at each size: the lecture's example and the biggest layer (100×100,
+# 10 filters) on the laptop-sized projector; the default and a multi-channel layer on the big one.
+SAMPLE = {
+    (1280, 720): ("recitation-s2", "qa-channels"),
+    (1920, 1080): ("classroom", "channels-small"),
+}
+
+
+def size_id(size) -> str:
+    return f"{size[0]}x{size[1]}"
+
+
+def matrix(sizes, presets, sample) -> list:
+    """(size, preset) cases; those not in sample[size] are marked `full` (`make ci` only)."""
+    return [
+        pytest.param(
+            size,
+            key,
+            id=f"{size_id(size)}-{key}",
+            marks=() if key in sample.get(size, ()) else pytest.mark.full,
+        )
+        for size in sizes
+        for key in presets
+    ]
+
+
 # (name, url path, whether its main figure is an animation with a player)
 PAGES = (
     ("overview", "", False),
@@ -24,7 +56,6 @@ PAGES = (
     ("weight_gradient", "Weight_gradient", True),
     ("channels", "Channels", False),
 )
-LOAD_MS = 60_000  # the Q&A's 5×100×100 layer with 10 filters is slow to compute cold
 
 # Geometry of the drawn page: every chart's box, its panels' cell size, its annotations' boxes,
 # the heatmaps' number sizes, the first player's box and the first export row's.
@@ -113,31 +144,26 @@ def problems_of(
     return out
 
 
-@pytest.fixture(scope="module", params=SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.fixture(scope="module", params=SIZES, ids=size_id)
 def screen(request, browser: Browser):
+    """A tab of this size for the module (one per size: pytest groups the cases by it)."""
     width, height = request.param
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.set_default_timeout(LOAD_MS)
+    page = open_tab(browser, viewport={"width": width, "height": height})
     yield page, f"{width}x{height}"
-    context.close()
+    page.context.close()
 
 
 def open_view(page: Page, url: str) -> dict:
-    """Open a page, let it size itself to the screen (one rerun), and measure it."""
-    page.goto(url)
-    page.wait_for_function("() => document.body.dataset.cvViewport === 'fitted'")
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " && document.querySelectorAll('.js-plotly-plot .main-svg').length > 0"
-        " && Array.from(document.querySelectorAll('.js-plotly-plot')).every(gd => gd._fullLayout)"
-    )
-    page.evaluate("document.fonts.ready")
+    """Open a page, let it size itself to the screen (one rerun) and settle, and measure it."""
+    goto(page, url)
+    assert page.locator(".js-plotly-plot .main-svg").count() > 0
     expect(page.locator("[data-testid='stException']")).to_have_count(0)
     return page.evaluate(MEASURE)
 
 
-@pytest.mark.parametrize("preset", [p.key for p in PRESETS])
+@pytest.mark.parametrize(
+    ("screen", "preset"), matrix(SIZES, [p.key for p in PRESETS], SAMPLE), indirect=["screen"]
+)
 def test_presentation_mode_holds_on_every_page(screen, app_url, artifacts, preset):
     page, size = screen
     folder = artifacts / "screens"
@@ -176,10 +202,7 @@ def test_the_matrix_pages_first_figure_takes_the_first_screen(screen, app_url, p
     """The Matrix page on a projector: M ends the first screen and the grids under it start below
     its edge. Before, their top rows showed under M, cut in half by the screen's edge."""
     page, _ = screen
-    page.goto(f"{app_url}/Matrix?preset={preset}&pres=1")
-    page.wait_for_function("() => document.body.dataset.cvViewport === 'fitted'")
-    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg')[1]")
-    view = page.evaluate(MEASURE)
+    view = open_view(page, f"{app_url}/Matrix?preset={preset}&pres=1")
     first, second = (chart["box"] for chart in view["charts"][:2])
     assert first[3] <= view["height"], "M ends on the first screen"
     assert second[1] >= view["height"], "the grids start below the screen's edge"
@@ -201,21 +224,28 @@ def test_the_quizs_grids_fill_the_first_screen(screen, app_url, preset):
     assert min(numbered) >= 32 * view["rem"] / 16
 
 
-@pytest.mark.parametrize("size", [(1024, 768), (1366, 768)], ids=lambda s: f"{s[0]}x{s[1]}")
-def test_other_projectors_keep_the_figure_and_player_on_the_screen(browser: Browser, app_url, size):
+OTHER_SIZES = ((1024, 768), (1366, 768))
+
+
+@pytest.mark.parametrize(
+    ("screen", "preset"),
+    matrix(
+        OTHER_SIZES,
+        ("recitation-s2", "classroom", "channels-small"),
+        {size: ("recitation-s2",) for size in OTHER_SIZES},
+    ),
+    indirect=["screen"],
+)
+def test_other_projectors_keep_the_figure_and_player_on_the_screen(screen, app_url, preset):
     """A 4:3 projector's 1024×768 (the player's bar and the storyboard's stage bar each take two
     rows there) and a 1366×768 laptop: the main figure and its player end on the screen, nothing
     overlaps, no export row is cut. Before, both bars' second rows pushed the formula off it."""
-    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
-    page = context.new_page()
-    page.set_default_timeout(LOAD_MS)
+    page, _ = screen
     problems = []
-    for preset in ("recitation-s2", "classroom", "channels-small"):
-        for name, path, animated in PAGES[1:4]:  # Forward, the storyboard, Weight gradient
-            step = "&step=5" if name == "input_gradient" else ""
-            view = open_view(page, f"{app_url}/{path}?preset={preset}&pres=1{step}")
-            storyboard = name == "input_gradient"
-            found = problems_of(view, animated, storyboard, cells=False)
-            problems += [f"{preset} {name}: {p}" for p in found]
-    context.close()
+    for name, path, animated in PAGES[1:4]:  # Forward, the storyboard, Weight gradient
+        step = "&step=5" if name == "input_gradient" else ""
+        view = open_view(page, f"{app_url}/{path}?preset={preset}&pres=1{step}")
+        storyboard = name == "input_gradient"
+        found = problems_of(view, animated, storyboard, cells=False)
+        problems += [f"{preset} {name}: {p}" for p in found]
     assert not problems, "\n".join(problems)

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from oracles import assert_array, conv_cases, numeric_grad, read_only
+from quick import examples
 
 import convviz
 from convviz.chain import TwoLayerSpec, two_layer_forward
@@ -90,7 +91,7 @@ def stacks(draw):
     return spec, (case.x, case.w, case.bias, w2, b2, t), reduction
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(stacks())
 def test_the_chain_matches_a_plain_loop(stack):
     spec, values, reduction = stack

@@ -124,6 +124,7 @@ def _fields(state: dict, projector: bool) -> dict:
     return {g.key: (g.across() if projector else g).fields for g in grids}
 
 
+@pytest.mark.apptest
 @pytest.mark.parametrize(
     "preset, pres, view, shown",
     [

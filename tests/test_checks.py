@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from quick import examples
 from test_matrix import layers
 
 from convviz import checks, reference
@@ -100,7 +101,7 @@ def test_large_layers_restrict_the_loss(monkeypatch):
     assert not checks.finite_difference_check(broken(lay, "grad_w", (0, 0, 0, 0))).passed
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(layers())
 def test_cell_loops_equal_the_loop_reference(case):
     spec, x, w, g = case

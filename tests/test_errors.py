@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from quick import examples
 
 from convviz import ConvSpec, ConvSpecError, conv2d, conv2d_input, conv2d_weight
 
@@ -252,7 +253,7 @@ def test_edges_are_accepted(kwargs, input_shape):
     assert y.shape[2:] == ConvSpec.create(input_shape, W.shape, **kwargs).out_size
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.integers(1, 6), st.integers(1, 5), st.integers(1, 4), st.integers(0, 2), st.integers(0, 2)
 )

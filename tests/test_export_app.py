@@ -13,6 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 from convviz.export.story import Story
 
+pytestmark = pytest.mark.apptest  # the pages' export rows in AppTest
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 COMMON = ["The whole lecture (HTML)", "LaTeX of the stages (.tex)", "NumPy snippet (.py)",
           "PyTorch snippet (.py)", "Handout (PDF)"]  # fmt: skip
@@ -103,16 +105,15 @@ def story_latex(story: Story) -> str:
 
 
 @pytest.mark.browser
+@pytest.mark.encoder  # the server encodes the MP4, and the test decodes it
 def test_snippet_and_mp4_download_from_the_popover(tab, app_url, tmp_path):
-    from tests.test_browser import CHART_MS, redrawn
+    from live import SETTLE_MS, goto
 
-    tab.goto(f"{app_url}/Forward?preset=recitation-s1")  # a cold server on busy cores: be patient
-    tab.locator(".js-plotly-plot").first.wait_for(timeout=4 * CHART_MS)
-    # the page reruns once to fit the screen: a click into that run can land on a replaced button
-    tab.wait_for_function("() => document.body.dataset.cvViewport === 'fitted'", timeout=CHART_MS)
-    redrawn(tab)
+    # the page reruns once to fit the screen: a click into that run can land on a replaced
+    # button; `goto` returns once the page has settled
+    goto(tab, f"{app_url}/Forward?preset=recitation-s1")
     tab.get_by_role("button", name="More exports").click()
-    with tab.expect_download(timeout=CHART_MS) as py:
+    with tab.expect_download(timeout=SETTLE_MS) as py:
         tab.get_by_role("button", name="NumPy snippet (.py)").click()
     assert py.value.suggested_filename == "convviz-recitation-s1-numpy.py"
     script = tmp_path / "snippet.py"
@@ -125,7 +126,7 @@ def test_snippet_and_mp4_download_from_the_popover(tab, app_url, tmp_path):
     button = tab.get_by_role("button", name="MP4 of this animation")
     if not button.is_visible():  # the popover may have closed after the first download
         tab.get_by_role("button", name="More exports").click()
-    with tab.expect_download(timeout=CHART_MS) as mp4:
+    with tab.expect_download(timeout=SETTLE_MS) as mp4:
         button.click()
     assert mp4.value.suggested_filename == "convviz-recitation-s1-forward.mp4"
     reader = imageio_ffmpeg.read_frames(mp4.value.path())

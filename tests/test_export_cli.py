@@ -104,6 +104,7 @@ def test_every_format_makes_every_stage():
     assert "convviz-recitation-s1-lecture.html" in names
 
 
+@pytest.mark.encoder  # a GIF and an MP4 (ffmpeg)
 def test_gif_and_mp4_share_one_drawing(monkeypatch):
     from convviz.export import video
 

@@ -12,6 +12,8 @@ from PIL import Image
 from convviz.export import video
 from convviz.export.story import Story
 
+pytestmark = pytest.mark.encoder  # GIFs and MP4s (ffmpeg), decoded back
+
 
 @pytest.fixture(scope="module")
 def story():

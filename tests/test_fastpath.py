@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from oracles import assert_array, conv_cases
+from quick import examples
 from threadpoolctl import threadpool_info
 
 from convviz import _threads, conv2d, conv2d_input, conv2d_weight, fastpath
@@ -49,7 +50,7 @@ ROUTES = [
 
 @pytest.mark.parametrize(("block_bytes", "thread_flops", "workers"), ROUTES)
 @given(case=conv_cases(max_channels=4, max_batch=3))
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 def test_every_route_matches_the_loops(block_bytes, thread_flops, workers, case):
     x, w, g, kw = case.x, case.w, case.grad_out, case.kwargs
     with fast_path(block_bytes, thread_flops, workers):

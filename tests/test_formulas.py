@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from oracles import conv_cases, grid
+from quick import examples
 
 from convviz import conv2d, conv2d_input, conv2d_weight
 from convviz.formulas import (
@@ -28,7 +29,7 @@ from convviz.spec import ConvSpec
 from convviz.stages import forward_stages, input_grad_stages, weight_grad_stages
 
 # Formulas loop over terms in Python; keep the cases small (every cell of every array is checked).
-SETTINGS = settings(max_examples=100, deadline=None)
+SETTINGS = settings(max_examples=examples(100), deadline=None)
 small_cases = conv_cases()
 
 

@@ -13,12 +13,13 @@ from oracles import grid
 
 from convviz.export.latex import cell_latex
 from convviz.formulas import Formula, input_grad_formula
-from convviz.render.theme import PRESENTATION, THEME
+from convviz.render.theme import GREY_TERM, PRESENTATION, THEME
 from convviz.spec import ConvSpec
 from convviz.stages import input_grad_stages
 from convviz.ui import views
 
-GREY = re.compile(r"\\textcolor\{gray\}\{")
+# a vanishing term's colour: the theme's in the box (KaTeX takes a hex), its named xcolor in a .tex
+GREY = re.compile(rf"\\textcolor\{{(?:{re.escape(GREY_TERM)}|cvgrey)\}}\{{")
 
 
 def corner_formula(mode: str) -> Formula:

@@ -12,12 +12,15 @@ import re
 import string
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from convviz.state import PAGE_FIELDS, URL_FIELDS, parse_field
 from convviz.ui.controls import PAGES
+
+pytestmark = pytest.mark.apptest  # random links on every page, in AppTest
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 SMALL = {"H": 12, "W": 12, "cin": 3, "cout": 3, "batch": 2, "seed": 50}  # keep examples fast

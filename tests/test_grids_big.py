@@ -203,8 +203,9 @@ def test_exports_size_panels_on_their_own_and_scale_the_colours_they_do_not_numb
             assert ticks[0] == number(v.min()) and ticks[-1] == number(v.max())
 
 
+@pytest.mark.apptest
 @pytest.mark.parametrize(
-    "page, sel, want",
+    "page_file, sel, want",
     [
         ("pages/1_Forward.py", "", ("y", 39, 39)),  # nothing selected: the last cell, as played
         ("pages/1_Forward.py", "y:20:17", ("y", 20, 17)),
@@ -212,7 +213,7 @@ def test_exports_size_panels_on_their_own_and_scale_the_colours_they_do_not_numb
         ("pages/2_Input_gradient.py", "grad_x:30:5", ("grad_x", 31, 6)),  # in x̃: padding 1
     ],
 )
-def test_a_big_layers_close_up_centres_on_the_cell_whose_sum_is_written(page, sel, want):
+def test_a_big_layers_close_up_centres_on_the_cell_whose_sum_is_written(page_file, sel, want):
     """The close-up under a big animation shows the window of the cell the formula box writes
     out (the selected one, else the page's default), not some other cell. A result small enough
     to be numbered above (a 3×3 ∂L/∂w) is not drawn again, smaller, in the close-up."""
@@ -223,10 +224,10 @@ def test_a_big_layers_close_up_centres_on_the_cell_whose_sum_is_written(page, se
     at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=60)
     query = {"preset": "custom", "H": "40", "W": "40", "kH": "3", "kW": "3", "pad": "same"}
     query |= {"sh": "1", "sw": "1", "dh": "1", "dw": "1", "same_axes": "1"}
-    step = "5" if page == "pages/2_Input_gradient.py" else "1"  # the sliding window's stage
+    step = "5" if page_file == "pages/2_Input_gradient.py" else "1"  # the sliding window's stage
     for name, value in (query | {"sel": sel, "step": step}).items():
         at.query_params[name] = value
-    at.switch_page(page).run()
+    at.switch_page(page_file).run()
     assert not at.exception
     zooms = [c for c in at.get("plotly_chart") if c.proto.id.endswith("_zoom")]
     assert len(zooms) == 1

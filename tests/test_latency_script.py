@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-# Chromium present (else a skip, or in CI a failure): the fixture the browser tests use
-pytestmark = pytest.mark.usefixtures("browser_type_launch_args")
+# Chromium present (else a skip, or in CI a failure): the fixture the browser tests use. The
+# script starts its own two servers and Chromium: `browser` (which allows the servers).
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("browser_type_launch_args")]
 
 
 def latency(*flags: str) -> str:

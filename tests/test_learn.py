@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import assert_array, conv_cases, grid, numeric_grad, read_only
+from quick import examples
 
 import convviz
 from convviz import learn
@@ -242,7 +243,7 @@ def test_a_step_never_mutates_its_inputs():
     assert step.w_before is not step.w_after and np.array_equal(step.w_before, w)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(conv_cases(), st.sampled_from([0.0, 0.5, 0.9]), st.sampled_from(learn.REDUCTIONS))
 def test_a_step_is_the_public_api_stepped_by_hand(case, momentum, reduction):
     """learning_step == conv2d, ∂L/∂y, conv2d_weight, conv2d_bias and the SGD rule by hand."""

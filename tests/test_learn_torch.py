@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import assert_array, conv_cases
+from quick import examples
 from test_chain import stacks
 
 import convviz
@@ -64,7 +65,7 @@ def assert_same_run(run: convviz.Run, ref: dict, what: str) -> None:
                      atol=1e-10 * max(1.0, np.abs(want).max()))  # fmt: skip
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     conv_cases(max_k=3, max_channels=2),
     st.sampled_from([0.0, 0.5, 0.9]),
@@ -107,7 +108,7 @@ def test_a_diverging_run_is_torchs_until_it_stops():
     assert_same_run(run, ref, "diverging")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(stacks())
 def test_the_chain_is_torch_autograds(stack):
     spec, (x, w1, b1, w2, b2, t), reduction = stack

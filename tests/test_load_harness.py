@@ -9,9 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.server  # the script starts its own streamlit server
 def test_load_harness_short_run():
     cmd = [sys.executable, "scripts/load.py", "--sessions", "3", "--duration", "8"]
     cmd += ["--think", "0.5", "1.5", "--warmup", "--timeout", "60", "--json"]

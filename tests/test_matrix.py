@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from quick import examples
 
 from convviz import matrix
 from convviz.conv import conv2d, conv2d_input, conv2d_weight
@@ -54,7 +55,7 @@ def api(spec: ConvSpec) -> dict:
     )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(layers())
 def test_matrix_routes_equal_the_engine(layer):
     spec, x, w, g = layer
@@ -68,7 +69,7 @@ def test_matrix_routes_equal_the_engine(layer):
     np.testing.assert_allclose(matrix.transpose_input_grad(spec, w, g), grad_x, atol=1e-10)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(layers())
 def test_transpose_plan_is_a_legal_pytorch_call(layer):
     spec = layer[0]
@@ -84,7 +85,7 @@ def test_transpose_plan_is_a_legal_pytorch_call(layer):
     assert (plan.after == "") == direct
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(layers())
 def test_im2col_sources_name_the_cells_copied(layer):
     spec, x, _, _ = layer

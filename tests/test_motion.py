@@ -533,6 +533,7 @@ def test_payload_of_the_motions_stays_small(side, limit):
         assert texts <= {"taps"} and not texts & big  # the kernel's, if its cells are big
 
 
+@pytest.mark.encoder  # a GIF of every frame of the whole pass: seconds
 def test_gif_of_the_whole_pass_plays_every_frame():
     from io import BytesIO
 

@@ -8,12 +8,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from convviz.formulas import input_grad_formula, weight_grad_formula
 from convviz.presets import PRESETS_BY_KEY
 from convviz.stages import forward_stages, layer
 from convviz.state import FIELDS, from_query, to_query
+
+pytestmark = pytest.mark.apptest  # the Input-gradient page in AppTest
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGE = "pages/2_Input_gradient.py"

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from oracles import assert_array, inner, read_only
+from quick import examples
 
 from convviz.ops import (
     crop,
@@ -125,7 +126,7 @@ def padded_pair(draw):
     return mode, sides, a, b
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(padded_pair())
 def test_pad_unpad_adjoint(case):
     mode, sides, a, b = case
@@ -133,7 +134,7 @@ def test_pad_unpad_adjoint(case):
     assert np.isclose(lhs, rhs, rtol=1e-10, atol=1e-10), f"⟨pad a, b⟩ {lhs} != ⟨a, unpad b⟩ {rhs}"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(padded_pair())
 def test_pad_matches_fold_matrices_and_masks(case):
     mode, sides, a, _ = case
@@ -156,7 +157,7 @@ def dilated_pair(draw):
     return stride, a, b
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(dilated_pair())
 def test_dilate_subsample_adjoint_and_inverse(case):
     stride, a, b = case
@@ -168,7 +169,7 @@ def test_dilate_subsample_adjoint_and_inverse(case):
     assert not dilate(a, stride)[..., mask].any(), "the mask marks only inserted zeros"
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.integers(1, 5), st.integers(1, 5), st.integers(0, 2**32 - 1))
 def test_rot180_twice_is_identity(h, w, seed):
     a = np.random.default_rng(seed).standard_normal((2, 3, h, w))

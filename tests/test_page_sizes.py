@@ -8,6 +8,8 @@ from streamlit.testing.v1 import AppTest
 
 from convviz.ui.controls import PAGES as APP_PAGES
 
+pytestmark = pytest.mark.apptest  # every page at many sizes, in AppTest
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = [path for path, _, _ in APP_PAGES]  # every page, as the sidebar lists them
 

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from test_pages import assert_clean, figures, open_page, query, shown, trace, z_of
+from apptest_pages import assert_clean, figures, open_page, query, shown, trace, z_of
 
 from convviz import matrix, quiz
 from convviz.presets import PRESETS
@@ -16,6 +16,8 @@ from convviz.render.quiz_view import given_figures, given_rows
 from convviz.render.theme import tap_colors, theme_for
 from convviz.state import preset_state
 from convviz.ui.compute import compute_layer, value_key
+
+pytestmark = pytest.mark.apptest  # the Matrix, Checks and Quiz pages in AppTest
 
 MATRIX, CHECKS, QUIZ = "pages/5_Matrix.py", "pages/6_Checks.py", "pages/7_Quiz.py"
 SECTION = "mx_section"  # the Matrix view's tabs
@@ -94,7 +96,7 @@ def assert_matrix_indexed(fig, name: str) -> None:
 def test_checks_page(p):
     at = open_page(CHECKS, timeout=60, preset=p.key)
     assert_clean(at)
-    heads = [m.value for m in at.markdown if m.value.startswith("####")]
+    heads = [m.value for m in at.markdown if m.value.startswith("## ")]
     assert len(heads) == 4
     assert all("agrees" in h for h in heads[:3]), heads
     assert "skipped" in heads[3] or "agrees" in heads[3]
@@ -189,9 +191,9 @@ def test_quiz_says_so_when_the_answer_is_not_a_number(typed):
     assert "is not a number" in at.warning[0].value or "beyond" in at.warning[0].value
 
 
-@pytest.mark.parametrize("page", [MATRIX, CHECKS, QUIZ])
-def test_bad_input_keeps_the_last_valid_view(page):
-    at = open_page(page, preset="recitation-s2")
+@pytest.mark.parametrize("page_file", [MATRIX, CHECKS, QUIZ])
+def test_bad_input_keeps_the_last_valid_view(page_file):
+    at = open_page(page_file, preset="recitation-s2")
     assert_clean(at)
     before = len(figures(at))
     for name, value in BAD.items():

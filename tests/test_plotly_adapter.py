@@ -18,6 +18,7 @@ from convviz.ui import compute
 from convviz.ui.controls import PAGES
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
+pytestmark = pytest.mark.apptest  # the figures come from every page, run in AppTest
 
 
 @pytest.fixture(scope="module", params=["recitation-s2", "classroom"])

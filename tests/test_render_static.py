@@ -395,6 +395,7 @@ def test_svg_parses_and_keeps_cell_numbers_as_text(panels):
     assert any(el.get("id") == "formula-0" for el in root.iter())  # the formula, as outlines
 
 
+@pytest.mark.encoder  # a GIF of every frame, drawn by matplotlib
 def test_gif_has_one_frame_per_step(classroom, panels):
     _, sweep = classroom
     x, w, y = panels
@@ -404,6 +405,7 @@ def test_gif_has_one_frame_per_step(classroom, panels):
     assert image.info["duration"] == 250 and image.info["loop"] == 0  # 4 frames a second
 
 
+@pytest.mark.encoder  # a GIF of every frame, drawn by matplotlib
 def test_gif_holds_its_last_frame_and_plays_at_the_asked_speed(classroom, panels):
     _, sweep = classroom
     image = Image.open(io.BytesIO(static_gif.sweep_gif(sweep, *panels, fps=5)))
@@ -469,6 +471,7 @@ def test_gif_marks_the_cell_being_written_as_the_screen_does(classroom, panels):
     assert to_rgba(swatches[static_legend.LEGEND_WORDS["tap"]].get_edgecolor()) != black
 
 
+@pytest.mark.encoder  # a GIF of every frame, drawn by matplotlib
 def test_gif_samples_long_sweeps(classroom, panels):
     _, sweep = classroom
     data = static_gif.sweep_gif(sweep, *panels, max_frames=5)
@@ -523,6 +526,7 @@ def _input_grad_gif_scene(key: str, k: int = 0, c: int = 0):
     return w[k, c], sweep, static_gif._gif_scene(sweep, *panels, THEME, channel=k, max_frames=60)
 
 
+@pytest.mark.encoder  # a GIF of every frame, drawn by matplotlib
 @pytest.mark.parametrize(
     ("key", "k", "c"),
     [
@@ -574,6 +578,7 @@ def test_module_never_imports_pyplot():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.encoder  # a GIF of every frame, drawn by matplotlib
 def test_a_gifs_products_panel_names_what_slides(classroom, panels):
     """The weight-gradient GIF's middle panel read "window × kernel" while it multiplies by
     ∂L/∂y; it names what slides over the window on each page."""

@@ -9,12 +9,14 @@ until the tab was closed. Runs are counted at `page_config`, which every page ca
 from __future__ import annotations
 
 import pytest
+from apptest_pages import assert_clean, open_page, query
 from streamlit.testing.v1 import AppTest
-from test_pages import assert_clean, open_page, query
 
 from convviz.state import number_text, typed_number
 from convviz.ui import controls
 from convviz.ui.editors import EDITORS
+
+pytestmark = pytest.mark.apptest  # the pages' reruns, counted in AppTest
 
 # Spelled otherwise than the grid writes them; each is a number (a minus sign, a decimal comma)
 SPELLINGS = ["2.0", "2.", "+2", "2e0", " 2 ", "1e+3", "0.10", "−2", "1,5", "1e-320"]

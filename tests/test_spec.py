@@ -8,6 +8,7 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from quick import examples
 
 from convviz.spec import (
     NUMPY_PAD_MODES,
@@ -222,7 +223,7 @@ def axis_geometry(draw):
     return H, k, s, d, lo, hi
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(axis_geometry())
 def test_size_formulas_hold(geometry):
     H, k, s, d, lo, hi = geometry
@@ -236,7 +237,7 @@ def test_size_formulas_hold(geometry):
     assert spec.dilated_out_size[0] + sum(spec.full_padding[0]) - spec.span[0] + 1 == H + lo + hi
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(1, 40), st.integers(1, 7), st.integers(1, 5), st.integers(1, 4))
 def test_same_rule_holds(H, k, s, d):
     top, bottom = same_padding(H, k, s, d)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from oracles import assert_array, conv_cases, grid, read_only
+from quick import examples
 
 from convviz import conv2d, conv2d_bias, conv2d_input, conv2d_weight
 from convviz.reference import conv2d_input_loop, conv2d_weight_loop
@@ -30,7 +31,7 @@ from convviz.stages import (
 )
 from convviz.sweeps import weight_grad_sweep
 
-SETTINGS = settings(max_examples=100, deadline=None)
+SETTINGS = settings(max_examples=examples(100), deadline=None)
 
 
 # --- oracles -------------------------------------------------------------------------------------
@@ -119,7 +120,7 @@ def test_weight_grad_route_equals_api(case):
     assert_array(wg.grad_b, case.grad_out.sum(axis=(0, 2, 3)), "grad_b = Σ grad_out[:, k]")
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(conv_cases(max_channels=2))
 def test_weight_grad_route_equals_loop_reference(case):
     wg = weight_grad_stages(case.spec, case.x, case.grad_out)
@@ -346,7 +347,7 @@ def _assert_same_stages(a, b, what: str) -> None:
             assert va == vb, f"{what}.{f.name}"
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(conv_cases())
 def test_layer_bundles_the_three_routes(case):
     got = layer(case.spec, case.x, case.w, case.grad_out, case.bias)
@@ -360,7 +361,7 @@ def test_layer_bundles_the_three_routes(case):
     )
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(conv_cases())
 def test_stages_never_mutate_their_inputs(case):
     x, w, g, b = read_only(case.x, case.w, case.grad_out, case.bias)

@@ -99,13 +99,14 @@ def test_a_selection_inside_a_grid_is_kept():
     assert selection_of(dict(DEFAULTS, sel="grad_x_padded:2:2")) == ("grad_x_padded", 2, 2)
 
 
+@pytest.mark.apptest
 @pytest.mark.parametrize(
-    "page", ["pages/1_Forward.py", "pages/2_Input_gradient.py", "pages/3_Weight_gradient.py"]
+    "page_file", ["pages/1_Forward.py", "pages/2_Input_gradient.py", "pages/3_Weight_gradient.py"]
 )
-def test_a_crafted_selection_never_breaks_a_session(page):
+def test_a_crafted_selection_never_breaks_a_session(page_file):
     """A client that sends a cell outside the grid (the old StreamlitValueBelowMinError)."""
     at = AppTest.from_file(APP, default_timeout=60).run()
-    at.switch_page(page).run()
+    at.switch_page(page_file).run()
     for sel in ("y:-1:0", "grad_w:-2:-2", "x:999:0", "grad_x:0:-1", "grad_x_padded:-1:-1"):
         at.session_state["cv_state"]["sel"] = sel
         at.run()
@@ -134,6 +135,7 @@ def test_a_typed_value_that_is_not_a_number_is_refused_with_its_name(typed, says
     assert says in str(caught.value)
 
 
+@pytest.mark.apptest
 @pytest.mark.parametrize("param", ["quiz", "qn"])
 @pytest.mark.parametrize("raw", ["²", "٣٣", "３", "1" * 5000, "²" * 5000, "-1", "+3", " 3"])
 def test_the_quiz_reads_its_link_as_strictly_as_the_layer(param, raw):
@@ -148,6 +150,7 @@ def test_the_quiz_reads_its_link_as_strictly_as_the_layer(param, raw):
     assert at.query_params[param] == "0"  # the default, not a Unicode reading of the digits
 
 
+@pytest.mark.apptest
 def test_the_quiz_takes_a_plain_seed_from_its_link():
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(quiz="42", qn="3")

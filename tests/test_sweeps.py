@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from oracles import assert_array, conv_cases, grid
+from quick import examples
 
 from convviz import conv2d, conv2d_input, conv2d_weight
 from convviz.ops import pad
@@ -27,7 +28,7 @@ from convviz.sweeps import (
     weight_grad_sweep,
 )
 
-SETTINGS = settings(max_examples=100, deadline=None)
+SETTINGS = settings(max_examples=examples(100), deadline=None)
 
 
 # --- one oracle per claim a sweep makes ----------------------------------------------------------

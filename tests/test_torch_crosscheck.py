@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from oracles import assert_array, conv_cases
+from quick import examples
 
 from convviz import conv2d, conv2d_bias, conv2d_input, conv2d_weight
 
@@ -37,7 +38,7 @@ def torch_conv_and_grads(case):
     return (t.detach().numpy() for t in (y, x.grad, w.grad, b.grad))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(conv_cases(max_k=4))
 def test_matches_torch_autograd(case):
     y, grad_x, grad_w, grad_b = torch_conv_and_grads(case)

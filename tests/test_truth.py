@@ -115,6 +115,7 @@ def overview(**query: str) -> AppTest:
     return at.run()
 
 
+@pytest.mark.apptest
 @pytest.mark.parametrize(
     "query",
     [

@@ -191,6 +191,8 @@ export default function (component) {
   if (before) before.retire();
   const kept = entered ? null : reg.kept.get(d.chart);
   let cur = d.active;
+  // the frame plotly has finished drawing (-1 while one is on its way): tests wait on it
+  let shown = d.active;
   let timer = null;
   let speed = 1;
   let gd = null;
@@ -270,22 +272,21 @@ export default function (component) {
   function draw(glide) {
     if (!gd || !window.Plotly) return;
     const name = d.names[cur];
-    if (d.smooth) {
-      // a motion: its markers glide to the frame (a redraw per frame costs ~5× more); reduced
-      // motion, a jump
-      const ms = glide && !reduceMotion() ? Math.min(d.frame_ms / speed, 400) : 0;
-      window.Plotly.animate(gd, [name], {
-        mode: "immediate",
-        frame: { duration: ms, redraw: false },
-        transition: { duration: ms * 0.9, easing: "linear" },
-      }).catch(() => {}); // interrupted by the next frame
-    } else {
-      window.Plotly.animate(gd, [name], {
-        mode: "immediate",
-        frame: { duration: 0, redraw: true },
-        transition: { duration: 0 },
-      }).catch(() => {});
-    }
+    const target = cur;
+    shown = -1;
+    // a motion: its markers glide to the frame (a redraw per frame costs ~5× more); reduced
+    // motion, a jump; a sliding window redraws
+    const ms = d.smooth && glide && !reduceMotion() ? Math.min(d.frame_ms / speed, 400) : 0;
+    window.Plotly.animate(gd, [name], {
+      mode: "immediate",
+      frame: { duration: ms, redraw: !d.smooth },
+      transition: { duration: ms * 0.9, easing: "linear" },
+    }).then(
+      () => {
+        if (cur === target) shown = target;
+      },
+      () => {}, // interrupted by the next frame: that one says when it is drawn
+    );
   }
 
   function show(i, glide = true) {
@@ -417,6 +418,7 @@ export default function (component) {
     chart: d.chart,
     current: () => cur,
     playing: () => Boolean(timer),
+    shown: () => shown, // the frame on the chart, drawn: the tests' "settled" (tests/live.py)
     reduced: reduceMotion, // autoplay asks this first
     arrive,
     pause: () => stop(),

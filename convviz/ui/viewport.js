@@ -14,6 +14,8 @@ export default function ({ data, setStateValue }) {
   const { main: MAIN, links: PAGE_LINKS } = data.find;
   window.__cvViewportGeneration = (window.__cvViewportGeneration || 0) + 1;
   const generation = window.__cvViewportGeneration;
+  // not "fitted" until this call has measured: a page drawn for another size is not at rest
+  document.body.dataset.cvViewport = "measuring";
   let timer = null;
   let leaving = false;
   const onClick = (event) => {

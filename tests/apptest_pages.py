@@ -1,0 +1,114 @@
+"""What the page tests share: open a page in Streamlit's AppTest (no browser), read what it sent.
+
+Figures are read as the page sent them (`plotly_chart` protos); heatmap z arrives as plotly's
+base64 typed arrays, decoded by `z_of`. Tests that use these are marked `apptest`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from convviz.ui.views import PICKER
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+OVERVIEW = "app.py"
+FORWARD = "pages/1_Forward.py"
+INPUT_GRAD = "pages/2_Input_gradient.py"
+WEIGHT_GRAD = "pages/3_Weight_gradient.py"
+CHANNELS = "pages/4_Channels.py"
+PAGES = (OVERVIEW, FORWARD, INPUT_GRAD, WEIGHT_GRAD, CHANNELS)
+SLOW = {"qa-channels"}  # 5×100×100 input, 10 filters: seconds, not tenths
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def open_page(page: str = OVERVIEW, timeout: float = 30, **query: str) -> AppTest:
+    """A fresh session on `page`, its URL seeded with `query`, after its first run."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    for name, value in query.items():
+        at.query_params[name] = value
+    if page != OVERVIEW:
+        at.switch_page(page)
+    return at.run()
+
+
+def open_picker(at: AppTest) -> AppTest:
+    """Open the keyboard cell picker (what expanding it sends: its controls come on that rerun)."""
+    at.session_state[PICKER] = True
+    return at.run()
+
+
+def assert_clean(at: AppTest) -> None:
+    """No exception and no st.error on the page."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def z_of(trace: dict) -> np.ndarray:
+    """A heatmap's z as an array, whether sent as a nested list or a base64 typed array."""
+    z = trace["z"]
+    if isinstance(z, dict):
+        shape = tuple(int(s) for s in str(z["shape"]).split(","))
+        return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape)
+    return np.array(z, dtype=float)
+
+
+def trace(fig: dict, name: str) -> dict:
+    found = [d for d in fig["data"] if d.get("name") == name]
+    assert found, f"no trace {name!r} in {[d.get('name') for d in fig['data']]}"
+    return found[0]
+
+
+def heat(at: AppTest, name: str, chart: int = 0) -> np.ndarray:
+    """The z of the named heatmap in the page's chart number `chart`."""
+    return z_of(trace(figures(at)[chart], name))
+
+
+def slider_steps(fig: dict) -> int:
+    """How many steps the page's player offers for this animated figure."""
+    return len(fig["layout"]["meta"]["player"]["names"])
+
+
+def shown(markdown: str) -> str:
+    """A message as the page renders it: markdown's backslash escapes removed."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def query(at: AppTest) -> dict[str, str]:
+    return {k: str(v) for k, v in dict(at.query_params).items()}
+
+
+def shapes_table(at: AppTest) -> dict[str, str]:
+    df = at.table[0].value
+    return dict(zip(df["array"], df["shape"]))
+
+
+def dims(shape) -> str:
+    return " × ".join(map(str, shape))
+
+
+def headers(at: AppTest) -> list[str]:
+    return [s.value for s in at.header]
+
+
+def side_number(at: AppTest, name: str):
+    return at.sidebar.number_input(key=f"w_{name}")
+
+
+def side_select(at: AppTest, name: str):
+    return at.sidebar.selectbox(key=f"w_{name}")
+
+
+def state(at: AppTest) -> dict:
+    return at.session_state["cv_state"]
