@@ -17,10 +17,12 @@ unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run lint check test ci install chromium nginx bench load hall hall-stop hall-status memory
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt package-lock.json
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+	@# Biome, the JavaScript's linter (package.json); tests/test_js.py skips it where npm is missing
+	@if command -v npm >/dev/null; then npm ci --no-audit --no-fund --silent; fi
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -20,9 +20,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from convviz.formulas import Formula, forward_formula, input_grad_formula, weight_grad_formula
+from convviz.lecture import LECTURE
 from convviz.spec import PADDING_WORDS
 from convviz.stages import Layer
 from convviz.text import MINUS, count, number
+
+
+def _input_stage(*keys: str) -> str:
+    """Where a question stands in the input gradient, as its stage bar names the stages (the
+    lecture numbers them): 'Input gradient · 2 and 3 · dilate and pad'."""
+    stages = [LECTURE.stage(key) for key in keys]
+    numbers = " and ".join(LECTURE.number(s) for s in stages)
+    return f"Input gradient · {numbers} · {' and '.join(s.title for s in stages)}"
+
 
 MAX_CANDIDATES = 48  # cells whose formulas are built when looking for a telling question
 ENOUGH = 6  # telling cells (where the flip matters) to choose from
@@ -68,7 +78,7 @@ class Question:
     formula: Formula | None = None  # revealed with the answer
     traps: tuple[Trap, ...] = ()
     notes: tuple[str, ...] = ()  # what the reveal points at: the terms easy to miss
-    stage: str = ""  # where in the story, as the pages name it: "Input gradient · 2 · dilate"
+    stage: str = ""  # where in the story, as the pages name it: the page, the stage (_input_stage)
     pointer: str = ""  # the first hint: the stage's rule, and what the lit cells are
     lit: tuple[Lit, ...] = ()  # the cells the first hint lights
     partial: tuple[str, ...] = ()  # the second hint, a line each: the working started, the
@@ -330,7 +340,7 @@ def _dilated_question(lay: Layer, n: int, k: int) -> Question | None:
         None,
         tuple(t for t in traps if not close(t.value, float(g[i, j]))),
         (f"∂L/∂y[{i}, {j}] moves to [{sh}·{i}, {sw}·{j}] = [{R}, {C}], where its window started.",),
-        stage="Input gradient · 2 · dilate",
+        stage=_input_stage("dilate"),
         pointer=(
             f"Cell [i, j] of ∂L/∂y moves to [{sh}·i, {sw}·j], the place its forward window "
             "started; the inserted zeros fill the cells between. Outlined: the row and the "
@@ -394,7 +404,7 @@ def _padded_question(lay: Layer, n: int, k: int) -> Question | None:
             f"{dw}·({kW} − 1) = {gl} columns on the left; ∂L/∂y[{i}, {j}] sits at "
             f"[{gt} + {sh}·{i}, {gl} + {sw}·{j}] = [{R}, {C}].",
         ),
-        stage="Input gradient · 3 · pad",
+        stage=_input_stage("pad"),
         pointer=(
             "The full correlation needs the rotated kernel to hang over every edge: ∂L/∂y, "
             "dilated, gets dilation·(kernel − 1) zero rows on top and as many columns on the "
@@ -448,7 +458,7 @@ def _flip_question(lay: Layer, k: int, c: int, rng) -> Question | None:
         None,
         tuple(kept),
         (f"rot180(w)[{a}, {b}] = w[{kH} − 1 − {a}, {kW} − 1 − {b}] = w[{ra}, {rb}].",),
-        stage="Input gradient · 4 · rotate 180°",
+        stage=_input_stage("rotate"),
         pointer=(
             "Rotating by 180° flips the kernel up-down and left-right: tap [r, c] goes to "
             f"[{kH} − 1 − r, {kW} − 1 − c]. Outlined: tap [{a}, {b}] of w, which leaves its "
@@ -574,7 +584,7 @@ def _grad_x_question(lay: Layer, n: int, c: int, cells: list) -> Question | None
         f,
         tuple(traps),
         _grad_x_notes(f, spec),
-        stage="Input gradient · 5 · correlate",
+        stage=_input_stage("correlate"),
         pointer=(
             "The rotated kernel slides over ∂L/∂y, dilated and padded, at stride 1: the cell's "
             "gradient adds every ∂L/∂y whose forward window read x"
@@ -653,7 +663,7 @@ def _masked_question(lay: Layer, n: int, c: int, rng) -> Question | None:
             ),
         ),
         (f"{name} is padding (zeros): its gradient, {shown(f.value)}, is dropped by the mask.",),
-        stage="Input gradient · 6 · mask",
+        stage=_input_stage("mask"),
         pointer=(
             "Stage 6 keeps only the gradient of cells of x: the padded ring held constants. "
             f"Outlined: the cells of ∂L/∂y and the taps whose products land on {name}."
@@ -696,7 +706,7 @@ def _folded_question(lay: Layer, n: int, c: int) -> Question | None:
             ),
         ),
         (f"∂L/∂x[{r}, {q}] = its own ∂L/∂x̃ plus each copy's: the mask folds the ring back.",),
-        stage="Input gradient · 6 · mask",
+        stage=_input_stage("mask"),
         pointer=(
             f"Stage 6 with {spec.padding_mode} padding: a ring cell is a copy of a cell of x, "
             "so its gradient is added back onto that cell. Outlined: x"
@@ -731,7 +741,7 @@ def _remainder_question(lay: Layer, n: int, c: int) -> Question | None:
             f"No window reads x[{r}, {q}]: the windows reach only {rH} rows and {rW} columns of "
             "the padded input and step by the stride, so every term of its gradient is zero.",
         ),
-        stage="Input gradient · 6 · mask",
+        stage=_input_stage("mask"),
         pointer=(
             "A cell's gradient adds the ∂L/∂y of every window that read it. Outlined: the "
             f"cells of x some window reads; is x[{r}, {q}] among them?"
@@ -910,7 +920,7 @@ def _zeros_question(lay: Layer, n: int, k: int) -> Question:
         None,
         tuple(t for t in traps if t.value != answer),
         notes,
-        stage="Input gradient · 2 and 3 · dilate and pad",
+        stage=_input_stage("dilate", "pad"),
         pointer=(
             "Count the grid the full correlation slides over: ∂L/∂y spread by the stride "
             "(stride − 1 zeros between neighbours), then padded by dilation·(kernel − 1) per "

@@ -13,6 +13,7 @@ from functools import cache
 
 import numpy as np
 
+from convviz.lecture import LECTURE, PLAYBACK, Lecture
 from convviz.presets import DEFAULT_PRESET, PRESETS_BY_KEY, Preset
 from convviz.spec import PADDING_MODES, PADDING_WORDS, ConvSpec, ConvSpecError, parse_padding
 from convviz.text import MINUS, count, echo
@@ -73,8 +74,10 @@ FIELDS: dict[str, Field] = {
     # how the random values are drawn (values.DRAW); a link without it is older: draw 1
     "draw": Field("int", min(DRAWS), max(DRAWS), role="draw", default=DRAW),
     "sel": Field("str", default=""),
-    "step": Field("int", 1, 6, default=1),  # storyboard step of the input-gradient page
-    "whole": Field("bool", default=False),  # the input-gradient page plays the whole backward pass
+    "step": None,  # the stage of the page's stage bar: `step_field` (the lecture's model)
+    # before the whole pass was a stage of its own: whole=1 is its step (`lecture_step`)
+    "whole": Field("bool", default=False),
+    "play": Field("choice", choices=PLAYBACK, default=PLAYBACK[0]),  # autoplay, or stills
     "pres": Field("bool", default=False),
     "hc": Field("bool", default=False),  # high contrast: every text 7:1 (a washed-out projector)
     "still": Field("bool", default=False),  # reduced motion for anyone: no gliding, no autoplay
@@ -84,6 +87,12 @@ FIELDS: dict[str, Field] = {
 }
 
 
+def step_field(lecture: Lecture = LECTURE) -> Field:
+    """The URL's `step=`: a stage of a page's stage bar, up to the most stages a page has."""
+    return Field("int", 1, lecture.most_steps, default=1)
+
+
+FIELDS["step"] = step_field()
 # How the reader reads (not what the layer is): kept when a preset or the last valid layer
 # replaces the rest of the state.
 READER_FIELDS = ("pres", "hc", "still")
@@ -272,6 +281,9 @@ def from_query(query: dict[str, str], base: dict | None = None) -> tuple[dict, l
         value, problem = parse_field(name, str(raw))
         if problem:
             problems.append(f"{problem}; kept {value_text(state[name])}")
+        elif name == "whole":  # an older link's whole pass: its stage now
+            if value:
+                state["step"] = LECTURE.step_of(LECTURE.stage("whole"))
         else:
             state[name] = value
     problems += _customise(state, start, preset)
@@ -396,7 +408,7 @@ def to_query(state: dict) -> dict[str, str]:
     """URL query of a state: every field, bools as 0/1, empty edits left out."""
     out = {}
     for name, value in state.items():
-        if name not in FIELDS or value == "":
+        if name not in FIELDS or value == "" or name == "whole":  # whole: read, never written
             continue
         if name in EDITABLE and len(value) > MAX_EDIT_VALUES * 6:
             continue

@@ -3,21 +3,25 @@
 import streamlit as st
 
 from convviz.formulas import forward_formula
+from convviz.lecture import FORWARD_PAGE, LECTURE
 from convviz.render.selection import first_reader, opening
 from convviz.render.stories import feeds_text, forward_panels, written_out
+from convviz.ui.clicker import stage_words
 from convviz.ui.compute import forward_formula_of, sweeps_for
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import (
     animation,
     cell_picker,
     formula_box,
+    motion_start,
     page_body,
     page_end,
     page_header,
     selected_in,
 )
 
-PAGE = "pages/1_Forward.py"
+PAGE = FORWARD_PAGE
+STAGE = LECTURE.stage("forward")
 page_config(PAGE)
 ctx = controls()
 page_header(
@@ -39,15 +43,18 @@ def forward(ctx):
     panels = forward_panels(fw, sweep, ctx.n, ctx.k, ctx.c, selected=y_cell, reading=x_cell)
     # an input cell selected: the sum of the first output that reads it (its window holds it)
     start, cell = opening(sweep, y_cell or first_reader(sweep, x_cell))
+    if not (y_cell or x_cell):  # nothing to open on: where the lecturer's playback starts
+        start = motion_start(ctx, sweep.steps)
     formula = forward_formula_of(ctx.key, ctx.n, ctx.k, *cell)  # built once per cell
     animation(
         ctx,
         sweep,
         panels,
-        "forward",
-        "y = x ⋆ w (cross-correlation)",
+        STAGE.export,
+        stage_words(STAGE, ctx)[0],
         channel=ctx.c,
         start=start,
+        stage=STAGE,
         formula=formula,
         formula_of=lambda r, c: forward_formula(fw, ctx.n, ctx.k, r, c),
         cell=cell,

@@ -5,16 +5,16 @@ from dataclasses import replace
 import streamlit as st
 
 from convviz.formulas import Formula, input_grad_formula
-from convviz.render.animation_frames import player_meta
+from convviz.lecture import INPUT_PAGE, LECTURE, Stage
 from convviz.render.grids import panels_figure
 from convviz.render.input_story import (
-    WHOLE_PASS,
+    PANELS,
+    Focus,
     formula_notes,
     input_grad_animation,
-    input_grad_story,
+    mask_panels,
     scatter_panels,
     stage_motion,
-    whole_pass,
 )
 from convviz.render.motion import gif_fits
 from convviz.render.motion_gif import motion_gif
@@ -22,6 +22,7 @@ from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import centre, feeding_cells, opening
 from convviz.render.stories import followed_only, unread_text, written_out
 from convviz.render.sweep_animations import scatter_figure
+from convviz.ui.clicker import page_stages, stage_bar, stage_words
 from convviz.ui.compute import (
     MAX_SCATTER_BYTES,
     MAX_SCATTER_STEPS,
@@ -29,7 +30,7 @@ from convviz.ui.compute import (
     shared_view,
     sweeps_for,
 )
-from convviz.ui.controls import STATE, controls, page_config
+from convviz.ui.controls import controls, page_config
 from convviz.ui.views import (
     FORMULA_LINES_PX,
     animated_chart,
@@ -37,25 +38,22 @@ from convviz.ui.views import (
     cell_picker,
     chart,
     close_up,
-    entered_at_end,
     export_buttons,
     formula_box,
     formula_lines,
     motion_captions,
+    motion_start,
     page_body,
     page_end,
     page_header,
     selected_in,
-    step_picker,
 )
 
-# Above the figure: the stage bar (with the whole-pass toggle), the stage's heading and caption
-# (presentation mode: the bar alone, one row at 1280 px on every stage: its last "Next ▶" is as
-# short as the others).
+# Above the figure: the stage bar, the stage's heading and caption (presentation mode: the bar
+# alone, one row at 1280 px on every stage: its Back and Next as short at every stage).
 STAGE_PX, STAGE_PRES_PX = 140, 48
 STAGE_ROW_PX = 1220  # the main column the presentation bar needs on one row (at a 16 px rem)
-PAGE = "pages/2_Input_gradient.py"
-CORRELATE = 4  # the storyboard's full correlation (0-based): a sweep
+PAGE = INPUT_PAGE
 page_config(PAGE)
 ctx = controls()
 page_header(
@@ -65,10 +63,6 @@ page_header(
     "over at stride 1 (a 'full' correlation), then mask the padded ring. The scatter route "
     "below reaches the same numbers.",
 )
-
-
-def _store_whole() -> None:
-    st.session_state[STATE]["whole"] = st.session_state["whole_pass"]
 
 
 def grad_x_sums(ctx, followed: Formula):
@@ -82,102 +76,98 @@ def grad_x_sums(ctx, followed: Formula):
     )
 
 
-def stage_bar(ctx, titles: list[str]) -> tuple[int, bool]:
-    """The stage bar with the whole-pass toggle beside it: (the stage, whether the whole pass)."""
-    current, row = step_picker(PAGE, ctx, titles, leave="whole")  # a stage picked: that stage
-    with row:  # beside the stage bar: no room taken from the figure
-        st.session_state["whole_pass"] = ctx.state["whole"]
-        whole = st.toggle(
-            "whole pass",
-            key="whole_pass",
-            on_change=_store_whole,
-            help=WHOLE_PASS if ctx.theme.show_secondary else None,  # a projector: less width
-        )
-    return current, whole
-
-
-def whole_pass_view(
-    ctx, sweep, titles: list[str], formula: Formula, selected, at_end: bool = False
-) -> None:
-    """The whole backward pass as one motion; the stage bar above lights up where it is.
-
-    at_end : open it on its last frame (the page was entered by a step back), else its first.
-    """
+def motion_view(ctx, stage: Stage, sweep, formula: Formula, focus: Focus) -> None:
+    """A stage whose cells move (dilate, pad, rotate, mask, the whole pass), with its player;
+    the whole pass lights up the stage bar's stage of each frame."""
     ig, view = ctx.layer.input_grad, (ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme)
-    if ctx.theme.show_secondary:
-        st.markdown(f"## {WHOLE_PASS}")
+    start = motion_start(ctx)
+    follows = (*focus.selected,) if stage.formula else ()  # it outlines the followed cell
 
-    def whole_motion():
-        return whole_pass(ig, sweep, ctx.n, ctx.k, ctx.c, selected)
+    def motion():
+        return stage_motion(stage.key, ig, sweep, focus)
 
-    start = None if at_end else 0  # None: the last frame
-    key = ("whole", *selected, *view, start)  # the followed cell is outlined
-    fig = shared_view(key, lambda: motion_figure(whole_motion(), ctx.theme, start=start))
-    # each stage's button in the bar (6 · ∂L/∂x is the mask's result: its button)
-    stages = player_meta(fig)["stages"]
-    follow = {s: titles.index(s) if s in titles else len(titles) - 1 for s in stages}
+    key = ("motion", stage.key, *follows, *view, start)
+    fig = shared_view(key, lambda: motion_figure(motion(), ctx.theme, start=start))
+    follow = None
+    if stage.covers:  # each covered stage's button in the bar
+        bar = [LECTURE.label(s) for s in page_stages(PAGE, ctx)]
+        follow = {LECTURE.label(LECTURE.stage(k)): bar.index(LECTURE.label(LECTURE.stage(k)))
+                  for k in stage.covers}  # fmt: skip
     captions = motion_captions(fig, ctx, grad_x_sums(ctx, formula))
-    animated_chart(fig, "whole_pass", ctx, captions, follow=follow)
-    if gif_fits(ctx.spec):
+    animated_chart(fig, f"stage_{stage.key}", ctx, captions, follow=follow, stage=stage)
+    heading, _ = stage_words(stage, ctx)
+    if stage.still:
+        slide = PANELS[stage.key](ig, focus)
+        chosen = selected_in(ctx, ("grad_x", "grad_x_padded"), ctx.spec.padded_size)
+        export_buttons(slide if chosen else followed_only(slide), ctx, stage.export, heading,
+                       formula)  # fmt: skip
+    elif gif_fits(ctx.spec):
         st.download_button(
             "⬇ GIF of the whole pass",
-            lambda: motion_gif(whole_motion().coarser(3)),
-            file_name=f"convviz-{ctx.state['preset']}-backward-pass.gif",
+            lambda: motion_gif(motion().coarser(3)),
+            file_name=f"convviz-{ctx.state['preset']}-{stage.export}.gif",
             mime="image/gif",
             on_click="ignore",
-            key="gif_whole_pass",
+            key=f"gif_{stage.key}",
         )
 
 
-def stage_view(ctx, step, current: int, sweep, formula: Formula, selected) -> None:
-    """One stage of the storyboard: a motion, a still, or the full correlation's sweep.
-
-    selected : (panel key, row, col) of the cell whose sum is shown (the mask outlines it).
-    """
+def still_view(ctx, stage: Stage, formula: Formula, focus: Focus) -> None:
+    """A stage drawn as still grids (∂L/∂y as it arrives); on a projector its sum under it."""
     ig, view = ctx.layer.input_grad, (ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme)
-    if ctx.theme.show_secondary:  # on a projector the stage bar says where we are
-        st.markdown(f"## {current + 1}. {step.heading}")
-        st.markdown(step.caption)
-    motion = stage_motion(ig, current, ctx.n, ctx.k, ctx.c, selected)
-    name = f"input-grad-step{current + 1}"
+    panels = PANELS[stage.key](ig, focus)
+    pres = not ctx.theme.show_secondary  # a projector: the sum under it, as under a player
+    theme = ctx.theme.reserve(FORMULA_LINES_PX) if pres else ctx.theme
+    key = ("still", stage.key, *focus.selected, *view)
+    fig = shared_view(key, lambda: panels_figure(panels, theme))
+    with st.container(key="cv_screen_still"):  # on a projector, it ends the first screen
+        chart(fig, f"stage_{stage.key}")
+        if pres:
+            formula_lines(formula, ctx)
     chosen = selected_in(ctx, ("grad_x", "grad_x_padded"), ctx.spec.padded_size)
-    slide = step.panels if chosen else followed_only(step.panels)  # the PNG / SVG
-    if motion is not None:  # dilate, pad, rotate, mask: cells that move (opened on the result)
-        shown = (current, *selected) if current == 5 else (current,)  # the mask outlines cell
-        fig = shared_view(("stage", *shown, *view), lambda: motion_figure(motion, ctx.theme))
-        captions = motion_captions(fig, ctx, grad_x_sums(ctx, formula))
-        animated_chart(fig, f"story_{current}", ctx, captions)
-        export_buttons(slide, ctx, name, step.heading, formula)
-    elif step.panels:
-        pres = not ctx.theme.show_secondary  # a projector: the sum under it, as under a player
-        theme = ctx.theme.reserve(FORMULA_LINES_PX) if pres else ctx.theme
-        fig = shared_view(
-            ("still", current, *selected, *view), lambda: panels_figure(step.panels, theme)
-        )
-        with st.container(key="cv_screen_still"):  # on a projector, it ends the first screen
-            chart(fig, f"story_{current}")
-            if pres:
-                formula_lines(formula, ctx)
-        export_buttons(slide, ctx, name, step.heading, formula)
-    else:  # the full correlation, animated
-        pad_cell = tuple(selected[1:]) if selected[0] == "grad_x_padded" else None
-        shown = pad_cell or ctx.spec.padded_index(selected[1:])  # the formula's cell, in x̃
-        animation(
-            ctx,
-            sweep,
-            input_grad_animation(ig, sweep, ctx.n, ctx.k, ctx.c, pad_cell),
-            "input-grad-step5",
-            "full correlation: rot180(w) over the padded, dilated ∂L/∂y",
-            channel=ctx.k,
-            start=opening(sweep, pad_cell)[0],
-            formula=input_grad_formula_of(ctx.key, ctx.n, ctx.c, *shown, True),
-            formula_of=lambda r, c: input_grad_formula(ig, ctx.n, ctx.c, r, c, padded=True),
-            cell=shown,
-            # a slide writes that cell's sum of ∂L/∂x̃ beside the grids, the cell and window lit
-            still=None
-            if pad_cell
-            else written_out(input_grad_animation(ig, sweep, ctx.n, ctx.k, ctx.c, shown)),
-        )
+    heading, _ = stage_words(stage, ctx)
+    export_buttons(panels if chosen else followed_only(panels), ctx, stage.export, heading,
+                   formula)  # fmt: skip
+
+
+def sweep_view(ctx, stage: Stage, sweep, selected) -> None:
+    """The full correlation's sliding window, its player writing each cell's sum."""
+    ig = ctx.layer.input_grad
+    pad_cell = tuple(selected[1:]) if selected[0] == "grad_x_padded" else None
+    shown = pad_cell or ctx.spec.padded_index(selected[1:])  # the formula's cell, in x̃
+    heading, _ = stage_words(stage, ctx)
+    animation(
+        ctx,
+        sweep,
+        input_grad_animation(ig, sweep, ctx.n, ctx.k, ctx.c, pad_cell),
+        stage.export,
+        heading,
+        channel=ctx.k,
+        start=opening(sweep, pad_cell)[0] if pad_cell else motion_start(ctx, sweep.steps),
+        formula=input_grad_formula_of(ctx.key, ctx.n, ctx.c, *shown, True),
+        formula_of=lambda r, c: input_grad_formula(ig, ctx.n, ctx.c, r, c, padded=True),
+        cell=shown,
+        # a slide writes that cell's sum of ∂L/∂x̃ beside the grids, the cell and window lit
+        still=None
+        if pad_cell
+        else written_out(input_grad_animation(ig, sweep, ctx.n, ctx.k, ctx.c, shown)),
+        stage=stage,
+    )
+
+
+def stage_view(ctx, stage: Stage, sweep, formula: Formula, focus: Focus) -> None:
+    """One stage of the page, drawn as the lecture says (a motion, a still or a sweep)."""
+    if ctx.theme.show_secondary:  # on a projector the stage bar says where we are
+        heading, caption = stage_words(stage, ctx)
+        number = LECTURE.number(stage)
+        st.markdown(f"## {number}. {heading}" if number else f"## {heading}")
+        st.markdown(caption)
+    if stage.view == "motion":
+        motion_view(ctx, stage, sweep, formula, focus)
+    elif stage.view == "still":
+        still_view(ctx, stage, formula, focus)
+    else:
+        sweep_view(ctx, stage, sweep, focus.selected)
 
 
 def scatter_route(ctx, scatter) -> None:
@@ -202,30 +192,24 @@ def scatter_route(ctx, scatter) -> None:
 
 @page_body
 def input_gradient(ctx):
-    """The storyboard (or the whole pass), the selected cell's sum, and the scatter route."""
-    ig, spec = ctx.layer.input_grad, ctx.spec
+    """The stage bar and its stage, the selected cell's sum, and the scatter route."""
+    spec = ctx.spec
     sweeps = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)
     pad_cell = selected_in(ctx, ("grad_x_padded",), spec.padded_size)
     cell = pad_cell or selected_in(ctx, ("grad_x",), spec.in_size) or centre(spec.in_size)
     key = "grad_x_padded" if pad_cell else "grad_x"
     formula = input_grad_formula_of(ctx.key, ctx.n, ctx.c, *cell, pad_cell is not None)
-    steps = input_grad_story(
-        ig, ctx.n, ctx.k, ctx.c, feeding_cells(formula, ctx.k, spec.out_size), (key, *cell)
-    )
-    titles = [s.title for s in steps]
-    current, whole = stage_bar(ctx, titles)
+    feeding = feeding_cells(formula, ctx.k, spec.out_size)
+    focus = Focus(ctx.n, ctx.k, ctx.c, (key, *cell), feeding)
+    stage = stage_bar(PAGE, ctx)
     rows = 1 if ctx.theme.figure_w >= STAGE_ROW_PX * ctx.theme.scale else 2
     above = STAGE_PX if ctx.theme.show_secondary else rows * STAGE_PRES_PX
     ctx = replace(ctx, theme=ctx.theme.reserve(above))
-    at_end = entered_at_end(PAGE)  # spent on this run, whichever view it draws
-    if whole:
-        whole_pass_view(ctx, sweeps["input_grad"], titles, formula, (key, *cell), at_end)
-    else:
-        stage_view(ctx, steps[current], current, sweeps["input_grad"], formula, (key, *cell))
+    stage_view(ctx, stage, sweeps["input_grad"], formula, focus)
 
-    if whole or current != CORRELATE:  # the full correlation's sweep has its own close-up
-        mask_step = steps[5].panels  # ∂L/∂x̃ and ∂L/∂x, their unread cells marked
-        close_up(ctx, [replace(mask_step[0 if pad_cell else 1], selected=cell)], "input-grad")
+    if stage.key != "correlate":  # the full correlation's sweep has its own close-up
+        masked = mask_panels(ctx.layer.input_grad, focus)  # ∂L/∂x̃, ∂L/∂x: unread cells marked
+        close_up(ctx, [replace(masked[0 if pad_cell else 1], selected=cell)], "input-grad")
     label = spec.padded_label(cell) if pad_cell else cell  # x̃'s ring has negative indices
     st.header(
         f"Gradient of {'padded input x̃' if pad_cell else 'input x'} cell [{label[0]}, {label[1]}]"

@@ -1,14 +1,18 @@
 """Weight gradient: the padded input correlated with ∂L/∂y, which the stride spreads out."""
 
+from dataclasses import replace
+
 import streamlit as st
 
 from convviz.formulas import weight_grad_formula
+from convviz.lecture import LECTURE, WEIGHT_PAGE, Stage
 from convviz.render.animation_frames import writes_captions
 from convviz.render.motion import MAX_WINDOW_STOPS
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import opening
 from convviz.render.stories import weight_grad_panels, window_motion, written_out
 from convviz.text import bias_gradient, number
+from convviz.ui.clicker import stage_bar, stage_words
 from convviz.ui.compute import shared_view, sweeps_for, weight_grad_formula_of
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import (
@@ -17,13 +21,15 @@ from convviz.ui.views import (
     cell_picker,
     formula_box,
     motion_captions,
+    motion_start,
     page_body,
     page_end,
     page_header,
     selected_in,
 )
 
-PAGE = "pages/3_Weight_gradient.py"
+PAGE = WEIGHT_PAGE
+STAGE_PX, STAGE_PRES_PX = 140, 48  # the stage bar and the stage's heading above the figure
 page_config(PAGE)
 ctx = controls()
 page_header(
@@ -35,23 +41,18 @@ page_header(
 )
 
 
-@page_body
-def weight_gradient(ctx):
-    """The weight window's sweep, the selected tap's sum, and ∂L/∂y spreading into the window."""
-    wg, spec = ctx.layer.weight_grad, ctx.spec
-    sweep = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)["weight_grad"]
-    w_cell = selected_in(ctx, ("grad_w",), spec.kernel_size)
-    start, cell = opening(sweep, w_cell)
-    formula = weight_grad_formula_of(ctx.key, ctx.k, ctx.c, *cell)  # built once per cell
+def sweep_view(ctx, stage: Stage, sweep, w_cell, cell, formula) -> None:
+    """The weight window's sweep over x̃, filling ∂L/∂w tap by tap."""
+    wg = ctx.layer.weight_grad
     panels = weight_grad_panels(wg, sweep, ctx.n, ctx.k, ctx.c, selected=w_cell)
     animation(
         ctx,
         sweep,
         panels,
-        "weight-grad",
-        "∂L/∂w = x̃ ⋆ dilate(∂L/∂y)",
+        stage.export,
+        stage_words(stage, ctx)[0],
         channel=ctx.n,
-        start=start,
+        start=opening(sweep, w_cell)[0] if w_cell else motion_start(ctx, sweep.steps),
         formula=formula,
         formula_of=lambda r, c: weight_grad_formula(wg, ctx.k, ctx.c, r, c),
         cell=cell,
@@ -59,7 +60,48 @@ def weight_gradient(ctx):
         still=None
         if w_cell
         else written_out(weight_grad_panels(wg, sweep, ctx.n, ctx.k, ctx.c, selected=cell)),
+        stage=stage,
     )
+
+
+def window_view(ctx, stage: Stage, sweep) -> None:
+    """∂L/∂y spreading by the stride into the window, which then steps over x̃."""
+    wg, k, c = ctx.layer.weight_grad, ctx.k, ctx.c
+    start = motion_start(ctx)
+
+    def build():
+        """The motion and, for windows of a size to write out, each window's sum (built once)."""
+        fig = motion_figure(window_motion(wg, sweep, ctx.n, k, c), ctx.theme, start=start)
+        if not writes_captions(sweep, MAX_WINDOW_STOPS):  # a huge ∂L/∂y: the words alone
+            return fig, None
+        sums = motion_captions(fig, ctx, lambda cell: weight_grad_formula(wg, k, c, *cell[1:]))
+        return fig, sums
+
+    key = ("weight-window", ctx.key, ctx.n, k, c, ctx.theme, start)
+    fig, sums = shared_view(key, build)
+    animated_chart(fig, "dilated_grad", ctx, sums, stage=stage)
+
+
+@page_body
+def weight_gradient(ctx):
+    """The stage bar and its stage (the weight window's sweep, or ∂L/∂y spreading into the
+    window), the selected tap's sum and the bias gradient."""
+    spec = ctx.spec
+    sweep = sweeps_for(ctx.key, ctx.n, ctx.k, ctx.c)["weight_grad"]
+    w_cell = selected_in(ctx, ("grad_w",), spec.kernel_size)
+    cell = opening(sweep, w_cell)[1]
+    formula = weight_grad_formula_of(ctx.key, ctx.k, ctx.c, *cell)  # built once per cell
+    stage = stage_bar(PAGE, ctx)
+    above = STAGE_PX if ctx.theme.show_secondary else STAGE_PRES_PX
+    ctx = replace(ctx, theme=ctx.theme.reserve(above))
+    if ctx.theme.show_secondary:
+        heading, caption = stage_words(stage, ctx)
+        st.markdown(f"## {LECTURE.number(stage)}. {heading}")
+        st.markdown(caption)
+    if stage.view == "sweep":
+        sweep_view(ctx, stage, sweep, w_cell, cell, formula)
+    else:
+        window_view(ctx, stage, sweep)
     if spec.batch > 1 and ctx.theme.show_secondary:
         st.caption(
             f"Sample n = {ctx.n} is drawn; each sum adds all {spec.batch} samples' products."
@@ -68,24 +110,8 @@ def weight_gradient(ctx):
     st.header(f"Weight cell [{cell[0]}, {cell[1]}] of filter k={ctx.k}, channel c={ctx.c}")
     formula_box(formula, ctx, "Click any ∂L/∂w cell (or use the keyboard picker) to see its sum.")
     cell_picker(ctx, {"grad_w": spec.kernel_size}, "grad_w")
-
-    st.header("The stride becomes the window's dilation")
-
-    k, c = ctx.k, ctx.c
-
-    def window_view():
-        """The motion and, for windows of a size to write out, each window's sum (built once)."""
-        fig = motion_figure(window_motion(wg, sweep, ctx.n, ctx.k, ctx.c), ctx.theme, start=0)
-        if not writes_captions(sweep, MAX_WINDOW_STOPS):  # a huge ∂L/∂y: the words alone
-            return fig, None
-        sums = motion_captions(fig, ctx, lambda cell: weight_grad_formula(wg, k, c, *cell[1:]))
-        return fig, sums
-
-    key = ("weight-window", ctx.key, ctx.n, ctx.k, ctx.c, ctx.theme)
-    fig, sums = shared_view(key, window_view)
-    animated_chart(fig, "dilated_grad", ctx, sums, primary=False)
-    st.metric(f"bias gradient {bias_gradient(ctx.k)}", number(wg.grad_b[ctx.k]))
+    st.metric(f"bias gradient {bias_gradient(ctx.k)}", number(ctx.layer.weight_grad.grad_b[ctx.k]))
 
 
 weight_gradient(ctx)
-page_end(ctx, PAGE)
+page_end(ctx, PAGE, keys=False)

@@ -4,6 +4,7 @@ from functools import partial
 
 import streamlit as st
 
+from convviz.lecture import CHANNELS_PAGE, LECTURE, Seen
 from convviz.render.channels import heatmap_grid, oriented
 from convviz.render.grids import panels_figure
 from convviz.render.selection import zoom_panels
@@ -26,12 +27,12 @@ from convviz.ui.views import (
     selected_in,
 )
 
-PAGE = "pages/4_Channels.py"
+PAGE = CHANNELS_PAGE
 page_config(PAGE)
 ctx = controls()
 page_header(
     ctx,
-    "Channels, filters and the batch",
+    LECTURE.stage("channels").heading_for(Seen(ctx.spec)),
     "When depths differ nothing is padded to match: ∂L/∂w[k, c] = Σₙ x̃[n, c] ⋆ "
     "dilate(∂L/∂y[n, k]) for every filter k and channel c, and ∂L/∂x[n, c] = "
     "Σₖ full(dilate(∂L/∂y[n, k]), rot180 w[k, c]). Click a tile to show that filter or channel.",

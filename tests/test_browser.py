@@ -32,7 +32,7 @@ WALK = (
     ("Overview", "overview", "", "Output size", 2),
     ("Forward", "forward", "Forward", "Output cell y[3, 3]", 1),  # classroom: where it opens
     ("Input gradient", "input_gradient", "Input_gradient", "Scatter route", 2),
-    ("Weight gradient", "weight_gradient", "Weight_gradient", "Weight cell [2, 2] of filter", 2),
+    ("Weight gradient", "weight_gradient", "Weight_gradient", "Weight cell [2, 2] of filter", 1),
     ("Channels", "channels", "Channels", "Channels, filters and the batch", 5),
     ("Matrix view", "matrix", "Matrix", "1. The forward pass: y = M · vec(x)", 2),  # its first tab
     ("Checks", "checks", "Checks", "Why trust the numbers", 0),
@@ -267,7 +267,7 @@ def test_a_long_formula_wraps_between_its_terms_only(tab: Page, app_url):
     """channels-small's weight-gradient sum takes several lines under the player on a laptop; they
     broke mid-symbol ('∂L/' | '∂y', 'x[n=0,' | 'c=0]'). Each term now stays on one line, and the
     text reads as the engine's formula."""
-    goto(tab, f"{app_url}/Weight_gradient?preset=channels-small", charts=2)
+    goto(tab, f"{app_url}/Weight_gradient?preset=channels-small", charts=1)
     formula = tab.get_by_test_id("player-formula").first
     lines = formula.evaluate("""f => [...f.children].map(line => [line.textContent,
         line.getBoundingClientRect().height,
@@ -281,7 +281,7 @@ def test_a_long_formula_wraps_between_its_terms_only(tab: Page, app_url):
 def test_keys_step_play_and_jump_on_every_animated_page(tab: Page, app_url):
     # (page, frames): classroom: y 4×4, ∂L/∂x̃ 9×9 (the full correlation, stage 5), ∂L/∂w 3×3
     for path, count in (("Forward", 16), ("Input_gradient?step=5", 81), ("Weight_gradient", 9)):
-        goto(tab, f"{app_url}/{path}", charts=1 if path == "Forward" else 2)
+        goto(tab, f"{app_url}/{path}", charts=2 if path.startswith("Input") else 1)
         assert animation(tab) == (count - 1, count), path
         for key, frame in (("ArrowLeft", count - 2), ("Home", 0), ("ArrowRight", 1)):
             tab.keyboard.press(key)
@@ -330,37 +330,29 @@ def test_clicker_keys_walk_the_storyboard_and_the_pages(tab: Page, app_url):
 
 
 def test_keys_stay_the_lecturers_after_a_toggle_or_the_scrub_is_clicked(tab: Page, app_url):
-    """A clicked toggle or scrub kept the keyboard: after 'whole pass' was switched on, PageDown
-    scrolled the page and space switched it off again; after the presentation toggle, ← and
+    """A clicked button or scrub kept the keyboard: after the whole pass's button was clicked,
+    space pressed it again; after the presentation toggle, ← and
     PageDown did nothing and space left presentation mode; after a click on the scrub, PageDown
     stepped the frames backwards. The keys are now the player's and the page's."""
-    goto(tab, f"{app_url}/Input_gradient?preset=recitation-s2", charts=2)
+    goto(tab, f"{app_url}/Input_gradient?preset=recitation-s2&step=3", charts=2)
+    whole = tab.locator(".st-key-w_step button", has_text="1–6 · whole pass")
     with rerun(tab):
-        tab.locator(".st-key-whole_pass label").click()
-    expect(tab.locator(".st-key-chart_whole_pass .js-plotly-plot")).to_have_count(1)
-    labels = tab.evaluate(
-        "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
-        ".layout.meta.player.labels"
-    )
-    toggle = tab.locator(".st-key-whole_pass input")
-    toggle.focus()  # as the click left it
-    tab.keyboard.press("PageDown")
-    tab.wait_for_function(
-        f"() => window.__convviz.players.get('chart_whole_pass').current() === "
-        f"{labels.index('2 · dilate')}"
-    )
-    # space plays (the player takes it in its keydown handler) and does not flip the toggle (a
-    # flip is the checkbox's own, at once on the key's release)
+        whole.click()  # the whole pass: a stage of the bar
+    expect(tab.locator(".st-key-chart_stage_whole .js-plotly-plot")).to_have_count(1)
+    assert "step=7" in tab.url
+    tab.locator(
+        ".st-key-w_step button", has_text="1–6 · whole pass"
+    ).focus()  # as the click left it
+    # space plays (the player takes it in its keydown handler) and does not press the bar's
+    # button again
     tab.keyboard.press(" ")
-    expect(play_button(tab, "chart_whole_pass")).to_have_text("❚❚ Pause")
-    expect(toggle).to_be_checked()
-    assert "whole=1" in tab.url
+    expect(play_button(tab, "chart_stage_whole")).to_have_text("❚❚ Pause")
     tab.keyboard.press(" ")
-    assert_paused(tab, "chart_whole_pass")
-    expect(toggle).to_be_checked()
+    assert_paused(tab, "chart_stage_whole")
+    assert "step=7" in tab.url
     # the storyboard's stage 3: a click on the scrub, then the clicker goes on to stage 4
-    goto(tab, f"{app_url}/Input_gradient?preset=recitation-s2&step=3&whole=0", charts=2)
-    tab.locator(".st-key-player_story_2 input.scrub").click()  # into the player's shadow root
+    goto(tab, f"{app_url}/Input_gradient?preset=recitation-s2&step=3", charts=2)
+    tab.locator(".st-key-player_stage_pad input.scrub").click()  # into the player's shadow root
     settled(tab)  # the scrub's frame drawn
     with rerun(tab):
         tab.keyboard.press("PageDown")
@@ -389,7 +381,7 @@ def test_play_and_pause_are_one_width_on_a_projector(tab: Page, app_url):
     """On a projector '❚❚ Pause' was 16 px wider than '▶ Play' (at 1280×720): pressing play
     shifted the slider and the label beside it."""
     tab.set_viewport_size({"width": 1280, "height": 720})
-    goto(tab, f"{app_url}/Forward?preset=recitation-s2&pres=1")
+    goto(tab, f"{app_url}/Forward?preset=recitation-s2&pres=1&play=stills")  # no autoplay
     play, wide = tab.evaluate(PLAY_WIDTH)
     tab.keyboard.press(" ")
     tab.wait_for_function(f"() => ({PLAY_WIDTH})()[0].includes('Pause')")

@@ -22,17 +22,17 @@ from convviz.stages import forward_stages, layer
 
 pytestmark = pytest.mark.browser
 
-PLAYER = "window.__convviz && window.__convviz.players.get('chart_whole_pass')"
+PLAYER = "window.__convviz && window.__convviz.players.get('chart_stage_whole')"
 STATE = f"() => {{ const p = {PLAYER}; return p ? [p.current(), p.count] : null; }}"
 # what the chart draws of a trace at this moment: text at (x, y)
 DRAWN = """(name) => {
-  const gd = document.querySelector('.st-key-chart_whole_pass .js-plotly-plot');
+  const gd = document.querySelector('.st-key-chart_stage_whole .js-plotly-plot');
   const t = gd._fullData.find(d => d.name === name);  // decoded: data keeps typed-array specs
   return [Array.from(t.x), Array.from(t.y), Array.from(t.text || [])];
 }"""
 # what the SVG shows of a trace: its text nodes' contents (a node plotly dropped is not drawn)
 PAINTED = """(name) => {
-  const gd = document.querySelector('.st-key-chart_whole_pass .js-plotly-plot');
+  const gd = document.querySelector('.st-key-chart_stage_whole .js-plotly-plot');
   const g = [...gd.querySelectorAll('.scatterlayer .trace')]
     .find(el => el.__data__ && el.__data__[0] && el.__data__[0].trace.name === name);
   return g ? [...g.querySelectorAll('.textpoint text')].map(t => t.textContent) : null;
@@ -40,7 +40,7 @@ PAINTED = """(name) => {
 # the stage bar's buttons the player lit up: [text, state] of each ('now', 'done' or '')
 LIT = """() => [...document.querySelectorAll('.st-key-w_step button')]
   .map(b => [b.innerText.trim(), b.dataset.cvStage || ''])"""
-FORMULA = ".st-key-player_whole_pass [data-testid='player-formula']"
+FORMULA = ".st-key-player_stage_whole [data-testid='player-formula']"
 
 
 def recitation():
@@ -55,7 +55,7 @@ def recitation_grad_x() -> np.ndarray:
 
 
 def label(page: Page) -> str:
-    return page.locator(".st-key-player_whole_pass [data-testid='player-label']").inner_text()
+    return page.locator(".st-key-player_stage_whole [data-testid='player-label']").inner_text()
 
 
 def at_frame(page: Page, frame: int) -> None:
@@ -93,9 +93,9 @@ def lit(page: Page, stage: str, *, playing: bool = False) -> None:
 
 def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     goto(tab, f"{app_url}/Input_gradient?preset=recitation-s2")
-    with rerun(tab):
-        tab.locator(".st-key-whole_pass label").click()
-    assert "whole=1" in tab.url  # in the link
+    with rerun(tab):  # the whole pass: a stage of the bar
+        tab.locator(".st-key-w_step button", has_text="1–6 · whole pass").click()
+    assert "step=7" in tab.url  # in the link
     frame, count = tab.evaluate(STATE)
     assert frame == 0 and count > 40
     assert "stage 1 · ∂L/∂y" in label(tab)
@@ -104,18 +104,18 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     accent = "rgb({}, {}, {})".format(*(int(ACCENT[i : i + 2], 16) for i in (1, 3, 5)))
     assert now.evaluate("b => getComputedStyle(b).backgroundColor") == accent  # the theme's
 
-    player = tab.locator(".st-key-player_whole_pass")
+    player = tab.locator(".st-key-player_stage_whole")
     player.get_by_role("button", name="4×").click()
     player.get_by_role("button", name="▶ Play").click()
     # mid-motion: the kernel is turning (a frame between two keyframes of the rotation)
     turning = f"""() => {{
-      const p = {PLAYER}, gd = document.querySelector('.st-key-chart_whole_pass .js-plotly-plot');
+      const p = {PLAYER}, gd = document.querySelector('.st-key-chart_stage_whole .js-plotly-plot');
       return p && gd.layout.meta.player.labels[p.current()].includes('rotate');
     }}"""
     tab.wait_for_function(turning)
     lit(tab, "4 · rotate 180°", playing=True)  # the bar follows the playing animation
     frame_ms = tab.evaluate(
-        "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
+        "() => document.querySelector('.st-key-chart_stage_whole .js-plotly-plot')"
         ".layout.meta.player.frame_ms"
     )
     tab.wait_for_function(  # bounded by the length of the play at 4×, thrice, and a settling
@@ -124,11 +124,11 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     )
     expect(player.get_by_role("button", name="▶ Play")).to_be_visible()  # it stopped at the end
     settled(tab)  # the last frame drawn
-    tab.locator(".st-key-chart_whole_pass").screenshot(path=artifacts / "backward_pass_end.png")
+    tab.locator(".st-key-chart_stage_whole").screenshot(path=artifacts / "backward_pass_end.png")
 
     # the end state: ∂L/∂x as the engine has it, the stage indicators on the last stage, and
     # under the player the followed cell's sum (the centre, ∂L/∂x₂₂ = 36, hand-worked)
-    assert "stage 6 · ∂L/∂x" in label(tab)
+    assert "stage 6 · mask" in label(tab)
     lit(tab, "6 · mask")  # ∂L/∂x is the mask's result
     xs, ys, text = tab.evaluate(DRAWN, "motion:grad_x")
     grad_x = recitation_grad_x()
@@ -143,13 +143,13 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
 
     # stepping crosses stage boundaries: back from the first frame of 'pad' lands in 'dilate'
     labels = tab.evaluate(
-        "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
+        "() => document.querySelector('.st-key-chart_stage_whole .js-plotly-plot')"
         ".layout.meta.player.labels"
     )
-    assert len(labels) == count and labels[-1] == "6 · ∂L/∂x"
+    assert len(labels) == count and labels[-1] == "6 · mask"
     first_pad = labels.index("3 · pad")
     keys = tab.evaluate(
-        "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
+        "() => document.querySelector('.st-key-chart_stage_whole .js-plotly-plot')"
         ".layout.meta.player.keys"
     )  # a step (← →) goes from keyframe to keyframe
     # mid-motion pictures: the kernel half-way through its turn, the window half-way through
@@ -161,7 +161,7 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
         at_frame(tab, frame)
         lit(tab, stage)
         settled(tab)  # plotly has drawn the frame
-        chart = tab.locator(".st-key-chart_whole_pass")
+        chart = tab.locator(".st-key-chart_stage_whole")
         chart.screenshot(path=artifacts / f"backward_pass_mid_{name}.png")
     # the sums computed so far are drawn, also after that jump back from the end and a step on
     for _ in range(2):
@@ -184,38 +184,30 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     assert "stage 3 · pad" in label(tab)
     lit(tab, "3 · pad")
 
-    # a stage button opens that stage alone: the whole pass is off, the bar the server's again
+    # a stage button opens that stage alone: the bar the server's again
     with rerun(tab):
         tab.locator(".st-key-w_step button", has_text="4 · rotate 180°").click()
-    expect(tab.locator(".st-key-chart_story_3 .js-plotly-plot")).to_have_count(1)
-    assert "whole=0" in tab.url and "step=4" in tab.url
+    expect(tab.locator(".st-key-chart_stage_rotate .js-plotly-plot")).to_have_count(1)
+    assert "step=4" in tab.url
     tab.wait_for_function(f"() => ({LIT})().every(b => b[1] === '')")  # no marks left behind
 
 
 def open_whole_pass(tab: Page, app_url: str) -> dict:
     """Open recitation-s2's whole pass from a link; once its player runs, its meta."""
-    goto(tab, f"{app_url}/Input_gradient?preset=recitation-s2&whole=1")
+    goto(tab, f"{app_url}/Input_gradient?preset=recitation-s2&step=7")
     assert tab.evaluate(STATE) is not None
     return tab.evaluate(
-        "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
+        "() => document.querySelector('.st-key-chart_stage_whole .js-plotly-plot')"
         ".layout.meta.player"
     )
 
 
 def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
-    """whole=1 in a link opens the whole pass; PageDown / n go stage by stage inside it (no
-    server round trip: the page keeps its step), past its end to the next page; the formula
-    follows the window's frames."""
+    """step=7 in a link opens the whole pass (an older link's whole=1 too); the formula follows
+    the window's frames; ← → step keyframe to keyframe; PageDown is the lecture's next stage
+    (the Weight gradient), PageUp its stage before (the mask)."""
     meta = open_whole_pass(tab, app_url)
     labels = meta["labels"]
-    tab.keyboard.press("PageDown")
-    at_frame(tab, labels.index("2 · dilate"))
-    lit(tab, "2 · dilate")
-    tab.keyboard.press("n")
-    at_frame(tab, labels.index("3 · pad"))
-    tab.keyboard.press("PageUp")
-    at_frame(tab, labels.index("2 · dilate"))
-    assert "step=1" in tab.url and "whole=1" in tab.url  # the page did not move
     ig = recitation()
     pt, pl = ig.spec.padding[0][0], ig.spec.padding[1][0]
     correlating = [i for i, s in enumerate(labels) if s == "5 · correlate"]
@@ -240,31 +232,17 @@ def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
     at_frame(tab, keys[here + 1])
     tab.keyboard.press("ArrowLeft")
     at_frame(tab, keys[here])
-    # past the end of the story: the next page (not a storyboard stage alone)
-    tab.evaluate(f"() => {PLAYER}.show({len(labels) - 1})")
-    at_frame(tab, len(labels) - 1)
+    # the lecture's next stage: the Weight gradient, its first stage; back: the whole pass, and
+    # before it the mask
     with rerun(tab):
         tab.keyboard.press("PageDown")
-    assert "/Weight_gradient" in tab.url
-
-
-def test_the_bars_back_and_next_step_the_whole_pass_as_its_keys_do(tab: Page, app_url):
-    """While the whole pass plays, the bar's Next and Back go stage by stage inside it, as
-    PageDown and PageUp do, and past its end on to the next page. Before, Next left the whole
-    pass for the storyboard's stage 2 while the PageDown it advertised stepped inside."""
-    labels = open_whole_pass(tab, app_url)["labels"]
-    tab.locator(".st-key-nav_next button").first.click()
-    at_frame(tab, labels.index("2 · dilate"))
-    tab.locator(".st-key-nav_next button").first.click()
-    at_frame(tab, labels.index("3 · pad"))
-    tab.locator(".st-key-nav_back button").first.click()
-    at_frame(tab, labels.index("2 · dilate"))
-    assert "step=1" in tab.url and "whole=1" in tab.url  # no server round trip
-    tab.evaluate(f"() => {PLAYER}.show({len(labels) - 1})")
-    at_frame(tab, len(labels) - 1)
+    assert "/Weight_gradient" in tab.url and "step=1" in tab.url
     with rerun(tab):
-        tab.locator(".st-key-nav_next button").first.click()
-    assert "/Weight_gradient" in tab.url
+        tab.keyboard.press("PageUp")
+    assert "/Input_gradient" in tab.url and "step=7" in tab.url
+    with rerun(tab):
+        tab.keyboard.press("PageUp")
+    assert "step=6" in tab.url
 
 
 def test_the_laptops_stage_bar_stays_put_from_stage_to_stage(tab: Page, app_url):
@@ -280,7 +258,7 @@ def test_the_laptops_stage_bar_stays_put_from_stage_to_stage(tab: Page, app_url)
     assert max(ys) - min(ys) <= 12, tops  # one row, the same at every stage
 
 
-BAR = ("w_step", "whole_pass")  # the stage bar and its toggle
+BAR = ("w_step",)  # the stage bar (its last stage the whole pass)
 
 
 # storyboard stage → (trace axis of the panel that changes, the engine array it ends on, origin)
@@ -291,10 +269,10 @@ def stage_ends():
     ig = layer(spec, x, w, p.grad_out_for(forward_stages(spec, x, w).y)).input_grad
     (gt, _), (gl, _) = spec.full_padding
     return {
-        2: ("x", ig.dilated[0, 0], (0, 0), "2 · dilate"),
-        3: ("x", ig.padded[0, 0], (-gt, -gl), "3 · pad"),
-        4: ("x2", ig.w_rot[0, 0], (0, 0), "4 · rotate 180°"),
-        6: ("x", ig.grad_x[0, 0], (0, 0), "6 · mask"),
+        2: ("x", ig.dilated[0, 0], (0, 0), "2 · dilate", "dilate"),
+        3: ("x", ig.padded[0, 0], (-gt, -gl), "3 · pad", "pad"),
+        4: ("x2", ig.w_rot[0, 0], (0, 0), "4 · rotate 180°", "rotate"),
+        6: ("x", ig.grad_x[0, 0], (0, 0), "6 · mask", "mask"),
     }
 
 
@@ -308,10 +286,10 @@ PRIMARY = "() => { const p = [...window.__convviz.players.values()].find(p => p.
 
 
 def test_each_stage_motion_plays_to_the_engines_stage(tab: Page, app_url):
-    for step, (axis, want, (oy, ox), stage) in stage_ends().items():
+    for step, (axis, want, (oy, ox), stage, key) in stage_ends().items():
         goto(tab, f"{app_url}/Input_gradient?preset=recitation-s2&step={step}")
         chart = tab.evaluate(PRIMARY + "return p.chart; }")
-        assert chart == f"chart_story_{step - 1}"
+        assert chart == f"chart_stage_{key}"
         count = tab.evaluate(PRIMARY + "return p.count; }")
         assert tab.evaluate(PRIMARY + "return p.current(); }") == count - 1, "opens on the result"
         tab.keyboard.press("Home")
@@ -326,7 +304,7 @@ def test_each_stage_motion_plays_to_the_engines_stage(tab: Page, app_url):
             timeout=3 * count * frame_ms + SETTLE_MS,
         )
         settled(tab)  # the last frame drawn
-        label = tab.locator(f".st-key-player_story_{step - 1} [data-testid='player-label']")
+        label = tab.locator(f".st-key-player_stage_{key} [data-testid='player-label']")
         assert f"stage {stage}" in label.inner_text()
         drawn = np.full(want.shape, "", dtype=object)
         for xs, ys, texts in tab.evaluate(SHOWN, axis):
@@ -340,7 +318,7 @@ def test_each_stage_motion_plays_to_the_engines_stage(tab: Page, app_url):
 # --- presentation mode: the whole pass on a projector --------------------------------------------
 
 MEASURE = """() => {
-  const gd = document.querySelector('.st-key-chart_whole_pass .js-plotly-plot');
+  const gd = document.querySelector('.st-key-chart_stage_whole .js-plotly-plot');
   const fl = gd._fullLayout, box = el => { const r = el.getBoundingClientRect();
                                              return [r.left, r.top, r.right, r.bottom]; };
   const panels = Object.keys(fl).filter(k => /^xaxis\\d*$/.test(k)).map(k => {
@@ -349,7 +327,7 @@ MEASURE = """() => {
   });
   const fonts = gd._fullData.filter(d => (d.name || '').startsWith('motion:') && d.text)
     .map(d => d.textfont.size);
-  const player = document.querySelector('.st-key-player_whole_pass');
+  const player = document.querySelector('.st-key-player_stage_whole');
   return {panels, fonts, chart: box(gd), player: box(player), height: innerHeight,
           notes: Array.from(gd.querySelectorAll('g.annotation')).map(box)};
 }"""
@@ -367,8 +345,9 @@ def whole_pass_problems(view: dict) -> list[str]:
     rows = max(r for _, r in view["panels"])
     if rows <= FITS[view["height"]]:
         cell = min(px for px, _ in view["panels"])
-        if cell < 47.5 or min(view["fonts"]) < 20:
-            out.append(f"{cell:.1f} px cells, {min(view['fonts'])} px numbers ({rows} rows)")
+        font = min(np.min(f) for f in view["fonts"])  # a turning kernel's are per tap
+        if cell < 47.5 or font < 20:
+            out.append(f"{cell:.1f} px cells, {font} px numbers ({rows} rows)")
     return out
 
 
@@ -411,7 +390,7 @@ def test_whole_pass_fits_a_projector_on_every_preset(projector, app_url, artifac
     folder = artifacts / "screens"
     folder.mkdir(exist_ok=True)
     problems = []
-    goto(page, f"{app_url}/Input_gradient?preset={preset}&pres=1&whole=1")
+    goto(page, f"{app_url}/Input_gradient?preset={preset}&pres=1&step=7")
     assert page.evaluate(STATE) is not None
     view = page.evaluate(MEASURE)
     page.mouse.move(0, size[1] - 1)
@@ -421,7 +400,7 @@ def test_whole_pass_fits_a_projector_on_every_preset(projector, app_url, artifac
         assert min(px for px, _ in view["panels"]) >= 47.5
         # the bar follows the frame after the page re-sized itself to the screen
         labels = page.evaluate(
-            "() => document.querySelector('.st-key-chart_whole_pass .js-plotly-plot')"
+            "() => document.querySelector('.st-key-chart_stage_whole .js-plotly-plot')"
             ".layout.meta.player.labels"
         )
         frame = labels.index("5 · correlate") + 3
@@ -430,13 +409,10 @@ def test_whole_pass_fits_a_projector_on_every_preset(projector, app_url, artifac
     # the mask alone, with its sum under the player: the player still on the screen, and the
     # stage bar on one row (a long "Weight gradient ▶" wrapped it at 1280)
     goto(page, f"{app_url}/Input_gradient?preset={preset}&pres=1&step=6")
-    tops = [
-        page.locator(f".st-key-{key}").bounding_box()["y"]
-        for key in ("w_step", "whole_pass", "nav_next_page")
-    ]
+    tops = [page.locator(f".st-key-{key}").bounding_box()["y"] for key in ("w_step", "nav_next")]
     if max(tops) - min(tops) > 20:
         problems.append(f"{preset}: the stage bar wraps at the last stage: {tops}")
-    player = page.locator(".st-key-player_story_5").bounding_box()
+    player = page.locator(".st-key-player_stage_mask").bounding_box()
     if player["y"] + player["height"] > size[1]:
         bottom = player["y"] + player["height"]
         problems.append(f"{preset}: the mask's player ends at {bottom:.0f} px")
@@ -452,12 +428,12 @@ def test_a_pause_or_a_released_scrub_settles_on_a_keyframe(tab: Page, app_url):
     gap = next(i for i in range(len(keys) - 1) if keys[i + 1] - keys[i] >= 4)  # a long move
     tab.evaluate(f"() => {PLAYER}.show({keys[gap] + 1})")
     at_frame(tab, keys[gap] + 1)
-    tab.locator(".st-key-chart_whole_pass").click(position={"x": 5, "y": 5})  # keys to the page
+    tab.locator(".st-key-chart_stage_whole").click(position={"x": 5, "y": 5})  # keys to the page
     tab.keyboard.press("Space")  # play
     tab.keyboard.press("Space")  # pause, a frame or two on
     at_frame(tab, keys[gap + 1])  # the move finishes: the scene arrives
 
-    scrub = tab.locator(".st-key-player_whole_pass input.scrub")
+    scrub = tab.locator(".st-key-player_stage_whole input.scrub")
     scrub.scroll_into_view_if_needed()
     box = scrub.bounding_box()
     y = box["y"] + box["height"] / 2

@@ -224,7 +224,8 @@ def test_a_big_layers_close_up_centres_on_the_cell_whose_sum_is_written(page_fil
     at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=60)
     query = {"preset": "custom", "H": "40", "W": "40", "kH": "3", "kW": "3", "pad": "same"}
     query |= {"sh": "1", "sw": "1", "dh": "1", "dw": "1", "same_axes": "1"}
-    for name, value in (query | {"sel": sel, "step": "5"}).items():
+    step = "5" if page_file == "pages/2_Input_gradient.py" else "1"  # the sliding window's stage
+    for name, value in (query | {"sel": sel, "step": step}).items():
         at.query_params[name] = value
     at.switch_page(page_file).run()
     assert not at.exception

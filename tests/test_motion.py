@@ -18,6 +18,7 @@ import convviz.render.motion_gif as mg
 import convviz.render.motion_plotly as mp
 import convviz.render.motion_scenes as ms
 import convviz.render.motion_stages as mst
+from convviz.lecture import LECTURE
 from convviz.ops import rot180
 from convviz.presets import PRESETS
 from convviz.render.animation_frames import player_meta
@@ -61,10 +62,10 @@ def mode_layer(mode: str):
 
 
 def grid(scene: mv.Scene, motion: mv.Motion, panel: int) -> np.ndarray:
-    """The numbers a scene shows on a panel: visible cells at whole positions (NaN elsewhere)."""
-    p = motion.panels[panel]
-    out = np.full(p.shape, np.nan)
-    oy, ox = p.origin
+    """The numbers a scene shows on a panel's grid (not the room a turn has around it): visible
+    cells at whole positions (NaN elsewhere)."""
+    shape, (oy, ox) = mv.grid_part(motion.panels[panel])
+    out = np.full(shape, np.nan)
     for name, c in scene.groups.items():
         if motion.where[name] != panel or c.role == "window":
             continue
@@ -100,10 +101,9 @@ def figure_frame(fig, index: int) -> dict[str, dict]:
 
 
 def shown_grid(fig, index: int, motion: mv.Motion, panel: int) -> np.ndarray:
-    """The text the figure shows on a panel at frame `index`, as a grid of strings."""
-    p = motion.panels[panel]
-    out = np.full(p.shape, "", dtype=object)
-    oy, ox = p.origin
+    """The text the figure shows on a panel's grid at frame `index`, as a grid of strings."""
+    shape, (oy, ox) = mv.grid_part(motion.panels[panel])
+    out = np.full(shape, "", dtype=object)
     for name, t in figure_frame(fig, index).items():
         group = name.removeprefix("motion:")
         if not name.startswith("motion:") or motion.where[group] != panel or "text" not in t:
@@ -194,12 +194,16 @@ def test_every_rotated_tap_ends_on_its_rot180_place_with_its_value_and_colour(ke
     assert list(taps.color) == tap_colors(kH, kW), "each tap keeps its colour"
     assert np.array_equal(grid(motion.scenes[-1], motion, 1), ig.w_rot[c, k])
     assert np.array_equal(ig.w_rot[c, k], rot180(ig.w[k, c]))
-    # a turn, not a cut: every tap keeps its distance to the centre on the way
+    # a turn, not a cut: every tap keeps its distance to the centre on the way, drawn in (with
+    # its square) by the same factor for all, so that the turning kernel stays in its square
     centre = np.array([(kH - 1) / 2, (kW - 1) / 2])
     radius = np.hypot(i - centre[0], j - centre[1])
     for f in motion.scenes[1:]:
         t = f.groups["taps"]
-        assert np.allclose(np.hypot(t.row - centre[0], t.col - centre[1]), radius)
+        scale = t.scale[0]
+        assert np.allclose(t.scale, scale) and 0.7 < scale <= 1
+        assert np.allclose(np.hypot(t.row - centre[0], t.col - centre[1]), scale * radius)
+    assert np.allclose(taps.scale, 1)  # arrived: whole cells again
     fig = mp.motion_figure(motion, THEME)
     t = figure_frame(fig, -1)["motion:taps"]
     assert np.allclose(decoded(t["x"]), kW - 1 - j) and np.allclose(decoded(t["y"]), kH - 1 - i)
@@ -270,6 +274,11 @@ def test_mask_of_every_preset_ends_on_grad_x(key):
 # --- the whole backward pass ---------------------------------------------------------------------
 
 
+def named(key: str) -> str:
+    """The label the player shows for a lecture stage ('6 · mask')."""
+    return LECTURE.label(LECTURE.stage(key))
+
+
 @pytest.mark.parametrize("key", LAYERS)
 def test_whole_pass_stage_by_stage_ends_on_each_engine_stage(key):
     n, k, c = slice_of(key)
@@ -282,7 +291,6 @@ def test_whole_pass_stage_by_stage_ends_on_each_engine_stage(key):
         ms.ROTATE,
         ms.CORRELATE,
         ms.MASK,
-        ms.GRAD_X,
     )
     (gt, _), (gl, _) = ig.spec.full_padding
     dH, dW = ig.spec.dilated_out_size
@@ -300,9 +308,9 @@ def test_whole_pass_stage_by_stage_ends_on_each_engine_stage(key):
     meta = player_meta(fig)
     assert len(meta["labels"]) == len(fig.frames) == len(motion.frames())
     order = list(dict.fromkeys(meta["labels"]))
-    assert order == list(motion.stages) and meta["active"] == 0
+    assert order == list(map(named, motion.stages)) and meta["active"] == 0
     # read as "stage 2 · dilate": a stage is a name, not an index in brackets
-    assert meta["prefix"] + order[1] + meta["suffix"] == f"stage {motion.stages[1]}"
+    assert meta["prefix"] + order[1] + meta["suffix"] == "stage 2 · dilate"
     shown = shown_grid(fig, -1, motion, 2)
     assert np.array_equal(shown[pt : pt + H, pl : pl + W], text(ig.grad_x[n, c]))
 
@@ -316,7 +324,7 @@ def test_whole_pass_tells_the_player_its_stages_and_each_frames_cell(key):
     sweep = input_grad_sweep(ig, n, c)
     motion = mst.backward_motion(ig, sweep, n, k, c)
     meta = player_meta(mp.motion_figure(motion, THEME, start=0))
-    assert meta["stages"] == list(motion.stages)
+    assert meta["stages"] == list(map(named, motion.stages))
     cells = [tuple(x) for x in meta["cells"]]
     assert len(cells) == len(meta["labels"])
     keyframes = [s for s in motion.scenes if s.stage == ms.CORRELATE and s.cell]
@@ -330,9 +338,9 @@ def test_whole_pass_tells_the_player_its_stages_and_each_frames_cell(key):
         assert set(window.row + gt) == set(sweep.rows[stop])
         assert set(window.col + gl) == set(sweep.cols[stop])
     for label, cell in zip(meta["labels"], cells):
-        if label in (ms.MASK, ms.GRAD_X) and cell:
+        if label == named(ms.MASK) and cell:
             assert cell == ms.FOLLOWED
-        if label in (ms.GRAD_OUT, ms.DILATE, ms.PAD, ms.ROTATE):
+        if label in map(named, (ms.GRAD_OUT, ms.DILATE, ms.PAD, ms.ROTATE)):
             assert cell == ()
     assert cells[-1] == ms.FOLLOWED
 
@@ -363,7 +371,7 @@ def test_whole_pass_on_a_projector_has_48_px_cells_where_they_fit(key, height):
     if rows <= rows_fit:
         cell = min(drawn_cell_px(fig, i, p) for i, p in enumerate(motion.panels))
         fonts = [t.textfont.size for t in fig.data if (t.name or "").startswith("motion:")]
-        assert cell >= 47.5 and min(fonts) >= 20, (cell, fonts)
+        assert cell >= 47.5 and min(np.min(f) for f in fonts) >= 20, (cell, fonts)
 
 
 @pytest.mark.parametrize("key", list(LAYERS))
@@ -373,17 +381,17 @@ def test_storyboard_stages_on_a_720_px_projector_keep_big_cells(key):
     title row and a legend row under the grid took the height)."""
     viewport, _ = PROJECTORS[720]
     theme = theme_for(True, viewport).reserve(STAGE_PRES_PX)
-    from convviz.render.input_story import stage_motion
+    from convviz.render.input_story import Focus, stage_motion
 
     ig = LAYERS[key].input_grad
-    for stage in (1, 2, 3, 5):  # dilate, pad, rotate, mask
-        motion = stage_motion(ig, stage, 0, 0, 0)
+    for stage in ("dilate", "pad", "rotate", "mask"):
+        motion = stage_motion(stage, ig, None, Focus())
         fig = mp.motion_figure(motion, theme)
         assert fig.layout.height <= theme.figure_h and fig.layout.width <= theme.figure_w
         if max(p.shape[0] for p in motion.panels) <= 9:
             cell = min(drawn_cell_px(fig, i, p) for i, p in enumerate(motion.panels))
             fonts = [t.textfont.size for t in fig.data if (t.name or "").startswith("motion:")]
-            assert cell >= 44 and min(fonts) >= 20, (stage, cell, fonts)
+            assert cell >= 44 and min(np.min(f) for f in fonts) >= 20, (stage, cell, fonts)
 
 
 def drawn_cell_px(fig, i: int, panel) -> float:
@@ -448,7 +456,8 @@ def test_weight_window_dilates_by_the_stride_then_steps_by_the_dilation(key):
     assert np.array_equal(tight["grad_out"].row, i) and np.array_equal(tight["window"].row, i - pt)
     assert np.array_equal(spread["grad_out"].row, sh * i)
     assert np.array_equal(spread["window"].col, sw * j - pl)
-    assert np.array_equal(grid(motion.scenes[1], motion, 0), wg.dilated[n, k])
+    # then the zeros between them (once the cells have spread, never under a moving one)
+    assert np.array_equal(grid(motion.scenes[2], motion, 0), wg.dilated[n, k])
     last = motion.scenes[-1].groups["window"]  # the sweep's last step
     assert set(last.row + pt) == set(sweep.rows[-1]) and set(last.col + pl) == set(sweep.cols[-1])
 
@@ -540,10 +549,10 @@ def test_gif_of_the_whole_pass_plays_every_frame():
 
 
 def test_the_selected_cell_and_its_copies_are_outlined_and_travel_to_it():
-    from convviz.render.input_story import stage_motion
+    from convviz.render.input_story import Focus, stage_motion
 
     ig = LAYERS["reflect"].input_grad  # 5×5, reflect padding 1: x[1, 1] has 3 ring copies
-    motion = stage_motion(ig, 5, 0, 0, 0, ("grad_x", 1, 1))
+    motion = stage_motion("mask", ig, None, Focus(0, 0, 0, ("grad_x", 1, 1)))
     first, last = motion.scenes[0].groups["selected"], motion.scenes[-1].groups["selected"]
     assert sorted(zip(first.row, first.col)) == [(-1, -1), (-1, 1), (1, -1), (1, 1)]
     assert set(zip(last.row, last.col)) == {(1, 1)} and np.all(last.opacity == 1)
@@ -551,9 +560,9 @@ def test_the_selected_cell_and_its_copies_are_outlined_and_travel_to_it():
     assert "motion:selected" in figure_frame(fig, -1)
     # zero padding: a selected ring cell is dropped with its gradient
     ig = LAYERS["classroom"].input_grad
-    motion = stage_motion(ig, 5, 0, 0, 0, ("grad_x_padded", 0, 0))
+    motion = stage_motion("mask", ig, None, Focus(0, 0, 0, ("grad_x_padded", 0, 0)))
     assert np.all(motion.scenes[-1].groups["selected"].opacity == 0)
-    motion = stage_motion(ig, 5, 0, 0, 0, ("grad_x", 3, 3))
+    motion = stage_motion("mask", ig, None, Focus(0, 0, 0, ("grad_x", 3, 3)))
     assert len(motion.scenes[-1].groups["selected"].row) == 1
 
 
@@ -607,10 +616,10 @@ def test_motion_gifs_label_rows_and_columns_as_the_browser_does():
     canvas.draw()
     rows = [t.get_text() for t in ax.texts if t.get_ha() == "right"]
     cols = [t for t in ax.texts if t.get_ha() == "center" and t.get_va() == "top"]
-    panels = motion.panels
-    assert rows == [number(p.origin[0] + r) for p in panels for r in range(p.shape[0])]
+    parts = [mv.grid_part(p) for p in motion.panels]  # a turn's room around its grid: no index
+    assert rows == [number(oy + r) for (h, _), (oy, _) in parts for r in range(h)]
     assert [t.get_text() for t in cols] == [
-        number(p.origin[1] + q) for p in panels for q in range(p.shape[1])
+        number(ox + q) for (_, w), (_, ox) in parts for q in range(w)
     ]
     assert "−2" in rows  # the padded ∂L/∂y counts from −2
     width, H = canvas.figure.bbox.width, max(p.shape[0] for p in motion.panels)
@@ -622,27 +631,28 @@ def test_motion_gifs_label_rows_and_columns_as_the_browser_does():
 
 
 def test_the_whole_pass_counts_stages_as_the_storyboard_does():
-    """The storyboard has 6 stages; the end state is the mask's result: 'stage 6 · ∂L/∂x' in the
-    player and 'stage 6/6' on the GIF (it said stage 7, of a bar of 6)."""
+    """The storyboard has 6 stages; the end state is the mask's result: stage 6 in the player
+    and 'stage 6/6' on the GIF (it said stage 7, of a bar of 6)."""
     from convviz.render.input_story import input_grad_story
 
     ig = LAYERS["recitation-s2"].input_grad
     motion = mst.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
     steps = [s.title for s in input_grad_story(ig, 0, 0, 0)]
-    assert motion.stages[:-1] == tuple(steps) and motion.stages[-1] == "6 · ∂L/∂x"
+    assert [motion.label(s) for s in motion.stages] == steps
+    assert motion.scenes[-1].stage == ms.MASK
     lines = [mg._stage_line(motion, s) for s in motion.stages]
-    assert lines[1] == "stage 2/6 · dilate" and lines[-1] == "stage 6/6 · ∂L/∂x"
+    assert lines[1] == "stage 2/6 · dilate" and lines[-1] == "stage 6/6 · mask"
     wg = LAYERS["recitation-s2"].weight_grad
     window = mst.weight_motion(wg, weight_grad_sweep(wg, 0, 0), 0, 0, 0)  # unnumbered stages
     assert mg._stage_line(window, window.stages[-1]) == "stage 3/3 · sweep"
 
 
 def test_the_whole_pass_outlines_the_followed_cell_once_its_gradient_is_complete():
-    from convviz.render.input_story import whole_pass
+    from convviz.render.input_story import Focus, stage_motion
 
     lay = LAYERS["reflect"]  # x[1, 1] has 3 ring copies that fold back onto it
     ig = lay.input_grad
-    motion = whole_pass(ig, input_grad_sweep(ig, 0, 0), 0, 0, 0, ("grad_x", 1, 1))
+    motion = stage_motion("whole", ig, input_grad_sweep(ig, 0, 0), Focus(0, 0, 0, ("grad_x", 1, 1)))
     assert motion.where["selected"] == 2  # on ∂L/∂x̃ → ∂L/∂x
     stages = [s.stage for s in motion.scenes]
     mask = stages.index(ms.MASK)
@@ -664,13 +674,13 @@ def test_the_whole_pass_legend_takes_the_room_under_the_kernel_so_grids_grow(key
     other grids; the grids take the height it gave back."""
     from convviz.presets import PRESETS_BY_KEY
     from convviz.render.geometry import grid_layout, ticks_px
-    from convviz.render.input_story import whole_pass
+    from convviz.render.input_story import Focus, stage_motion
 
     preset = PRESETS_BY_KEY[key]
     spec = preset.spec()
     x, w = preset.values()
     ig = layer(spec, x, w, preset.grad_out_for(np.zeros(spec.output_shape))).input_grad
-    motion = whole_pass(ig, input_grad_sweep(ig, 0, 0), 0, 0, 0, ("grad_x", 1, 1))
+    motion = stage_motion("whole", ig, input_grad_sweep(ig, 0, 0), Focus(0, 0, 0, ("grad_x", 1, 1)))
     theme = PRESENTATION.fitted(1232, 720)
     fig = mp.motion_figure(motion, theme)
     legend = next(a for a in fig.layout.annotations if a.xref == "paper")
@@ -680,7 +690,7 @@ def test_the_whole_pass_legend_takes_the_room_under_the_kernel_so_grids_grow(key
         lay.height - lay.margin.t - lay.margin.b,
     )
     left = legend.x * plot_w  # px from the plot area's left edge
-    (kernel,) = [i for i, p in enumerate(motion.panels) if p.shape == spec.kernel_size]
+    (kernel,) = [i for i, p in enumerate(motion.panels) if p.key == "w_rot"]
     ax = lay["xaxis" + ("" if kernel == 0 else str(kernel + 1))]
     ay = lay["yaxis" + ("" if kernel == 0 else str(kernel + 1))]
     centre = (ax.domain[0] + ax.domain[1]) / 2 * plot_w
@@ -726,13 +736,13 @@ def test_a_click_on_the_mask_stage_or_the_whole_pass_selects_a_cell_of_the_gradi
     carries the invisible cell markers the other figures have, in the pages' selection keys. A
     cell of x selects its ∂L/∂x cell (the mask's result; it selected the ∂L/∂x̃ cell, headed
     "padded input x̃"), a ring cell its ∂L/∂x̃ cell; the grids of ∂L/∂y and w name no cell."""
-    from convviz.render.input_story import stage_motion, whole_pass
+    from convviz.render.input_story import Focus, stage_motion
 
     lay = LAYERS["reflect"]
     ig = lay.input_grad
     for motion in (
-        stage_motion(ig, 5, 0, 0, 0, ("grad_x", 1, 1)),
-        whole_pass(ig, input_grad_sweep(ig, 0, 0), 0, 0, 0, ("grad_x", 1, 1)),
+        stage_motion("mask", ig, None, Focus(0, 0, 0, ("grad_x", 1, 1))),
+        stage_motion("whole", ig, input_grad_sweep(ig, 0, 0), Focus(0, 0, 0, ("grad_x", 1, 1))),
     ):
         fig = mp.motion_figure(motion)
         (click,) = [t for t in fig.data if t.name and t.name.endswith(":click")]
@@ -753,19 +763,19 @@ def test_a_click_on_the_mask_stage_or_the_whole_pass_selects_a_cell_of_the_gradi
             else:  # x's indices, which are the labels
                 assert key == "grad_x" and (x, y) == (c, r)
                 assert 0 <= r < ig.spec.in_size[0] and 0 <= c < ig.spec.in_size[1]
-    assert not any(t.name.endswith(":click") for t in mp.motion_figure(
-        stage_motion(ig, 1, 0, 0, 0, ("grad_x", 1, 1))).data if t.name)  # fmt: skip
+    dilate = stage_motion("dilate", ig, None, Focus(0, 0, 0, ("grad_x", 1, 1)))
+    assert not any(t.name.endswith(":click") for t in mp.motion_figure(dilate).data if t.name)
 
 
 def test_the_whole_pass_of_a_big_multi_filter_layer_says_its_colours_and_its_sum():
     """qa-channels' whole pass hides its numbers: each grid's scale line gave "■ 0" (the motion's
     blank panels), now the range of the numbers its cells take. Its result grid sums the 10
     filters' correlations while the motion draws filter 0's: its title says so."""
-    from convviz.render.input_story import whole_pass
+    from convviz.render.input_story import Focus, stage_motion
 
     (qa,) = [p for p in PRESETS if p.key == "qa-channels"]
     ig = preset_layer(qa).input_grad
-    motion = whole_pass(ig, input_grad_sweep(ig, 0, 0), 0, 0, 0, ("grad_x", 1, 1))
+    motion = stage_motion("whole", ig, input_grad_sweep(ig, 0, 0), Focus(0, 0, 0, ("grad_x", 1, 1)))
     fig = mp.motion_figure(motion, theme_for(True, (1280, 720)))
     grad, result = (fig.layout.annotations[i].text for i in (0, 2))
     for text, values in (
@@ -777,7 +787,9 @@ def test_the_whole_pass_of_a_big_multi_filter_layer_says_its_colours_and_its_sum
         assert f"■</span> {lo} ·" in text and text.endswith(f"■</span> {hi}</span>")
     assert "Σ over 10 filters" in result and "Σ" not in grad
     small = LAYERS["recitation-s2"].input_grad  # one filter: no sum
-    one = whole_pass(small, input_grad_sweep(small, 0, 0), 0, 0, 0, ("grad_x", 1, 1))
+    one = stage_motion(
+        "whole", small, input_grad_sweep(small, 0, 0), Focus(0, 0, 0, ("grad_x", 1, 1))
+    )
     assert not any("Σ" in a.text for a in mp.motion_figure(one).layout.annotations)
 
 

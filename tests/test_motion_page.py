@@ -1,6 +1,7 @@
-"""The whole backward pass on the Input-gradient page, through AppTest (no browser): in the link
-(`whole=1`), switched on and off by the toggle and by picking a stage, the stage bar told what
-to light up, and the formula under the player following the frames (the engine's formulas)."""
+"""The whole backward pass on the Input-gradient page, through AppTest (no browser): a stage of
+the lecture (step=7, an older link's whole=1), reached by Next after the mask and left by Next
+for the Weight gradient, the stage bar told what to light up, and the formula under the player
+following the frames (the engine's formulas)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from convviz.formulas import input_grad_formula, weight_grad_formula
 from convviz.presets import PRESETS_BY_KEY
 from convviz.stages import forward_stages, layer
-from convviz.state import FIELDS, from_query, preset_state, to_query
+from convviz.state import FIELDS, from_query, to_query
 
 pytestmark = pytest.mark.apptest  # the Input-gradient page in AppTest
 
@@ -54,59 +55,65 @@ def recitation():
     return layer(spec, x, w, p.grad_out_for(forward_stages(spec, x, w).y)).input_grad
 
 
-def test_whole_is_a_strict_url_field():
+WHOLE = str(len(STAGES) + 1)  # the whole pass: the stage after the six (step=7)
+
+
+def test_an_older_links_whole_is_read_as_the_whole_pass_stage():
     assert FIELDS["whole"].kind == "bool"
-    assert preset_state(PRESETS_BY_KEY["recitation-s2"])["whole"] is False
     state, problems = from_query({"preset": "recitation-s2", "whole": "1"})
-    assert state["whole"] is True and not problems
-    assert to_query(state)["whole"] == "1"
+    assert state["step"] == int(WHOLE) and not problems
+    assert "whole" not in to_query(state) and to_query(state)["step"] == WHOLE
     state, problems = from_query({"preset": "recitation-s2", "whole": "yes"})
-    assert state["whole"] is False
+    assert state["step"] == 1
     assert problems == ["`whole=yes` must be 0 or 1; kept off"]
 
 
 def test_a_link_with_whole_opens_the_whole_pass():
-    at = open_page(preset="recitation-s2", whole="1")
-    assert not at.exception, [e.value for e in at.exception]
-    assert at.toggle(key="whole_pass").value is True
-    labels = meta(at)["labels"]
-    assert labels[0] == "1 · ∂L/∂y" and labels[-1] == "6 · ∂L/∂x"
-    assert meta(at)["stages"] == [*STAGES, "6 · ∂L/∂x"]
-    assert at.session_state["w_step"] is None  # no stage selected: the player lights them up
+    for at in (open_page(preset="recitation-s2", whole="1"),
+               open_page(preset="recitation-s2", step=WHOLE)):  # fmt: skip
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.session_state["w_step"] == "1–6 · whole pass"  # its button in the stage bar
+        labels = meta(at)["labels"]
+        assert labels[0] == "1 · ∂L/∂y" and labels[-1] == "6 · mask"
+        assert meta(at)["stages"] == STAGES
 
 
-def test_the_toggle_and_a_picked_stage_write_the_url():
+def test_the_whole_pass_is_a_stage_of_the_bar_and_of_the_url():
     at = open_page(preset="recitation-s2")
-    assert query(at).get("whole") == "0"
-    at.toggle(key="whole_pass").set_value(True).run()
-    assert query(at)["whole"] == "1"
-    assert meta(at)["labels"][-1] == "6 · ∂L/∂x"
-    at.button_group(key="w_step").set_value("3 · pad").run()  # a stage alone, whole pass off
-    assert query(at)["whole"] == "0" and query(at)["step"] == "3"
+    at.button_group(key="w_step").set_value("1–6 · whole pass").run()
+    assert query(at)["step"] == WHOLE and "whole" not in query(at)
+    assert meta(at)["labels"][-1] == "6 · mask" and len(set(meta(at)["labels"])) == 6
+    at.button_group(key="w_step").set_value("3 · pad").run()  # a stage alone
+    assert query(at)["step"] == "3"
     assert set(meta(at)["labels"]) == {"3 · pad"}
 
 
-def test_the_whole_pass_bars_buttons_reach_the_server_past_its_ends_only():
-    """While the whole pass plays, player.js makes the bar's Back / Next its previous / next
-    stage (a browser test clicks them); a click the server gets is past the motion's ends: the
-    pages around. Before, Next left the whole pass for the storyboard's next stage alone."""
-    at = open_page(preset="recitation-s2", whole="1")
-    assert at.button(key="nav_next").help.endswith("the weight gradient page")
+def test_next_walks_the_stages_then_the_whole_pass_then_the_weight_gradient():
+    """The clicker's sequence: … → 6 · mask → the whole pass → Weight gradient (its first
+    stage); back from the Weight gradient's first stage to the whole pass."""
+    at = open_page(preset="recitation-s2", step="6")
     at.button(key="nav_next").click().run()
-    assert at.button(key="nav_next_page").label == "next: channels ▶"  # the Weight gradient page
-    at = open_page(preset="recitation-s2", whole="1")
-    at.button(key="nav_back").click().run()
-    assert at.button(key="nav_next_page").label == "next: input gradient ▶"  # Forward
+    assert query(at)["step"] == WHOLE
+    assert player_data(at, "stage_whole")["stage"].endswith("#whole")
+    at.button(key="nav_next_page").click().run()  # to the Weight gradient page
+    assert query(at)["step"] == "1"
+    assert at.session_state["w_step"] == "1 · ∂L/∂w"
+    # (AppTest runs its own page again after an in-app switch: a fresh one for the way back)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["preset"] = "recitation-s2"
+    at.switch_page("pages/3_Weight_gradient.py").run()
+    at.button(key="nav_back_page").click().run()
+    assert query(at)["step"] == WHOLE
 
 
 def test_the_player_follows_the_stage_bar_and_writes_the_frames_sums():
-    at = open_page(preset="recitation-s2", whole="1", sel="grad_x:2:2")
-    data = player_data(at, "whole_pass")
-    # every stage of the motion has a button of the bar; ∂L/∂x (the mask's result) is 6 · mask's
-    assert data["follow"] == {
-        "key": "w_step",
-        "buttons": {**{s: i for i, s in enumerate(STAGES)}, "6 · ∂L/∂x": 5},
-    }
+    at = open_page(preset="recitation-s2", step=WHOLE, sel="grad_x:2:2")
+    data = player_data(at, "stage_whole")
+    # every stage of the motion lights its own button of the bar
+    assert data["follow"] == {s: i for i, s in enumerate(STAGES)}
+    assert data["buttons"]["bar"] == ".st-key-w_step button"
+    assert data["buttons"]["next"] == ".st-key-nav_next button, .st-key-nav_next_page button"
+    assert data["whole"] == {"toggle": 0}  # back to the stage it was entered from (none: the 1st)
     ig = recitation()
     labels, cells, captions = data["labels"], data["cells"], data["captions"]
     assert len(captions) == len(labels) == len(cells)
@@ -130,6 +137,7 @@ def test_the_player_follows_the_stage_bar_and_writes_the_frames_sums():
 def test_the_weight_gradient_motion_writes_each_windows_sum():
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["preset"] = "recitation-s2"
+    at.query_params["step"] = "2"  # the weight gradient's second stage: the window
     at.switch_page("pages/3_Weight_gradient.py").run()
     assert not at.exception
     data = player_data(at, "dilated_grad")

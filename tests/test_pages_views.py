@@ -160,8 +160,13 @@ def test_storyboard_next_and_back_move_the_step():
         titles.append(at.markdown[0].value)
         assert is_step(titles[-1], n), titles[-1]
         assert figures(at), n
-    assert at.button(key="nav_next_page").label == "Weight gradient ▶"  # the story goes on
-    projector = open_page(INPUT_GRAD, pres="1", step="6")  # as short as Next: the bar keeps its row
+    at.button(key="nav_next").click().run()  # after the six stages, the whole pass
+    assert query(at)["step"] == "7" and at.markdown[0].value.startswith("## 1–6. The whole")
+    # the story goes on
+    assert at.button(key="nav_next_page").label == "next: weight gradient ▶"
+    at.button(key="nav_back").click().run()
+    assert query(at)["step"] == "6"
+    projector = open_page(INPUT_GRAD, pres="1", step="7")  # as short as Next: the bar keeps its row
     assert projector.button(key="nav_next_page").label == "Next ▶"
     assert "weight gradient page" in projector.button(key="nav_next_page").help
     assert len(set(titles)) == len(titles)
@@ -175,27 +180,30 @@ def test_the_storyboard_opens_at_its_start_going_on_and_at_its_end_going_back():
     and Forward's way on opened it wherever it was last left: as through slides, going on starts
     at stage 1 and going back arrives at stage 6."""
     at = open_page(WEIGHT_GRAD)
-    at.button(key="nav_back_page").click().run()
+    at.button(key="nav_back_page").click().run()  # the whole pass, the stage before
     assert_clean(at)
-    assert query(at)["step"] == "6" and is_step(at.markdown[0].value, 6)
+    assert query(at)["step"] == "7" and at.markdown[0].value.startswith("## 1–6. The whole")
     at = open_page(FORWARD, step="4")
     at.button(key="nav_next_page").click().run()
     assert_clean(at)
     assert query(at)["step"] == "1" and is_step(at.markdown[0].value, 1)
 
 
-def test_the_whole_pass_opens_at_its_end_going_back_and_at_its_start_going_on():
-    """PageUp from the Weight gradient into the whole pass opened it at frame 1, the lecture's
-    last slide shown from its start; going on from Forward it opens at frame 1."""
-    at = open_page(WEIGHT_GRAD, whole="1")
-    at.button(key="nav_back_page").click().run()
-    assert_clean(at)
-    meta = figures(at)[0]["layout"]["meta"]["player"]
-    assert meta["active"] == len(meta["steps"]) - 1
-    at.switch_page(FORWARD).run()
-    at.button(key="nav_next_page").click().run()
-    meta = figures(at)[0]["layout"]["meta"]["player"]
-    assert query(at)["whole"] == "1" and meta["active"] == 0
+def test_a_stage_opens_on_its_first_frame_or_on_its_result_as_the_lecturer_chose():
+    """On a projector, entered either way (PageUp from the Weight gradient into the whole pass,
+    PageDown into a stage), a motion opens on its first frame under the default playback
+    (play=auto: the browser then plays it once) and on its result under play=stills."""
+    for play, first in (("auto", True), ("stills", False)):
+        at = open_page(WEIGHT_GRAD, play=play, pres="1")
+        at.button(key="nav_back_page").click().run()
+        assert_clean(at)
+        meta = figures(at)[0]["layout"]["meta"]["player"]
+        assert meta["active"] == (0 if first else len(meta["steps"]) - 1), play
+        at = open_page(INPUT_GRAD, play=play, step="2", pres="1")
+        at.button(key="nav_next").click().run()
+        meta = figures(at)[0]["layout"]["meta"]["player"]
+        assert meta["labels"][0] == "3 · pad"
+        assert meta["active"] == (0 if first else len(meta["steps"]) - 1), play
 
 
 def test_storyboard_step_from_the_url_and_the_animated_step():

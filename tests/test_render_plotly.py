@@ -646,19 +646,29 @@ def test_base_figure_shows_the_start_step(fwd):
                 np.testing.assert_array_equal(np.asarray(fig.data[i][key]), np.asarray(value))
 
 
-def test_hover_link_holds_every_output_cells_window(fwd):
+def test_hover_link_holds_every_output_cells_window_and_every_operand_cells_readers(fwd):
+    """The relation is computed here once (the browser only draws boxes): each output cell's
+    window box, and each operand cell's (output, tap) readers, as selection.reads has them."""
+    from convviz.render.selection import reads
+
     sw, operand, kernel, output, fig = fwd
     link = animation_frames.player_meta(fig)["link"]
     assert [p["key"] for p in link["panels"]] == [operand.key, kernel.key, output.key]
-    np.testing.assert_array_equal(link["r0"], sw.rows[:, 0])
-    np.testing.assert_array_equal(link["c0"], sw.cols[:, 0])
-    assert link["dilation"] == list(sw.dilation) and link["kernel"] == list(sw.kernel.shape[1:])
+    windows = np.array(link["windows"])
+    np.testing.assert_array_equal(windows[:, 0], sw.rows[:, 0])
+    np.testing.assert_array_equal(windows[:, 1], sw.rows[:, -1])
+    np.testing.assert_array_equal(windows[:, 2], sw.cols[:, 0])
+    assert link["kernel"] == list(sw.kernel.shape[1:])
     hover = [fig.data[i] for i in link["traces"]]
     assert [h.name for h in hover] == ["hover"] * 3 and all(len(h.x) == 0 for h in hover)
-    # every window read from the link lies on the operand: the browser outlines real cells
-    (kh, kw), (dh, dw) = link["kernel"], link["dilation"]
-    assert max(link["r0"]) + dh * (kh - 1) < operand.shape[0]
-    assert max(link["c0"]) + dw * (kw - 1) < operand.shape[1]
+    assert windows[:, 1].max() < operand.shape[0] and windows[:, 3].max() < operand.shape[1]
+    kw = link["kernel"][1]
+    for cell, pairs in enumerate(link["readers"]):
+        r, c = divmod(cell, operand.shape[1])
+        steps = pairs[0::2]
+        assert steps == np.flatnonzero(reads(sw, (r, c))).tolist()
+        for t, tap in zip(steps, pairs[1::2]):
+            assert sw.rows[t, tap // kw] == r and sw.cols[t, tap % kw] == c
 
 
 def test_sampling_keeps_every_kth_step_the_last_and_start():

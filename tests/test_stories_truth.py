@@ -11,6 +11,7 @@ import pytest
 from convviz.presets import PRESETS
 from convviz.render import static_gif
 from convviz.render.input_story import (
+    Focus,
     input_grad_animation,
     input_grad_story,
     scatter_panels,
@@ -241,7 +242,7 @@ def test_stage_6_marks_the_remainder_whose_gradient_is_0(case):
     lay, n, k, c, _ = case
     ig = lay.input_grad
     still = input_grad_story(ig, n, k, c)[5].panels[0]
-    motion = stage_motion(ig, 5, n, k, c)
+    motion = stage_motion("mask", ig, None, Focus(n, k, c))
     remainder = lay.forward.remainder_mask
     for panel in (still, motion.panels[0]):
         assert panel.key == "grad_x_padded"
@@ -273,7 +274,7 @@ def test_the_rings_legend_says_what_the_mask_does_with_it(case):
     the mask adds it back onto the cells it copied (the legend said 'masked' for both)."""
     lay, n, k, c, _ = case
     ig = lay.input_grad
-    words = [w for *_, w in legend_items(stage_motion(ig, 5, n, k, c))]
+    words = [w for *_, w in legend_items(stage_motion("mask", ig, None, Focus(n, k, c)))]
     ring = [w for w in words if w.startswith("ring's gradient")]
     if not ig.pad_mask.any():
         assert ring == []

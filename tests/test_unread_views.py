@@ -85,9 +85,9 @@ def test_png_svg_legend_draws_and_names_them(story):
 
 def test_motion_legend_names_them(story):
     """A motion (its HTML and its GIF) lists the band in its legend."""
-    from convviz.render.input_story import stage_motion
+    from convviz.render.input_story import Focus, stage_motion
 
-    motion = stage_motion(story.layer.input_grad, 5, 0, 0, 0)
+    motion = stage_motion("mask", story.layer.input_grad, None, Focus())
     words = [w for _, _, w in legend_items(motion)]
     assert any(w.startswith("between the windows") for w in words)
 

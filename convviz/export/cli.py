@@ -10,11 +10,13 @@ folder and renamed when complete, so an interrupted run leaves no half-written f
 from __future__ import annotations
 
 import argparse
+import multiprocessing as mp
 import os
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,15 +86,24 @@ def parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="replace files of the same names already in --out"
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar; still list the files")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        metavar="N",
+        help="processes that draw side by side (default: 2, or 1 on one core)",
+    )
     return p
 
 
 @dataclass(frozen=True)
 class Job:
-    """One file to write: its name and what makes its bytes."""
+    """One file to write: its name and what makes its bytes; jobs of one group share work (an
+    animation's GIF and MP4 its frames) and run in one process."""
 
     name: str
     make: Callable[[], bytes]
+    group: str = ""
 
 
 def _formats(text: str) -> list[str]:
@@ -158,11 +169,11 @@ def _animation_jobs(story: Story, anims: list[Animation], formats: list[str]) ->
     out: list[Job] = []
     for anim in filter(story.drawable, anims):  # a wide layer's motions: see skipped()
         if "gif" in formats:
-            out.append(Job(story.file_name(anim.name, "gif"), lambda a=anim: draw(a).gif))
+            name = story.file_name(anim.name, "gif")
+            out.append(Job(name, lambda a=anim: draw(a).gif, anim.name))
         if "mp4" in formats:
-            out.append(
-                Job(story.file_name(anim.name, "mp4"), lambda a=anim: _mp4(draw, rendered, a))
-            )
+            name = story.file_name(anim.name, "mp4")
+            out.append(Job(name, lambda a=anim: _mp4(draw, rendered, a), anim.name))
     return out
 
 
@@ -224,6 +235,32 @@ def _mp4(draw, rendered: dict, anim) -> bytes:
     data = mp4_bytes(draw(anim).frames)
     rendered.pop(anim.name, None)
     return data
+
+
+# --- making the files, on every core -------------------------------------------------------------
+
+_GROUPS: list[list[Job]] = []  # what the forked workers make (they inherit it, nothing pickled)
+
+
+def _make_group(i: int) -> list[tuple[str, bytes]]:
+    return [(job.name, job.make()) for job in _GROUPS[i]]
+
+
+def made(todo: list[Job], workers: int):
+    """Each job's (name, bytes), in the jobs' order; groups (`Job.group`) made side by side in
+    `workers` forked processes (one: here, one after the other)."""
+    global _GROUPS
+    groups: dict[str, list[Job]] = {}
+    for job in todo:
+        groups.setdefault(job.group or job.name, []).append(job)
+    _GROUPS = list(groups.values())
+    if workers < 2 or len(_GROUPS) < 2 or "fork" not in mp.get_all_start_methods():
+        for i in range(len(_GROUPS)):
+            yield from _make_group(i)
+        return
+    with ProcessPoolExecutor(workers, mp_context=mp.get_context("fork")) as pool:
+        for result in pool.map(_make_group, range(len(_GROUPS))):
+            yield from result
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -292,11 +329,12 @@ def main(argv: list[str] | None = None) -> int:
     bar = Progress(len(todo), not args.quiet and sys.stderr.isatty())
     written = []
     try:
-        for i, job in enumerate(todo):
-            bar.show(i, job.name)
-            path = args.out / job.name
-            write_atomic(path, job.make())
+        bar.show(0, todo[0].name if todo else "")
+        for name, data in made(todo, max(1, args.workers)):
+            path = args.out / name
+            write_atomic(path, data)
             written.append(path)
+            bar.show(len(written), name)
         bar.show(len(todo), "done")
     except KeyboardInterrupt:
         bar.end()

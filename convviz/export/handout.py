@@ -48,7 +48,7 @@ def _page(still: Still, number: int, total: int) -> Figure:
     _text(fig, 0.90, caption, 11, color=MUTED_TEXT, linespacing=1.4)
     image = _stage_png(still)
     ax = fig.add_axes((0.05, 0.14, 0.9, 0.66))
-    ax.imshow(image, interpolation="lanczos")
+    ax.imshow(image, interpolation="none")  # embedded as drawn: a PDF viewer scales it
     ax.set_axis_off()
     if still.formula is not None:
         symbolic = still.formula.text(numeric=False, max_terms=SHORT_TERMS)

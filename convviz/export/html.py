@@ -1,69 +1,69 @@
-"""Standalone, offline HTML: an animation with the app's player, or the whole lecture.
+"""Standalone, offline HTML: the lecture as the app's presentation mode without a server.
 
 One file holds everything it needs: plotly.js (inlined, no CDN), the figures with their frames,
-and the app's own player (convviz/ui/player.js and player.css, inlined), so it plays, steps,
-scrubs, changes speed, answers the keys and shows each frame's formula lines as the app does,
-from a USB stick, with no server and no network. The player finds its chart by the class
-Streamlit gives a keyed element (`st-key-chart_<name>`); the page here gives it the same.
+the app's own player (convviz/ui/player_core.js + player.js, inlined) and its styles. The lecture
+is a deck of the lecture's stages (`convviz.lecture`), one per screen, drawn at the app's
+presentation sizes (designed at 1280×720, grown with the window as the app grows its rem): the
+stage bar and a counter on top, the stage's heading, its figure, the player and each frame's
+formula under it. The keys are the app's (`lecture.KEYS`): PageDown / PageUp and n / p the next
+and previous stage, ← → space Home End the player, a the whole pass, b or . a blank screen, F5 or f
+full screen. One animation alone is a deck of one stage.
 """
 
 from __future__ import annotations
 
 import html
 import json
+from functools import partial
 from pathlib import Path
 
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from convviz.export.story import Animation, Story
-from convviz.formulas import FULL_TERMS, Formula
+from convviz.export.story import Animation, Still, Story
+from convviz.lecture import LECTURE, Stage
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.animation_frames import (
-    KEYS_HINT,
     NO_CAPTION,
     cell_lines,
+    formula_lines,
     player_meta,
     writes_captions,
 )
 from convviz.render.grids import PLOTLY_CONFIG, panels_figure
-from convviz.render.motion_plotly import PICTURE_CSS, motion_figure
+from convviz.render.motion import gif_fits
+from convviz.render.motion_plotly import motion_figure
 from convviz.render.plotly_adapter import Figure, wire
 from convviz.render.sweep_animations import sweep_figure
-from convviz.render.theme import THEME, Theme, a11y_css_variables
-from convviz.text import bias_gradient, number
+from convviz.render.theme import Theme, a11y_css_variables, theme_for
+from convviz.ui import assets
 
-_UI = Path(__file__).resolve().parent.parent / "ui"
+DECK_PX = (1280, 720)  # the screen a deck is drawn for; a bigger window zooms it whole
+DECK_HEAD_PX = 48  # the stage bar above the figure (as the app's, presentation.css)
+FORMULA_LINES_PX = 72  # a still's two formula lines (as the app's)
+_DECK_JS = Path(__file__).with_name("deck.js")
 
+# The page around the deck: its box at 1280×720, the bar, the heading; colours the theme's.
 _PAGE_CSS = """
-body { font-family: "Liberation Sans", Arial, Helvetica, sans-serif; color: #1a202c;
-       margin: 1.5rem auto; max-width: 1100px; padding: 0 1rem; line-height: 1.45; }
-h1 { font-size: 1.6rem; margin-bottom: 0.2rem; }
-h2 { font-size: 1.3rem; margin-top: 2.2rem; border-bottom: 1px solid #e2e8f0; }
-h3 { font-size: 1.1rem; margin-top: 1.6rem; }
-p.note, p.layer { color: #4a5568; margin: 0.2rem 0 0.6rem; }
-section.figure { margin: 0.8rem 0 1.6rem; }
-pre.formula { font-family: inherit; font-size: 1.05rem; white-space: pre-wrap; margin: 0.3rem 0; }
-footer { margin-top: 3rem; color: var(--cv-a11y-hint); font-size: 0.85rem; }
+html, body { margin: 0; height: 100%; background: var(--cv-background); color: var(--cv-text);
+  font-family: "Source Sans Pro", var(--cv-font); overflow: hidden; }
+#deck { width: 1280px; height: 720px; position: relative; transform-origin: 0 0; }
+#deck-head { display: flex; align-items: center; gap: 0.3rem; height: 44px; padding: 0 24px;
+  flex-wrap: nowrap; overflow: hidden; }
+#deck-head button { font: inherit; font-size: 15px; padding: 4px 8px; white-space: nowrap;
+  border: 1px solid var(--cv-border); border-radius: 6px; background: var(--cv-background);
+  color: var(--cv-text); cursor: pointer; }
+#deck-head button[data-cv-now="1"] { background: var(--cv-accent); border-color: var(--cv-accent);
+  color: var(--cv-background); font-weight: 600; }
+#deck-head .page { color: var(--cv-muted); font-size: 13px; margin-left: 6px; }
+#deck-counter { margin-left: auto; color: var(--cv-muted); font-size: 16px; white-space: nowrap; }
+section.stage { position: absolute; top: 44px; left: 0; width: 1280px; height: 676px;
+  padding: 0 24px; box-sizing: border-box; visibility: hidden; }
+section.stage.shown { visibility: visible; }
+section.stage h2 { font-size: 22px; margin: 2px 0 2px; font-weight: 600; }
+section.stage .figure { display: flex; justify-content: center; }
+#deck-nav { display: none; }
 """
-
-# The player is an ES module for Streamlit's components (`export default function (component)`);
-# here it becomes a global the page calls once per chart.
-_MOUNT = """
-document.querySelectorAll("[data-convviz-player]").forEach(function (node) {
-  var data = JSON.parse(node.querySelector("script[type='application/json']").textContent);
-  window.convvizPlayer({ parentElement: node, data: data });
-});
-"""
-
-
-def player_script() -> str:
-    """player.js as a classic script defining window.convvizPlayer(component)."""
-    js = (_UI / "player.js").read_text()
-    marker = "export default function (component)"
-    if marker not in js:
-        raise RuntimeError("player.js no longer has its default export; update export/html.py")
-    return js.replace(marker, "window.convvizPlayer = function (component)")
 
 
 def _json(data) -> str:
@@ -71,30 +71,29 @@ def _json(data) -> str:
     return json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
 
 
-def _formula_lines(formula: Formula) -> list[str]:
-    return [formula.text(numeric=n, max_terms=FULL_TERMS) for n in (False, True)]
+def deck_theme() -> Theme:
+    """The app's presentation theme at 1280×720, less the deck's stage bar."""
+    width, height = DECK_PX
+    return theme_for(True, (width - 48, height, 16.0)).reserve(DECK_HEAD_PX)
 
 
-def animation_figure(anim: Animation, theme: Theme = THEME) -> tuple[Figure, list[list[str]]]:
-    """The animation's plotly figure (as the app draws it) and each frame's formula lines."""
+def animation_figure(anim: Animation, theme: Theme | None = None):
+    """The animation's plotly figure (as the app draws it, opened on its first frame) and each
+    frame's formula lines (as the app writes them on a projector)."""
+    theme = theme or deck_theme()
+    lines_of = partial(formula_lines, theme=theme)
     if anim.sweep is None:
-        motion = anim.motion()
-        start = 0 if anim.name == "backward-pass" else None  # as the pages open them
-        fig = motion_figure(motion, theme, start=start)
+        fig = motion_figure(anim.motion(), theme, start=0)
         meta = player_meta(fig)
         if anim.cell_formula is None:
             return fig, meta["captions"]
-        return fig, cell_lines(meta, anim.cell_formula, _formula_lines)  # as the pages write
+        return fig, cell_lines(meta, anim.cell_formula, lines_of, theme.show_secondary)
     sweep = anim.sweep
-    fig = sweep_figure(
-        sweep, *anim.panels, theme, channel=anim.channel, start=sweep.steps - 1,
-        title=anim.title,
-    )  # fmt: skip
+    fig = sweep_figure(sweep, *anim.panels, theme, channel=anim.channel, start=0, title=anim.title)
     steps = player_meta(fig)["steps"]
     if anim.formula_of is None or not writes_captions(sweep, len(steps)):
         return fig, [[NO_CAPTION]] * len(steps)
-    targets = sweep.targets[steps]
-    return fig, [_formula_lines(anim.formula_of(int(r), int(c))) for r, c in targets]
+    return fig, [lines_of(anim.formula_of(int(r), int(c))) for r, c in sweep.targets[steps]]
 
 
 def _figure_div(fig: Figure, key: str) -> str:
@@ -106,39 +105,38 @@ def _figure_div(fig: Figure, key: str) -> str:
     )  # fmt: skip
 
 
-def player_block(fig: Figure, captions: list[list[str]], key: str, primary: bool) -> str:
-    """A chart and its player: the chart inside an element of class st-key-chart_<key>."""
-    data = {
-        **player_meta(fig),
-        "captions": captions,
-        "chart": f"chart_{key}",
-        "primary": primary,
-        "pres": False,
-        "hint": KEYS_HINT,
+def _lecture_data(whole: int | None, heavy: bool = False) -> dict:
+    """What every player of the deck is told of the lecture: the deck's own Back / Next
+    buttons and bar (deck.js moves the deck), the whole pass's button."""
+    return {
+        "buttons": {"next": "#deck-next", "back": "#deck-back", "bar": "#deck-head .stage-button"},
+        "whole": None if whole is None else {"toggle": whole},
+        "heavy": heavy,  # too big to play by itself
     }
+
+
+def player_block(fig, captions, key: str, lecture: dict) -> str:
+    """A chart and its player: the chart inside the element its player looks in."""
+    data = assets.player_data(
+        fig, captions, chart=f"chart_{key}", stage=key, presentation=True, primary=False,
+        **lecture,
+    )  # fmt: skip
     return (
-        f'<div class="st-key-chart_{key}">{_figure_div(fig, key)}</div>\n'
+        f'<div class="figure st-key-chart_{key}">{_figure_div(fig, key)}</div>\n'
         f'<div class="st-key-player_{key}" data-convviz-player>'
         f'<script type="application/json">{_json(data)}</script></div>'
     )
 
 
-def _page(title: str, body: str) -> str:
-    css = a11y_css_variables() + (_UI / "player.css").read_text()
-    css += (_UI / "player_a11y.css").read_text()
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(title)}</title>
-<style>{_PAGE_CSS}{PICTURE_CSS}{css}</style>
-<script>{get_plotlyjs()}</script>
-</head><body>
-{body}
-<footer>Made with convviz. Offline: plotly.js and the player are inside this file.</footer>
-<script>{player_script()}
-{_MOUNT}</script>
-</body></html>
-"""
+def _still_block(still: Still, key: str, theme: Theme) -> str:
+    """A stage of still grids, its sum in the two lines a player writes under its figure."""
+    fig = panels_figure(still.panels, theme.reserve(FORMULA_LINES_PX))
+    lines = formula_lines(still.formula, theme) if still.formula else []
+    words = "".join(f"<div>{html.escape(line)}</div>" for line in lines)
+    return (
+        f'<div class="figure st-key-chart_{key}">{_figure_div(fig, key)}</div>'
+        f'<div class="cv-formula">{words}</div>'
+    )
 
 
 def layer_line(story: Story) -> str:
@@ -156,92 +154,99 @@ def layer_line(story: Story) -> str:
     )
 
 
-def _section(anim: Animation, theme: Theme, primary: bool, level: str = "h3") -> str:
-    """An animation with its heading (a sweep's figure has its own title) and caption."""
-    fig, captions = animation_figure(anim, theme)
-    heading = "" if anim.sweep is not None else f"<{level}>{html.escape(anim.title)}</{level}>"
+def deck_stages(story: Story) -> list[Stage]:
+    """The stages a deck shows: the layer's lecture, each with a picture or an animation (the
+    channels' tiles are the app's alone)."""
+    return [s for s in LECTURE.of(story.spec) if s.animated or s.still]
+
+
+def _head(stages: list[Stage]) -> str:
+    """The stage bar: every stage's button, grouped by page, and the counter."""
+    out, page = [], None
+    for i, stage in enumerate(stages):
+        if stage.page != page:
+            page = stage.page
+            name = Path(page).stem.split("_", 1)[-1].replace("_", " ")
+            out.append(f'<span class="page">{html.escape(name)}</span>')
+        out.append(f'<button type="button" class="stage-button" data-stage="{i}">'
+                   f"{html.escape(LECTURE.label(stage))}</button>")  # fmt: skip
+    out.append('<span id="deck-counter"></span>')
+    return f'<div id="deck-head">{"".join(out)}</div>'
+
+
+def _stage_section(story: Story, stage: Stage, i: int, theme: Theme, lecture: dict) -> str:
+    anims = {a.stage.key: a for a in story.animations()}
+    stills = {s.stage.key: s for s in story.stills()}
+    key = stage.key.replace("-", "_")
+    heading = story.words(stage)[0]
+    number = LECTURE.number(stage)
+    title = f"{number}. {heading}" if number else heading
+    if stage.key in anims:
+        fig, captions = animation_figure(anims[stage.key], theme)
+        body, chart = player_block(fig, captions, key, lecture), f"chart_{key}"
+    else:
+        body, chart = _still_block(stills[stage.key], key, theme), ""
     return (
-        f"<section class='figure'>{heading}"
-        f"<p class='note'>{html.escape(anim.caption)}</p>"
-        f"{player_block(fig, captions, anim.name.replace('-', '_'), primary)}</section>"
+        f'<section class="stage" data-stage="{i}" data-chart="{chart}" data-key="{stage.key}">'
+        f"<h2>{html.escape(title)}</h2>{body}</section>"
     )
 
 
-def animation_html(story: Story, anim: Animation, theme: Theme = THEME) -> str:
-    """One animation of the story as a standalone page."""
-    body = (
-        f"<h1>{html.escape(anim.title)}</h1><p class='layer'>{html.escape(layer_line(story))}</p>"
-        + _section(anim, theme, primary=True)
-    )
-    return _page(f"convviz · {anim.title}", body)
+def deck_html(story: Story, stages: list[Stage], title: str, progress=None) -> str:
+    """A deck of these stages (one per screen), offline; progress(done, total) per stage."""
+    theme = deck_theme()
+    whole = next((i for i, s in enumerate(stages) if s.covers), None)
+    lecture = _lecture_data(whole, not gif_fits(story.spec))
+    sections = []
+    for i, stage in enumerate(stages):
+        sections.append(_stage_section(story, stage, i, theme, lecture))
+        if progress:
+            progress(i + 1, len(stages))
+    nav = ('<div id="deck-nav"><button id="deck-back" type="button"></button>'
+           '<button id="deck-next" type="button"></button></div>')  # fmt: skip
+    css = assets.css_variables() + a11y_css_variables() + assets.sections()["all"]
+    css += assets.player_css() + _PAGE_CSS
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)}</title>
+<meta name="description" content="{html.escape(layer_line(story))}">
+<style>{css}</style>
+<script>{get_plotlyjs()}</script>
+</head><body>
+<div id="deck">{_head(stages)}{"".join(sections)}</div>{nav}
+<script>{player_script()}
+{_MOUNT}</script>
+<script>{_DECK_JS.read_text()}</script>
+</body></html>
+"""
 
 
-def _still(story: Story, index: int, theme: Theme) -> str:
-    still = story.stills()[index]
-    fig = panels_figure(still.panels, theme)
-    return (
-        f"<section class='figure'><h3>{html.escape(still.title)}</h3>"
-        f"<p class='note'>{html.escape(still.caption)}</p>"
-        f"{_figure_div(fig, still.name)}</section>"
-    )
+# The player is an ES module for Streamlit's components (`export default function (component)`);
+# here it becomes a global the page calls once per chart.
+_MOUNT = """
+document.querySelectorAll("[data-convviz-player]").forEach(function (node) {
+  var data = JSON.parse(node.querySelector("script[type='application/json']").textContent);
+  window.convvizPlayer({ parentElement: node, data: data });
+});
+"""
 
 
-def _formula(f) -> str:
-    """A cell's sum in symbols and in numbers, and whether it adds up (plain text, no MathJax)."""
-    lines = [f.text(numeric=n, max_terms=FULL_TERMS) for n in (False, True)]
-    head = f"<h3>The cell {html.escape(f.name())}</h3>"
-    return (
-        head
-        + "".join(f"<pre class='formula'>{html.escape(s)}</pre>" for s in lines)
-        + (f"<p class='note'>{html.escape(f.check(FULL_TERMS))}</p>")
-    )
+def player_script() -> str:
+    """The player as a classic script defining window.convvizPlayer(component)."""
+    js = assets.player_script()
+    marker = "export default function (component)"
+    if marker not in js:
+        raise RuntimeError("player.js no longer has its default export; update export/html.py")
+    return js.replace(marker, "window.convvizPlayer = function (component)")
 
 
-def lecture_html(story: Story, theme: Theme = THEME, progress=None) -> str:
-    """The whole story in order: forward, the input gradient stage by stage with the whole
-    backward pass in motion, the weight gradient. progress(done, total) is told per figure."""
-    anims = {a.name: a for a in story.animations()}
-    parts: list[str] = []
-    plan = [
-        ("h2", "1. Forward pass"),
-        ("anim", "forward"),
-        ("formula", story.forward_formula),
-        ("h2", "2. Input gradient ∂L/∂x"),
-        ("still", 1),
-        ("anim", "input-grad-step2"),
-        ("anim", "input-grad-step3"),
-        ("anim", "input-grad-step4"),
-        ("anim", "input-grad-step5"),
-        ("anim", "input-grad-step6"),
-        ("formula", story.input_grad_formula),
-        ("anim", "backward-pass"),
-        ("h2", "3. Weight gradient ∂L/∂w"),
-        ("anim", "weight-grad"),
-        ("formula", story.weight_grad_formula),
-        ("anim", "weight-window"),
-    ]
-    total = sum(kind in ("anim", "still") for kind, _ in plan)
-    done, first = 0, True
-    for kind, what in plan:
-        if kind == "h2":
-            parts.append(f"<h2>{html.escape(what)}</h2>")
-        elif kind == "formula":
-            parts.append(_formula(what))
-        elif kind == "still":
-            parts.append(_still(story, what, theme))
-        else:
-            parts.append(_section(anims[what], theme, primary=first))
-            first = False
-        if kind in ("anim", "still"):
-            done += 1
-            if progress:
-                progress(done, total)
-    grad_b = story.layer.weight_grad.grad_b[story.k]
-    parts.append(f"<p class='note'>Bias gradient {bias_gradient(story.k)} = {number(grad_b)}.</p>")
-    head = (
-        "<h1>How a convolution learns: forward and backward, with real numbers</h1>"
-        f"<p class='layer'>{html.escape(layer_line(story))}</p>"
-        "<p class='note'>Each animation: ▶ plays, ◀ ▶ step, the slider scrubs; keys ← → space "
-        "Home End act on the last one used.</p>"
-    )
-    return _page(f"convviz lecture · {story.preset}", head + "\n".join(parts))
+def animation_html(story: Story, anim: Animation, theme: Theme | None = None) -> str:
+    """One animation of the story as a standalone page (a deck of its one stage)."""
+    return deck_html(story, [anim.stage], f"convviz · {anim.title}")
+
+
+def lecture_html(story: Story, theme: Theme | None = None, progress=None) -> str:
+    """The whole lecture as one offline deck: forward, the input gradient stage by stage, the
+    whole backward pass, the weight gradient. progress(done, total) is told per stage."""
+    return deck_html(story, deck_stages(story), f"convviz lecture · {story.preset}", progress)

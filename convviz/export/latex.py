@@ -16,6 +16,7 @@ import numpy as np
 
 from convviz.export.story import Story
 from convviz.formulas import FULL_TERMS, Formula
+from convviz.lecture import LECTURE
 from convviz.render.selection import grad_x_marks
 from convviz.render.theme import TEX_COLORS
 from convviz.stages import remainder_mask
@@ -147,62 +148,78 @@ def _forward(story: Story) -> str:
     )
 
 
-def _input_grad(story: Story) -> str:
-    """The input gradient's stages (dilate, pad, rotate, correlate, mask and crop), then the
-    selected input cell's formula."""
+# How a stage's heading is typeset: its symbols as math (the file stays ASCII)
+_TEX_WORDS = (
+    ("∂L/∂x̃", r"$\partial L/\partial \tilde{x}$"),
+    ("∂L/∂x", r"$\partial L/\partial x$"),
+    ("∂L/∂y", r"$\partial L/\partial y$"),
+    ("∂L/∂w", r"$\partial L/\partial w$"),
+    ("rot180(w)", r"$\mathrm{rot180}(w)$"),
+    ("180°", r"$180^\circ$"),
+    ("x̃", r"$\tilde{x}$"),
+    ("⋆", r"$\star$"),
+    ("→", r"$\to$"),
+    ("–", "--"),
+)
+
+
+def tex_text(text: str) -> str:
+    """Words of the lecture (a stage's heading) as LaTeX: specials escaped, symbols as math."""
+    for ch in "\\&%#_{}":
+        text = text.replace(ch, "\\" + ch)
+    for word, tex in _TEX_WORDS:
+        text = text.replace(word, tex)
+    return text
+
+
+def _input_grad_bodies(story: Story) -> dict:
+    """The grids each input-gradient stage typesets, by the lecture's stage key."""
     spec, ig, n, k, c = story.spec, story.layer.input_grad, story.n, story.k, story.c
-    sh, sw = spec.stride
     ring = story.layer.forward.pad_mask
     fold = "cvdrop" if spec.padding_mode == "zeros" else "cvfold"
-    return "\n".join(
-        [
-            r"\section*{Input gradient $\partial L / \partial x$}",
-            _stage(
-                r"1. $\partial L/\partial y$ and 2. dilate by the stride",
-                f"Insert ${sh - 1}\\times{sw - 1}$ zeros between neighbouring cells.",
-                _display(
-                    (r"\frac{\partial L}{\partial y}", bmatrix(ig.grad_out[n, k])),
-                    (r"\text{dilated}", bmatrix(ig.dilated[n, k], {"cvins": ig.dilation_mask})),
+    dldy = r"\frac{\partial L}{\partial y}"
+    return {
+        "grad-out": lambda: _display((dldy, bmatrix(ig.grad_out[n, k]))),
+        "dilate": lambda: _display(
+            (r"\text{dilated}", bmatrix(ig.dilated[n, k], {"cvins": ig.dilation_mask}))
+        ),
+        "pad": lambda: _display(
+            (
+                r"\text{padded}",
+                bmatrix(
+                    ig.padded[n, k], {"cvpad": ig.padded_ring, "cvins": ig.padded_dilation_mask}
                 ),
-            ),
-            _stage(
-                "3. Pad for the full correlation",
-                r"$\mathrm{dil}\cdot(k-1)$ zeros per side, plus the remainder at the bottom/right.",
-                _display(
-                    (
-                        r"\text{padded}",
-                        bmatrix(
-                            ig.padded[n, k],
-                            {"cvpad": ig.padded_ring, "cvins": ig.padded_dilation_mask},
-                        ),
-                    )
-                ),
-            ),
-            _stage(
-                r"4. Rotate the kernel $180^\circ$",
-                "Flip up-down, then left-right.",
-                _display(
-                    ("w", bmatrix(ig.w[k, c])), (r"\mathrm{rot180}(w)", bmatrix(ig.w_rot[c, k]))
-                ),
-            ),
-            _stage(
-                "5. Full correlation at stride 1, then 6. mask and crop",
-                "The gradient of every padded-input cell, ring included; the ring is dropped "
-                "(zero padding) or folded back onto the cells it copied (other modes).",
-                _display(
-                    (
-                        r"\frac{\partial L}{\partial \tilde{x}}",
-                        bmatrix(ig.grad_x_padded[n, c], _unread(ig, {fold: ring})),
-                    ),
-                    (
-                        r"\frac{\partial L}{\partial x}",
-                        bmatrix(ig.grad_x[n, c], _grad_x_marks(ig)),
-                    ),
-                ),
-            ),
-            cell_latex(story.input_grad_formula),
-        ]
-    )
+            )
+        ),
+        "rotate": lambda: _display(
+            ("w", bmatrix(ig.w[k, c])), (r"\mathrm{rot180}(w)", bmatrix(ig.w_rot[c, k]))
+        ),
+        "correlate": lambda: _display(
+            (
+                r"\frac{\partial L}{\partial \tilde{x}}",
+                bmatrix(ig.grad_x_padded[n, c], _unread(ig, {fold: ring})),
+            )
+        ),
+        "mask": lambda: _display(
+            (r"\frac{\partial L}{\partial x}", bmatrix(ig.grad_x[n, c], _grad_x_marks(ig)))
+        ),
+    }
+
+
+def _input_grad(story: Story) -> str:
+    """The input gradient's stages as the lecture orders and names them, each with its grids,
+    then the selected input cell's formula."""
+    bodies = _input_grad_bodies(story)
+    page = LECTURE.stage("grad-out").page
+    parts = [r"\section*{Input gradient $\partial L / \partial x$}"]
+    for stage in LECTURE.on_page(page, story.spec):
+        if stage.covers:  # a motion through the others: nothing of its own to typeset
+            continue
+        heading = tex_text(story.words(stage)[0])
+        body = bodies[stage.key]() if stage.key in bodies else ""
+        parts.append(_stage(f"{LECTURE.number(stage)}. {heading}", "", body))
+    parts.append(cell_latex(story.input_grad_formula))
+    return "\n".join(parts)
 
 
 def _weight_grad(story: Story) -> str:

@@ -21,12 +21,14 @@ from convviz.formulas import (
     input_grad_formula,
     weight_grad_formula,
 )
+from convviz.lecture import LECTURE, Seen, Stage
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.input_story import (
+    MOTIONS,
+    PANELS,
+    Focus,
     input_grad_animation,
-    input_grad_story,
     stage_motion,
-    whole_pass,
 )
 from convviz.render.motion import gif_fits
 from convviz.render.panel import Panel
@@ -53,17 +55,7 @@ from convviz.sweeps import Sweep, forward_sweep, input_grad_sweep, weight_grad_s
 from convviz.text import echo
 
 # The animations of `Story.animations`, in lecture order (the app asks without building them).
-ANIMATIONS = (
-    "forward",
-    "input-grad-step2",
-    "input-grad-step3",
-    "input-grad-step4",
-    "input-grad-step5",
-    "input-grad-step6",
-    "backward-pass",
-    "weight-grad",
-    "weight-window",
-)
+ANIMATIONS = tuple(s.export for s in LECTURE.stages if s.animated)
 
 
 class ExportError(ValueError):
@@ -79,6 +71,7 @@ class Still:
     caption: str
     panels: list[Panel]
     formula: Formula | None = None
+    stage: Stage | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +90,7 @@ class Animation:
     formula_of: Callable[[int, int], Formula] | None = None
     motion: Callable[[], object] | None = None  # builds a render.motion.Motion
     cell_formula: Callable[[tuple], Formula] | None = None  # of a motion frame's Scene.cell
+    stage: Stage | None = None
 
 
 def link_query(link: str) -> dict[str, str]:
@@ -258,70 +252,63 @@ class Story:
             return self.weight_grad_formula
         return self.input_grad_formula
 
-    # --- stills and animations, in lecture order ---
+    # --- stills and animations, in lecture order (the lecture's stages) ---
+
+    def words(self, stage: Stage) -> tuple[str, str]:
+        """(heading, caption) of a stage for this layer and slice."""
+        seen = Seen(self.spec, self.n, self.k, self.c)
+        return stage.heading_for(seen), stage.caption_for(seen)
 
     @cached_property
-    def steps(self):
-        """The input-gradient storyboard (render.input_story.Step), as the page builds it."""
+    def focus(self) -> Focus:
+        """The slice and the cell the input gradient's stages follow, as the page's."""
         feeding = feeding_cells(self.input_grad_formula, self.k, self.spec.out_size)
-        ig, cell = self.layer.input_grad, self._input_grad_cell
-        return input_grad_story(ig, self.n, self.k, self.c, feeding, cell)
+        return Focus(self.n, self.k, self.c, self._input_grad_cell, feeding)
 
     def stills(self) -> list[Still]:
-        """Forward, the six input-gradient stages, the weight gradient."""
+        """Every stage that has a picture, in lecture order."""
         return list(self._stills)
 
     @cached_property
     def _stills(self) -> tuple[Still, ...]:
-        ig, n, k, c = self.layer.input_grad, self.n, self.k, self.c
-        # as the pages' PNG and SVG: the cell whose sum is written is lit with its window (and a
-        # selected input cell marked, the outputs it feeds outlined)
-        reading = self._selected(("x",), self.spec.padded_size)
-        fwd = forward_panels(
-            self.layer.forward, self.sweeps["forward"], n, k, c, self._forward_cell, reading
-        )
-        if self._selected(("y",), self.spec.out_size) is None:
-            fwd = written_out(fwd)  # lit for its sum below, not selected
-        out = [
-            Still(
-                "forward",
-                "y = x ⋆ w (cross-correlation)",
-                "The kernel slides over the padded input with the stride; every output cell is "
-                "the sum of the products under it.",
-                fwd,
-                self.forward_formula,
-            )
-        ]
-        for i, step in enumerate(self.steps):
-            panels, formula = step.panels, self.input_grad_formula if i >= 4 else None
-            name = f"input-grad-step{i + 1}"
-            if not self._selected(("grad_x", "grad_x_padded"), self.spec.padded_size):
-                panels = followed_only(panels)  # as the page's PNG / SVG
-            if not panels:  # the full correlation: the formula's cell of ∂L/∂x̃, its window lit
-                cell = self._padded_input_grad_cell
-                panels = input_grad_animation(ig, self.sweeps["input_grad"], n, k, c, cell)
-                if self._input_grad_cell[0] != "grad_x_padded":
-                    panels = written_out(panels)
-                formula = input_grad_formula(ig, n, c, *cell, padded=True)
-                name = "input-grad-step5"  # as the page's downloads and the animation
-            out.append(Still(name, step.heading, step.caption, panels, formula))
-        wg = self.layer.weight_grad
-        wg_panels = weight_grad_panels(
-            wg, self.sweeps["weight_grad"], n, k, c, self._weight_grad_cell
-        )
-        if self._selected(("grad_w",), self.spec.kernel_size) is None:
-            wg_panels = written_out(wg_panels)
-        out.append(
-            Still(
-                "weight-grad",
-                "∂L/∂w = x̃ ⋆ dilate(∂L/∂y)",
-                "Each weight's gradient adds up every input cell it met, times the gradient of "
-                "the output it fed: the padded input correlated with ∂L/∂y spread by the stride.",
-                wg_panels,
-                self.weight_grad_formula,
-            )
-        )
+        out = []
+        for stage in LECTURE.of(self.spec):
+            if stage.still:
+                panels, formula = self._still_of(stage)
+                out.append(Still(stage.export, *self.words(stage), panels, formula, stage))
         return tuple(out)
+
+    def _still_of(self, stage: Stage) -> tuple[list[Panel], Formula | None]:
+        """A stage's grids and formula as the page's PNG / SVG draws them: the cell whose sum
+        is written is lit with its window (and a selected input cell marked)."""
+        n, k, c = self.n, self.k, self.c
+        if stage.key == "forward":
+            reading = self._selected(("x",), self.spec.padded_size)
+            fwd = forward_panels(
+                self.layer.forward, self.sweeps["forward"], n, k, c, self._forward_cell, reading
+            )
+            if self._selected(("y",), self.spec.out_size) is None:
+                fwd = written_out(fwd)  # lit for its sum below, not selected
+            return fwd, self.forward_formula
+        if stage.key == "weight-grad":
+            wg = self.layer.weight_grad
+            panels = weight_grad_panels(
+                wg, self.sweeps["weight_grad"], n, k, c, self._weight_grad_cell
+            )
+            if self._selected(("grad_w",), self.spec.kernel_size) is None:
+                panels = written_out(panels)
+            return panels, self.weight_grad_formula
+        ig = self.layer.input_grad
+        if stage.key == "correlate":  # the formula's cell of ∂L/∂x̃, its window lit
+            cell = self._padded_input_grad_cell
+            panels = input_grad_animation(ig, self.sweeps["input_grad"], n, k, c, cell)
+            if self._input_grad_cell[0] != "grad_x_padded":
+                panels = written_out(panels)
+            return panels, input_grad_formula(ig, n, c, *cell, padded=True)
+        panels = PANELS[stage.key](ig, self.focus)
+        if not self._selected(("grad_x", "grad_x_padded"), self.spec.padded_size):
+            panels = followed_only(panels)  # as the page's PNG / SVG
+        return panels, self.input_grad_formula if stage.formula else None
 
     def drawable(self, anim: Animation) -> bool:
         """Whether the animation is drawn as a GIF and MP4: a sliding window always, a motion
@@ -330,72 +317,47 @@ class Story:
         return anim.sweep is not None or gif_fits(self.spec)
 
     def animations(self) -> list[Animation]:
-        """Every animation of the three pages, in lecture order."""
-        fw, ig, wg = self.layer.forward, self.layer.input_grad, self.layer.weight_grad
-        n, k, c = self.n, self.k, self.c
-        sw = self.sweeps
-        steps = self.steps
+        """Every animation of the lecture, in its order."""
+        return [self._animation(s) for s in LECTURE.of(self.spec) if s.animated]
 
-        followed = self._input_grad_cell  # the cell the pages follow through the stages
+    def _animation(self, stage: Stage) -> Animation:
+        fw, ig, wg = self.layer.forward, self.layer.input_grad, self.layer.weight_grad
+        n, k, c, sw = self.n, self.k, self.c, self.sweeps
+        heading, caption = self.words(stage)
 
         def grad_x_sum(cell: tuple) -> Formula:  # as the page writes a frame's sum
             if cell == ("grad_x",):
                 return self.input_grad_formula
             return input_grad_formula(ig, n, c, *cell[1:], padded=True)
 
-        def stage(i: int) -> Animation:
+        sweeps = {  # a sliding window: (sweep, panels, channel, formula of an output cell)
+            "forward": lambda: (
+                sw["forward"], forward_panels(fw, sw["forward"], n, k, c), c,
+                lambda r, q: forward_formula(fw, n, k, r, q),
+            ),
+            "correlate": lambda: (
+                sw["input_grad"], input_grad_animation(ig, sw["input_grad"], n, k, c), k,
+                lambda r, q: input_grad_formula(ig, n, c, r, q, padded=True),
+            ),
+            "weight-grad": lambda: (
+                sw["weight_grad"], weight_grad_panels(wg, sw["weight_grad"], n, k, c), n,
+                lambda r, q: weight_grad_formula(wg, k, c, r, q),
+            ),
+        }  # fmt: skip
+        if stage.view == "sweep":
+            sweep, panels, channel, formula_of = sweeps[stage.key]()
+            return Animation(stage.export, heading, caption, sweep, panels, channel, formula_of,
+                             stage=stage)  # fmt: skip
+        if stage.key in MOTIONS:
             return Animation(
-                f"input-grad-step{i + 1}",
-                steps[i].heading,
-                steps[i].caption,
-                motion=lambda: stage_motion(ig, i, n, k, c, followed),
-                cell_formula=grad_x_sum,
-            )
-
-        return [
-            Animation(
-                "forward",
-                "y = x ⋆ w (cross-correlation)",
-                self._stills[0].caption,
-                sw["forward"],
-                forward_panels(fw, sw["forward"], n, k, c),
-                channel=c,
-                formula_of=lambda r, q: forward_formula(fw, n, k, r, q),
-            ),
-            stage(1),
-            stage(2),
-            stage(3),
-            Animation(
-                "input-grad-step5",
-                "full correlation: rot180(w) over the padded, dilated ∂L/∂y",
-                steps[4].caption,
-                sw["input_grad"],
-                input_grad_animation(ig, sw["input_grad"], n, k, c),
-                channel=k,
-                formula_of=lambda r, q: input_grad_formula(ig, n, c, r, q, padded=True),
-            ),
-            stage(5),
-            Animation(
-                "backward-pass",
-                "The whole backward pass: ∂L/∂y → dilate → pad → rotate → correlate → mask → ∂L/∂x",
-                "Every stage of the input gradient as one motion, with the engine's numbers.",
-                motion=lambda: whole_pass(ig, sw["input_grad"], n, k, c, followed),
-                cell_formula=grad_x_sum,
-            ),
-            Animation(
-                "weight-grad",
-                "∂L/∂w = x̃ ⋆ dilate(∂L/∂y)",
-                self._stills[-1].caption,
-                sw["weight_grad"],
-                weight_grad_panels(wg, sw["weight_grad"], n, k, c),
-                channel=n,
-                formula_of=lambda r, q: weight_grad_formula(wg, k, c, r, q),
-            ),
-            Animation(
-                "weight-window",
-                "The stride becomes the window's dilation",
-                "∂L/∂y spreads by the stride into the window, which steps over x̃ by the dilation.",
-                motion=lambda: window_motion(wg, sw["weight_grad"], n, k, c),
-                cell_formula=lambda cell: weight_grad_formula(wg, k, c, *cell[1:]),
-            ),
-        ]
+                stage.export, heading, caption,
+                motion=lambda: stage_motion(stage.key, ig, sw["input_grad"], self.focus),
+                cell_formula=grad_x_sum, stage=stage,
+            )  # fmt: skip
+        if stage.key != "weight-window":
+            raise KeyError(f"no animation drawn for the stage {stage.key!r}")
+        return Animation(  # the weight gradient's window
+            stage.export, heading, caption,
+            motion=lambda: window_motion(wg, sw["weight_grad"], n, k, c),
+            cell_formula=lambda cell: weight_grad_formula(wg, k, c, *cell[1:]), stage=stage,
+        )  # fmt: skip

@@ -1,10 +1,10 @@
 """GIF and MP4 of an animation from one set of frames.
 
-The renderers draw an animation's frames once, as a GIF (`render.static_gif.sweep_gif` for a sliding
-window, `render.motion_gif.motion_gif` for a motion). The MP4 is made from those same frames,
-decoded with their timings, so the GIF and the video of an animation cannot differ. The video is
-H.264 (yuv420p, what every player and slide tool reads), at least 1280 px wide and with even sides,
-encoded by the ffmpeg binary that the imageio-ffmpeg wheel ships (no system package).
+The renderers draw an animation's frames once (`render.static_gif.sweep_frames` for a sliding
+window, `render.motion_gif.motion_frames` for a motion); the GIF and the MP4 are both made from
+those frames and their timings, so they cannot differ (the MP4 without the GIF's palette). The
+video is H.264 (yuv420p, what every player and slide tool reads), at least 1280 px wide and with
+even sides, encoded by the ffmpeg binary that the imageio-ffmpeg wheel ships (no system package).
 """
 
 from __future__ import annotations
@@ -21,7 +21,12 @@ from PIL import Image
 
 from convviz.render import static_gif
 from convviz.render.motion import Motion
-from convviz.render.motion_gif import gif_size_cells, motion_gif
+from convviz.render.motion_gif import (
+    frames_gif,
+    gif_size_cells,
+    motion_durations,
+    motion_frames,
+)
 from convviz.render.theme import THEME, Theme
 
 MIN_WIDTH, MAX_HEIGHT = 1280, 1080  # a 1080p screen shows the video at its own size
@@ -67,9 +72,12 @@ def gif_frames(gif: bytes) -> Frames:
 
 
 def sweep_rendered(sweep, panels, theme: Theme = THEME, *, channel: int = 0, fps: float = 4):
-    """A sliding window's GIF (as the app's download draws it) and its frames."""
-    gif = static_gif.sweep_gif(sweep, *panels, theme, channel=channel, fps=fps)
-    return Rendered(gif, gif_frames(gif))
+    """A sliding window's GIF (as the app's download draws it) and its frames, drawn once for
+    both (the MP4 takes them as drawn, not decoded back from the GIF)."""
+    frames = static_gif.sweep_frames(sweep, *panels, theme, channel=channel)
+    gif = static_gif.gif_bytes(frames, fps)
+    step = round(1000 / max(fps, 0.1))
+    return Rendered(gif, Frames(frames, [step] * (len(frames) - 1) + [static_gif.GIF_HOLD_MS]))
 
 
 def motion_cell_px(motion: Motion) -> int:
@@ -81,9 +89,10 @@ def motion_cell_px(motion: Motion) -> int:
 
 
 def motion_rendered(motion: Motion) -> Rendered:
-    """A motion's GIF at about the video's size, and its frames."""
-    gif = motion_gif(motion, cell_px=motion_cell_px(motion))
-    return Rendered(gif, gif_frames(gif))
+    """A motion's GIF at about the video's size and its frames, drawn once for both."""
+    frames = motion_frames(motion, cell_px=motion_cell_px(motion))
+    durations = motion_durations(len(frames))
+    return Rendered(frames_gif(frames, durations), Frames(frames, durations))
 
 
 def ffmpeg_exe() -> str:

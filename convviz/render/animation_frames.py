@@ -19,6 +19,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from convviz.formulas import FULL_TERMS
 from convviz.render.geometry import GridLayout, axis_ids
 from convviz.render.grids import (
     add_panels,
@@ -42,7 +43,6 @@ SPEEDS = (0.5, 1, 2, 4)
 # (building them is the slow part of a big layer's first load); past it, NO_CAPTION says why.
 MAX_CAPTION_TERMS = 20_000
 NO_CAPTION = "At this size each frame's sum is not written out: click a cell for its formula."
-KEYS_HINT = "keys: ← → step · space play · Home/End"  # under every player, app or HTML export
 
 
 def writes_captions(sweep: Sweep, frames: int) -> bool:
@@ -287,6 +287,22 @@ def animation_layout(
     add_panels(layout, panels, theme, geo)
     layout["annotations"] += [legend] if legend else []
     return geo, layout
+
+
+def formula_lines(formula, theme: Theme) -> list[str]:
+    """The two lines a player shows for a frame: the sum in symbols, then in numbers.
+
+    On a projector each is one line: fewer terms written out, the rest stated as their sum.
+    """
+    if theme.show_secondary:
+        return [formula.text(numeric=n, max_terms=FULL_TERMS) for n in (False, True)]
+    chars = int(theme.figure_w / (0.55 * 1.3 * theme.rem))  # the player's formula: 1.3 rem
+    formula = formula.vanishing_last()  # cut short, it writes the terms that count
+    for most in range(9, 0, -1):
+        lines = [formula.text(numeric=n, max_terms=most) for n in (False, True)]
+        if max(map(len, lines)) <= chars:
+            break
+    return lines
 
 
 def cell_lines(meta: dict, formula_of, lines_of, words: bool = True) -> list[list[str]]:

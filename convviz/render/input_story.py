@@ -1,15 +1,16 @@
-"""The input gradient's story: the textbook route as six Steps (∂L/∂y → dilate → pad → rotate
-→ correlate → mask), their motions, the full correlation's panels and the scatter route's, with
-captions that fit the layer (no ring to mask on an unpadded layer, sums over filters named).
+"""What the input gradient's stages draw: each stage's grids and motion (by the lecture's stage
+keys, `convviz.lecture`, which owns their titles and words), the full correlation's panels and
+the scatter route's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from convviz.formulas import Formula
+from convviz.lecture import INPUT_PAGE, LECTURE, Seen, Stage
 from convviz.render.motion import Motion
 from convviz.render.motion_stages import (
     backward_motion,
@@ -29,108 +30,40 @@ from convviz.render.selection import (
     tap_grid,
     window_mask,
 )
-from convviz.spec import ConvSpec
 from convviz.stages import InputGradStages, Layer, remainder_mask
 from convviz.sweeps import Sweep
-from convviz.text import RECITATION_NOTE, count, shape_text, slice_name
+from convviz.text import count, shape_text, slice_name
 
 
 @dataclass(frozen=True)
-class Step:
-    """One step of a storyboard: what it shows, one or two sentences, and its grids."""
+class Focus:
+    """The slice a stage draws and the cell it follows.
 
-    title: str  # short, for the step buttons
-    heading: str  # a sentence, above the step's figure and on its exports
-    caption: str
-    panels: list[Panel] = field(default_factory=list)
-
-
-def input_grad_story(
-    st: InputGradStages,
-    n: int,
-    k: int,
-    c: int,
-    feeding: np.ndarray | None = None,
-    selected: tuple[str, int, int] | None = None,
-) -> list[Step]:
-    """The textbook route, one Step per stage, for grad_out[n, k] and input channel c.
-
-    feeding : bool mask over grad_out[n, k] of the cells that reach the selected cell;
-    selected : (panel key, row, col) of the selected grad_x or grad_x_padded cell.
+    selected : (panel key, row, col) of the followed grad_x or grad_x_padded cell;
+    feeding : bool mask over grad_out[n, k] of the cells that reach it.
     """
-    return [
-        _grad_out_step(st, n, k, feeding),
-        _dilate_step(st, n, k),
-        _pad_step(st, n, k),
-        _rotate_step(st, k, c),
-        _correlate_step(st, n, k, c),
-        _mask_step(st, n, c, selected),
-    ]
+
+    n: int = 0
+    k: int = 0
+    c: int = 0
+    selected: tuple[str, int, int] | None = None
+    feeding: np.ndarray | None = None
 
 
-def _grad_out_step(st: InputGradStages, n: int, k: int, feeding) -> Step:
-    g = st.grad_out[n, k]
-    return Step(
-        "1 · ∂L/∂y",
-        "∂L/∂y, the gradient from the next layer",
-        f"∂L/∂y arrives from the next layer: {shape_text(g.shape)}.",
-        [Panel(g, slice_name("∂L/∂y", n=n, k=k), "grad_out", highlight=feeding)],
-    )
+def grad_out_panels(st: InputGradStages, f: Focus) -> list[Panel]:
+    g = st.grad_out[f.n, f.k]
+    return [Panel(g, slice_name("∂L/∂y", n=f.n, k=f.k), "grad_out", highlight=f.feeding)]
 
 
-def _dilate_step(st: InputGradStages, n: int, k: int) -> Step:
+def dilate_panels(st: InputGradStages, f: Focus) -> list[Panel]:
     spread = st.dilation_mask.any()  # a stride > 1 with at least two cells along it
-    title = f"{slice_name('∂L/∂y', n=n, k=k)}{', dilated' if spread else ''}"
-    return Step(
-        "2 · dilate",
-        "Dilate ∂L/∂y by the stride",
-        _dilate_caption(st.spec.stride, st.dilated[n, k], spread),
-        [
-            Panel(
-                st.dilated[n, k],
-                title,
-                "dilated",
-                dilation_mask=st.dilation_mask,
-                subtitle=shape_text(st.dilated[n, k].shape),
-            )
-        ],
-    )
-
-
-def _dilate_caption(stride: tuple[int, int], dilated: np.ndarray, spread: bool) -> str:
-    sh, sw = stride
-    if sh == sw == 1:
-        return f"Stride 1: there are no zeros to insert, ∂L/∂y stays {shape_text(dilated.shape)}."
-    if not spread:
-        return (
-            f"Stride {sh}×{sw}, but ∂L/∂y has no two neighbouring cells along a strided axis: "
-            f"there are no zeros to insert, it stays {shape_text(dilated.shape)}."
+    title = f"{slice_name('∂L/∂y', n=f.n, k=f.k)}{', dilated' if spread else ''}"
+    shape = shape_text(st.dilated[f.n, f.k].shape)
+    return [
+        Panel(
+            st.dilated[f.n, f.k], title, "dilated", dilation_mask=st.dilation_mask, subtitle=shape
         )
-    return (
-        f"Insert stride − 1 = {sh - 1}×{sw - 1} zeros between neighbouring cells, so each "
-        f"gradient sits where its window started: {shape_text(dilated.shape)}."
-    )
-
-
-def _pad_caption(spec: ConvSpec, padded: np.ndarray) -> str:
-    eh, ew = spec.span
-    (gt, gb), (gl, gr) = spec.full_padding
-    rH, rW = spec.remainder
-    if not adds_cells(spec.full_padding):  # a 1×1 kernel, no remainder
-        return (
-            f"A 1×1 kernel reaches no further than its cell: nothing to pad, "
-            f"the grid stays {shape_text(padded.shape)}."
-        )
-    rest = (
-        f", plus the remainder ({count(rH, 'row')}, {count(rW, 'column')}) at the bottom/right"
-        if rH or rW
-        else ""
-    )
-    return (
-        f"Pad with zeros: dilation·(kernel − 1) = {count(eh - 1, 'row')} / "
-        f"{count(ew - 1, 'column')} "
-        f"per side{rest}: ({gt}, {gb}) × ({gl}, {gr}) → {shape_text(padded.shape)}."
-    )
+    ]
 
 
 def _grad_operand_title(st: InputGradStages, n: int, k: int) -> str:
@@ -159,159 +92,119 @@ def _padded_panel(st: InputGradStages, n: int, k: int, **marks) -> Panel:
     )
 
 
-def _pad_step(st: InputGradStages, n: int, k: int) -> Step:
-    return Step(
-        "3 · pad",
-        "Pad it for the full correlation",
-        _pad_caption(st.spec, st.padded[n, k]),
-        [_padded_panel(st, n, k)],
-    )
+def pad_panels(st: InputGradStages, f: Focus) -> list[Panel]:
+    return [_padded_panel(st, f.n, f.k)]
 
 
-def _rotate_step(st: InputGradStages, k: int, c: int) -> Step:
+def rotate_panels(st: InputGradStages, f: Focus) -> list[Panel]:
     kH, kW = st.spec.kernel_size
-    return Step(
-        "4 · rotate 180°",
-        "Rotate the kernel 180°",
-        "Flip up-down, then left-right; every tap keeps its colour, so you can follow it."
-        + (
-            f" Channels swap: the kernel of filter k={k} on channel c={c} now carries the "
-            f"gradient from output channel {k} back to input channel {c}."
-            if st.spec.in_channels > 1 or st.spec.out_channels > 1
-            else ""
-        ),
-        [
-            Panel(st.w[k, c], slice_name("w", k=k, c=c), "w", taps=tap_grid(kH, kW)),
-            Panel(
-                st.w_rot[c, k],
-                f"rot180 {slice_name('w', k=k, c=c)}",
-                "w_rot",
-                taps=tap_grid(kH, kW, rotated=True),
-            ),
-        ],
-    )
+    name = slice_name("w", k=f.k, c=f.c)
+    return [
+        Panel(st.w[f.k, f.c], name, "w", taps=tap_grid(kH, kW)),
+        Panel(st.w_rot[f.c, f.k], f"rot180 {name}", "w_rot", taps=tap_grid(kH, kW, rotated=True)),
+    ]
 
 
-def _correlate_caption(spec: ConvSpec, n: int, k: int, c: int, shape) -> str:
-    K = spec.out_channels
-    cells = (
-        "every padded-input cell, ring included"
-        if adds_cells(spec.padding)
-        else "every input cell (no padding, so no ring)"
-    )
-    text = (
-        f"Slide the rotated kernel (dilation {spec.dilation[0]}×{spec.dilation[1]}) over the "
-        f"padded grid one cell at a time: the gradient of {cells}: {shape_text(shape)}."
-    )
-    if K > 1:
-        text += (
-            f" With {count(K, 'filter')}, {slice_name('∂L/∂x̃', n=n, c=c)} is the sum over "
-            f"the filters of one such correlation each; this view shows filter k={k}."
-        )
-    return f"{text} {RECITATION_NOTE}"
-
-
-def _correlate_step(st: InputGradStages, n: int, k: int, c: int) -> Step:
-    return Step(
-        "5 · correlate",
-        "Full correlation at stride 1",
-        _correlate_caption(st.spec, n, k, c, st.grad_x_padded[n, c].shape),
-        [],
-    )
-
-
-def _mask_step(st: InputGradStages, n: int, c: int, selected) -> Step:
-    spec = st.spec
+def mask_panels(st: InputGradStages, f: Focus) -> list[Panel]:
+    spec, (n, c), selected = st.spec, (f.n, f.c), f.selected
     (pt, _), (pl, _) = spec.padding
-    mode, padded = spec.padding_mode, adds_cells(spec.padding)
-    if not padded:
-        heading, ring = "No ring to mask: ∂L/∂x̃ is ∂L/∂x", "no padding: the same cells as ∂L/∂x"
+    mode = spec.padding_mode
+    if not adds_cells(spec.padding):
+        ring = "no padding: the same cells as ∂L/∂x"
     elif mode == "zeros":
-        heading, ring = "Mask the padded ring, crop to ∂L/∂x", "padded input"
-    else:  # the ring copied cells of x: its gradient goes back to them (what the numbers show)
-        heading = f"Fold the ring's gradient back ({mode}), crop to ∂L/∂x"
+        ring = "padded input"
+    else:
         ring = "its ring folds back onto x"
-    return Step(
-        "6 · mask",
-        heading,
-        _mask_caption(spec.padding, mode),
-        [
-            Panel(
-                st.grad_x_padded[n, c],
-                slice_name("∂L/∂x̃", n=n, c=c),
-                "grad_x_padded",
-                pad_mask=st.pad_mask,
-                remainder_mask=remainder_mask(spec),  # no forward window read it: gradient 0
-                unread_mask=st.unread_mask,  # … nor these, between the windows
-                dropped_mask=st.pad_mask if mode == "zeros" else None,
-                origin=(-pt, -pl),
-                subtitle=f"{shape_text(st.grad_x_padded[n, c].shape)}, {ring}",
-                selected=in_panel("grad_x_padded", selected),
-                highlight=copies_of(st, in_panel("grad_x", selected)),
-            ),
-            Panel(
-                st.grad_x[n, c],
-                slice_name("∂L/∂x", n=n, c=c),
-                "grad_x",
-                subtitle=shape_text(st.grad_x[n, c].shape),
-                selected=in_panel("grad_x", selected),
-                **grad_x_marks(st),
-            ),
-        ],
-    )
+    return [
+        Panel(
+            st.grad_x_padded[n, c],
+            slice_name("∂L/∂x̃", n=n, c=c),
+            "grad_x_padded",
+            pad_mask=st.pad_mask,
+            remainder_mask=remainder_mask(spec),  # no forward window read it: gradient 0
+            unread_mask=st.unread_mask,  # … nor these, between the windows
+            dropped_mask=st.pad_mask if mode == "zeros" else None,
+            origin=(-pt, -pl),
+            subtitle=f"{shape_text(st.grad_x_padded[n, c].shape)}, {ring}",
+            selected=in_panel("grad_x_padded", selected),
+            highlight=copies_of(st, in_panel("grad_x", selected)),
+        ),
+        Panel(
+            st.grad_x[n, c],
+            slice_name("∂L/∂x", n=n, c=c),
+            "grad_x",
+            subtitle=shape_text(st.grad_x[n, c].shape),
+            selected=in_panel("grad_x", selected),
+            **grad_x_marks(st),
+        ),
+    ]
 
 
-def _mask_caption(padding, mode: str) -> str:
-    """Step 6 in words that fit the layer: no ring, a ring of zeros, or a ring of copies."""
-    if not any(side for sides in padding for side in sides):
-        return "This layer has no padding, so there is no ring to mask: ∂L/∂x̃ is ∂L/∂x."
-    if mode == "zeros":
-        return (
-            "The gradient on the padded ring is dropped: the padded zeros are constants. "
-            "What is left is ∂L/∂x."
+# The grids of each stage of the input gradient that draws still grids (its PNG / SVG, and the
+# app's picture of a stage that does not move), by the lecture's stage key
+PANELS = {
+    "grad-out": grad_out_panels,
+    "dilate": dilate_panels,
+    "pad": pad_panels,
+    "rotate": rotate_panels,
+    "mask": mask_panels,
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One stage of the input gradient as a layer draws it: the lecture's label, heading and
+    caption for its slice, and its grids (none for the full correlation: a sliding window)."""
+
+    stage: Stage
+    title: str
+    heading: str
+    caption: str
+    panels: list[Panel]
+
+
+def input_grad_story(
+    st: InputGradStages,
+    n: int,
+    k: int,
+    c: int,
+    feeding: np.ndarray | None = None,
+    selected: tuple[str, int, int] | None = None,
+) -> list[Step]:
+    """The input gradient's stages (the lecture's, a motion through them left out) for
+    grad_out[n, k] and input channel c, each with its grids."""
+    focus, seen = Focus(n, k, c, selected, feeding), Seen(st.spec, n, k, c)
+    return [
+        Step(
+            s,
+            LECTURE.label(s),
+            s.heading_for(seen),
+            s.caption_for(seen),
+            PANELS[s.key](st, focus) if s.key in PANELS else [],
         )
-    return (
-        f"The gradient on the padded ring is added back onto the cells the {mode} padding "
-        "copied them from. What is left is ∂L/∂x. Outlined: the selected cell and its padded "
-        "copies, whose gradients add up."
-    )
+        for s in LECTURE.on_page(INPUT_PAGE)
+        if not s.covers
+    ]
 
 
-def stage_motion(
-    st: InputGradStages,
-    stage: int,
-    n: int,
-    k: int,
-    c: int,
-    selected: tuple[str, int, int] | None = None,
-) -> Motion | None:
-    """The motion of storyboard stage `stage` (0-based), or None where the stage is a still
-    (∂L/∂y as it arrives) or the sliding window (the full correlation, `input_grad_animation`).
-
-    selected : (panel key, row, col) of a selected grad_x or grad_x_padded cell: the mask
-        outlines it (and its padded copies, which travel back onto it).
-    """
-    if stage == 5:
-        return mask_motion(st, n, c, selected=_outlined(st, selected))
-    motions = {
-        1: lambda: dilate_motion(st, n, k),
-        2: lambda: pad_motion(st, n, k),
-        3: lambda: rotate_motion(st, k, c),
-    }
-    return motions[stage]() if stage in motions else None
+# The motion of each stage of the input gradient that moves, by the lecture's stage key:
+# (stages, the full correlation's sweep, focus) → Motion. The mask outlines a selected cell (and
+# its padded copies, which travel back onto it); the whole pass (∂L/∂y → dilate → pad → rotate →
+# full correlation → mask → ∂L/∂x as one motion) from the moment ∂L/∂x̃ is complete.
+MOTIONS = {
+    "dilate": lambda st, sweep, f: dilate_motion(st, f.n, f.k),
+    "pad": lambda st, sweep, f: pad_motion(st, f.n, f.k),
+    "rotate": lambda st, sweep, f: rotate_motion(st, f.k, f.c),
+    "mask": lambda st, sweep, f: mask_motion(st, f.n, f.c, selected=_outlined(st, f.selected)),
+    "whole": lambda st, sweep, f: backward_motion(
+        st, sweep, f.n, f.k, f.c, selected=_outlined(st, f.selected)
+    ),
+}
 
 
-def whole_pass(
-    st: InputGradStages,
-    sweep: Sweep,
-    n: int,
-    k: int,
-    c: int,
-    selected: tuple[str, int, int] | None = None,
-) -> Motion:
-    """∂L/∂y → dilate → pad → rotate → full correlation → mask → ∂L/∂x as one motion; a selected
-    cell (as in `stage_motion`) is outlined from the moment ∂L/∂x̃ is complete."""
-    return backward_motion(st, sweep, n, k, c, selected=_outlined(st, selected))
+def stage_motion(key: str, st: InputGradStages, sweep: Sweep | None, focus: Focus) -> Motion:
+    """The motion of the input-gradient stage `key` (a key of MOTIONS)."""
+    return MOTIONS[key](st, sweep, focus)
 
 
 def _outlined(st: InputGradStages, selected) -> np.ndarray | None:
@@ -320,9 +213,6 @@ def _outlined(st: InputGradStages, selected) -> np.ndarray | None:
     if copies is None:
         copies = cell_mask(st.spec.padded_size, in_panel("grad_x_padded", selected))
     return copies
-
-
-WHOLE_PASS = "The whole backward pass: ∂L/∂y → dilate → pad → rotate → correlate → mask → ∂L/∂x"
 
 
 def input_grad_animation(

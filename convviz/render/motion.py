@@ -4,9 +4,9 @@ A *scene* is plain data: groups of cells (∂L/∂y, inserted zeros, the padding
 the window, ∂L/∂x̃ …), each cell with a position (row, col in its panel's labelled coordinates),
 a value, a colour, an ink (text colour) and an opacity; every value is read from the engine's
 stages and sweeps. A *motion* is a list of scenes (keyframes) and how many frames to spend going
-from one to the next. Between two keyframes only positions and opacity are interpolated; values,
-colours and text switch on arrival. A 180° turn is many keyframes along the arc (plotly would
-tween a straight line through the kernel's centre).
+from one to the next. Between two keyframes only positions, opacity and size are interpolated;
+values, colours and text switch on arrival. A 180° turn is many keyframes along the arc (plotly
+would tween a straight line through the kernel's centre).
 
 This module is the model (no plotting library). The scenes are read from the engine in
 `motion_scenes` (cell groups and keyframes of each stage) and assembled into motions in
@@ -26,6 +26,7 @@ from convviz.render.panel import Panel
 from convviz.render.shapes import unread_items
 from convviz.render.theme import (
     DILATION_COLOR,
+    EDGE_COLOR,
     HIGHLIGHT_COLOR,
     INK_DARK,
     PAD_COLOR,
@@ -42,7 +43,6 @@ ARC_DEG = 20  # a turn is drawn as keyframes this many degrees apart
 CELL_FRAME_BUDGET = 60_000  # moving cells × frames one figure may send (payload bound)
 MAX_WINDOW_STOPS = 25  # window positions a motion shows of a sweep: all of a 5×5 one
 MAX_GIF_SIDE = 12  # the app offers a motion's GIF up to grids this wide (drawing costs seconds)
-FAINT_GRID = "#e2e8f0"
 
 # How each role looks: (fill, ink, outline); None: the cell's own (value or tap) colour. The ink
 # of a number is always its fill's (theme.text_color, `inks_of`): the column stays None.
@@ -58,7 +58,6 @@ ROLES = {
     "ring": (None, None, PAD_TEXT),  # the padded ring's gradient, which the mask drops
     "fold": (None, None, PAD_TEXT),  # … or adds back onto its sources (reflect, replicate, …)
 }
-EDGE_COLOR = "#4363d8"  # a big window's edge: blue, clear of the value scale's oranges
 HOLLOW = ("window", "outline", "edge")  # drawn as coloured outlines, no number
 LEGEND = {
     "inserted": (DILATION_COLOR, "■", "zero inserted by dilation"),
@@ -108,11 +107,22 @@ class Cells:
     color: np.ndarray  # (n,) str, fill
     ink: np.ndarray  # (n,) str, the number's colour
     opacity: np.ndarray  # (n,) float in [0, 1]
+    # (n,) float: the square's and its number's size, in cells' (a turning kernel shrinks so
+    # that its taps stay inside their panel and clear of each other); None: 1
+    size: np.ndarray | None = None
 
     def only(self, keep: np.ndarray) -> Cells:
         """The cells where `keep` (n,) bool is true."""
         arrays = (f.name for f in fields(self) if f.name != "role")  # the per-cell fields
-        return replace(self, **{name: getattr(self, name)[keep] for name in arrays})
+        return replace(
+            self,
+            **{n: getattr(self, n)[keep] for n in arrays if getattr(self, n) is not None},
+        )
+
+    @property
+    def scale(self) -> np.ndarray:
+        """(n,) each cell's size in cells' (1: a whole cell)."""
+        return np.ones(len(self.value)) if self.size is None else self.size
 
     def at(self, row=None, col=None, opacity=None) -> Cells:
         """The same cells moved and/or faded (numbers and colours unchanged)."""
@@ -131,7 +141,7 @@ class Cells:
 class Scene:
     """One keyframe: the stage it belongs to, what it says, and every group of cells."""
 
-    stage: str  # e.g. "2 · dilate" (the player's label)
+    stage: str  # its stage: a key of the lecture ("dilate"), or a phase's words ("sweep")
     caption: str
     groups: dict[str, Cells]
     # the engine cell whose sum this scene computes or updates, for the formula under the player:
@@ -156,7 +166,12 @@ class Motion:
     scenes: tuple[Scene, ...]
     tweens: tuple[int, ...]
     backdrops: dict[int, Panel] = field(default_factory=dict)
-    stages: tuple[str, ...] = ()  # the stage labels in order, for a stage indicator
+    stages: tuple[str, ...] = ()  # the scenes' stages in order, for a stage indicator
+    names: dict[str, str] = field(default_factory=dict)  # stage → its label (number · title)
+
+    def label(self, stage: str) -> str:
+        """How the player and the GIF name a stage: its lecture label, else its own words."""
+        return self.names.get(stage, stage)
 
     def frames(self) -> list[Scene]:
         """Every frame: the first scene, then for each keyframe its tweens, arriving on it."""
@@ -179,18 +194,21 @@ def _ease(u: float) -> float:
 
 
 def between(a: Scene, b: Scene, u: float) -> Scene:
-    """Positions and opacity interpolated (eased) from a to b; numbers are b's on arrival only."""
+    """Positions, opacity and size interpolated (eased) from a to b; numbers are b's on arrival
+    only."""
     if u >= 1:
         return b
     e = _ease(u)
     groups = {}
     for name, cb in b.groups.items():
         ca = a.groups[name]
+        sized = ca.size is not None or cb.size is not None
         groups[name] = replace(
             ca,
             row=ca.row + (cb.row - ca.row) * e,
             col=ca.col + (cb.col - ca.col) * e,
             opacity=ca.opacity + (cb.opacity - ca.opacity) * e,
+            size=ca.scale + (cb.scale - ca.scale) * e if sized else None,
         )
     return Scene(b.stage, b.caption, groups, b.cell)
 
@@ -258,6 +276,17 @@ def shape_text(shape) -> str:
 
 def blank_panel(shape, title: str, key: str, origin=(0, 0), subtitle: str = "") -> Panel:
     return Panel(np.zeros(shape), title, key, origin=tuple(origin), subtitle=subtitle)
+
+
+def grid_part(panel: Panel) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(shape, origin) of the cells a panel draws a grid for: all of them, or without the room
+    around them (`blank_panel`'s margin)."""
+    if panel.indexed is None:
+        return panel.shape, panel.origin
+    return panel.indexed, (
+        panel.origin[0] + panel.labelled(0)[0],
+        panel.origin[1] + panel.labelled(1)[0],
+    )
 
 
 def even_tweens(scenes: list[Scene], each: int) -> tuple[int, ...]:

@@ -10,17 +10,18 @@ import numpy as np
 
 from convviz.render.grids import format_values
 from convviz.render.motion import (
-    FAINT_GRID,
     HOLLOW,
     MOTION_FRAME_MS,
     ROLES,
     Cells,
     Motion,
     backdrop_cells,
+    grid_part,
     legend_items,
 )
 from convviz.render.panel import Panel
-from convviz.render.theme import BACKGROUND, MUTED_TEXT, TEXT_COLOR
+from convviz.render.static_panel import font_families
+from convviz.render.theme import BACKGROUND, FAINT_GRID, MUTED_TEXT, TEXT_COLOR
 from convviz.text import number
 
 GAP = 1.5  # cells between two panels
@@ -100,46 +101,75 @@ def _legend_rows(motion: Motion, width: float) -> list[list[tuple[str, str]]]:
     return rows
 
 
-def motion_gif(motion: Motion, *, cell_px: int = 40, frame_ms: int = MOTION_FRAME_MS) -> bytes:
-    """The motion's frames drawn with matplotlib (Agg), as GIF bytes (Pillow).
+def motion_frames(motion: Motion, *, cell_px: int = 40) -> list[np.ndarray]:
+    """The motion's frames drawn with matplotlib (Agg), as RGB arrays (h, w, 3).
 
-    The same frames as the browser's (`Motion.frames`): the still parts are drawn once, each
-    frame's cells are drawn, rasterised and removed.
+    The same frames as the browser's (`Motion.frames`). Blitted: the still parts (titles,
+    indices, legend, backdrops) are drawn once; each frame restores them and draws only its
+    cells, numbers, stage line and caption (a full redraw per frame spent most of an export's
+    time laying out the same still text again).
     """
-    from PIL import Image
-
     canvas, ax, shift, font = _gif_stills(motion, cell_px)
     H = max(p.shape[0] for p in motion.panels)
-    images = []
+    canvas.draw()
+    background = canvas.copy_from_bbox(ax.figure.bbox)
+    stamps = _Numbers(ax)
+    out = []
     for f in motion.frames():
-        drawn = []
+        canvas.restore_region(background)
+        drawn, numbers = [], []
         for name, c in f.groups.items():
             dy, dx = shift[motion.where[name]]
-            drawn += _gif_cells(ax, c, dy, dx, font)
+            drawn += _gif_cells(ax, c, dy, dx, font, numbers)
         if len(motion.stages) > 1:
             drawn.append(ax.text(-0.5, -1.9, _stage_line(motion, f.stage),
                                  fontsize=font, weight="bold", color=TEXT_COLOR))  # fmt: skip
         drawn.append(ax.text(-0.5, H + INDEX + 0.2, f.caption[:150], fontsize=font * SMALL,
                              color=MUTED_TEXT, va="top", wrap=True))  # fmt: skip
-        canvas.draw()
-        rgba = np.asarray(canvas.buffer_rgba())
-        images.append(Image.fromarray(rgba[..., :3]).convert("P", palette=Image.ADAPTIVE))
+        for artist in sorted(drawn, key=lambda a: a.get_zorder()):  # as a full draw orders them
+            ax.draw_artist(artist)
+        rgb = np.asarray(canvas.buffer_rgba())[..., :3].copy()
+        stamps.stamp(rgb, numbers)  # over the squares; outlines (a window) stay visible around
+        out.append(rgb)
         for artist in drawn:
             artist.remove()
+    return out
+
+
+def motion_durations(count: int, frame_ms: int = MOTION_FRAME_MS) -> list[int]:
+    """How long each of a motion's frames shows: its start and its result held longer."""
+    return ([frame_ms * 8] + [frame_ms] * (count - 2) + [frame_ms * 20])[:count]
+
+
+def motion_gif(motion: Motion, *, cell_px: int = 40, frame_ms: int = MOTION_FRAME_MS) -> bytes:
+    """The motion's frames (`motion_frames`) as GIF bytes, with one shared palette."""
+    frames = motion_frames(motion, cell_px=cell_px)
+    return frames_gif(frames, motion_durations(len(frames), frame_ms))
+
+
+def frames_gif(frames: list[np.ndarray], durations: list[int]) -> bytes:
+    """A looping GIF of RGB frames shown for `durations` ms each (a motion's, when empty),
+    quantised to one palette of the colours its first, middle and last frames hold."""
+    from PIL import Image
+
+    from convviz.render.static_gif import shared_palette
+
+    durations = durations or motion_durations(len(frames))
+    palette = shared_palette(np.concatenate([frames[0], frames[len(frames) // 2], frames[-1]]))
+    images = [
+        Image.fromarray(f).quantize(palette=palette, dither=Image.Dither.NONE) for f in frames
+    ]
     out = io.BytesIO()
-    durations = [frame_ms * 8] + [frame_ms] * (len(images) - 2) + [frame_ms * 20]
     images[0].save(out, format="GIF", save_all=True, append_images=images[1:],
                    duration=durations[: len(images)], loop=0)  # fmt: skip
     return out.getvalue()
 
 
 def _stage_line(motion: Motion, stage: str) -> str:
-    """A frame's stage line: 'stage 2/6 · dilate' by the storyboard's numbers in the label
-    ('2 · dilate'; the end state '6 · ∂L/∂x' is stage 6's result), else by place ('3/3')."""
-    number, numbered, words = stage.partition(" · ")
-    if numbered:
-        return f"stage {number}/{motion.stages[-1].partition(' · ')[0]} · {words}"
-    return f"stage {motion.stages.index(stage) + 1}/{len(motion.stages)} · {stage}"
+    """A frame's stage line: 'stage 2/6 · dilate', its place among the motion's stages and its
+    name (a lecture stage's label without its number)."""
+    words = motion.label(stage).partition(" · ")
+    return f"stage {motion.stages.index(stage) + 1}/{len(motion.stages)} · {words[2] or words[0]}"
 
 
 def _gif_stills(motion: Motion, cell_px: int):
@@ -167,7 +197,7 @@ def _gif_stills(motion: Motion, cell_px: int):
         dy, dx = -p.origin[0], x0 - p.origin[1]
         shift.append((dy, dx))
         _gif_extent(ax, p, dy, dx)
-        _gif_indices(ax, p, x0, font * SMALL)
+        _gif_indices(ax, p, dy, dx, font * SMALL)
         ax.text(left + col / 2 - 0.5, -0.8, p.title, ha="center", va="bottom",
                 fontsize=font * 0.9, weight="bold", color=TEXT_COLOR)  # fmt: skip
         if i in motion.backdrops:
@@ -189,8 +219,8 @@ def _gif_stills(motion: Motion, cell_px: int):
 
 
 def _gif_extent(ax, p: Panel, dy: float, dx: float) -> None:
-    """Faint cell borders of a panel's extent (as `_faint_grid` in the browser)."""
-    (h, w), (oy, ox) = p.shape, p.origin
+    """Faint cell borders of a panel's grid (as `_faint_grid` in the browser)."""
+    (h, w), (oy, ox) = grid_part(p)
     x0, y0 = dx + ox - 0.5, dy + oy - 0.5
     for q in range(w + 1):
         ax.plot([x0 + q, x0 + q], [y0, y0 + h], color=FAINT_GRID, lw=1, zorder=0)
@@ -198,20 +228,21 @@ def _gif_extent(ax, p: Panel, dy: float, dx: float) -> None:
         ax.plot([x0, x0 + w], [y0 + r, y0 + r], color=FAINT_GRID, lw=1, zorder=0)
 
 
-def _gif_indices(ax, p: Panel, x0: float, font: float) -> None:
+def _gif_indices(ax, p: Panel, dy: float, dx: float, font: float) -> None:
     """A panel's row indices left of its grid and column indices under it, as the browser
     labels them (array index + origin: a padded grid counts from −padding)."""
-    (h, w), (oy, ox) = p.shape, p.origin
-    for r in range(h):
-        ax.text(x0 - 0.62, r, number(r + oy), ha="right", va="center", fontsize=font,
+    (h, w), (oy, ox) = grid_part(p)
+    for r in range(oy, oy + h):
+        ax.text(dx + ox - 0.62, dy + r, number(r), ha="right", va="center", fontsize=font,
                 color=MUTED_TEXT)  # fmt: skip
-    for q in range(w):
-        ax.text(x0 + q, h - 0.38, number(q + ox), ha="center", va="top", fontsize=font,
+    for q in range(ox, ox + w):
+        ax.text(dx + q, dy + oy + h - 0.38, number(q), ha="center", va="top", fontsize=font,
                 color=MUTED_TEXT)  # fmt: skip
 
 
-def _gif_cells(ax, c: Cells, dy: float, dx: float, font: float) -> list:
-    """Squares (one collection) and numbers of the visible cells; returns the artists."""
+def _gif_cells(ax, c: Cells, dy: float, dx: float, font: float, numbers: list | None = None):
+    """Squares (one collection) and numbers of the visible cells; returns the artists. With
+    `numbers`, the numbers are appended to it as (x, y, text, ink, points) instead of drawn."""
     from matplotlib.collections import PatchCollection
     from matplotlib.colors import to_rgba
     from matplotlib.patches import Rectangle
@@ -223,7 +254,8 @@ def _gif_cells(ax, c: Cells, dy: float, dx: float, font: float) -> list:
     rows, cols = c.row[seen] + dy, c.col[seen] + dx
     alpha = c.opacity[seen]
     colors = [to_rgba(col, a) for col, a in zip(c.color[seen], alpha)]
-    boxes = [Rectangle((q - 0.46, r - 0.46), 0.92, 0.92) for r, q in zip(rows, cols)]
+    sizes = 0.92 * c.scale[seen]  # a turning kernel's taps shrink with the turn
+    boxes = [Rectangle((q - z / 2, r - z / 2), z, z) for r, q, z in zip(rows, cols, sizes)]
     if c.role in HOLLOW:
         coll = PatchCollection(boxes, facecolors="none", edgecolors=colors, lw=3, zorder=4)
         return [ax.add_collection(coll)]
@@ -231,8 +263,55 @@ def _gif_cells(ax, c: Cells, dy: float, dx: float, font: float) -> list:
     coll = PatchCollection(boxes, facecolors=colors, edgecolors=edge, lw=1.5, zorder=2)
     artists = [ax.add_collection(coll)]
     text = format_values(c.value[seen])
-    for r, q, s, ink, a in zip(rows, cols, text, c.ink[seen], alpha):
-        if a > 0.5:
-            artists.append(ax.text(q, r, s, ha="center", va="center", fontsize=font, color=ink,
-                                   zorder=3))  # fmt: skip
+    for r, q, s, ink, a, z in zip(rows, cols, text, c.ink[seen], alpha, c.scale[seen]):
+        if a > 0.5 and numbers is not None:
+            numbers.append((q, r, s, ink, font * z))
+        elif a > 0.5:
+            artists.append(ax.text(q, r, s, ha="center", va="center", fontsize=font * z,
+                                   color=ink, zorder=3))  # fmt: skip
     return artists
+
+
+class _Numbers:
+    """Cell numbers stamped as sprites: each (text, ink, size) is set once in the export's font
+    (PIL), then blended where a frame's cells are. Laying out a matplotlib Text per cell per
+    frame took half a motion's drawing time for the same few numbers again and again."""
+
+    def __init__(self, ax):
+        from matplotlib.font_manager import FontProperties, findfont
+
+        self.ax = ax
+        self.path = findfont(FontProperties(family=list(font_families())))
+        self.sprites: dict = {}
+
+    def sprite(self, text: str, ink: str, points: float):
+        key = (text, ink, round(points * 4) / 4)
+        if key not in self.sprites:
+            from matplotlib.colors import to_rgb
+            from PIL import Image, ImageDraw, ImageFont
+
+            face = ImageFont.truetype(self.path, size=max(1, round(points * 100 / 72)))
+            x0, y0, x1, y1 = face.getbbox(text, anchor="mm")
+            im = Image.new("L", (x1 - x0 + 2, y1 - y0 + 2), 0)
+            ImageDraw.Draw(im).text((1 - x0, 1 - y0), text, font=face, fill=255, anchor="mm")
+            alpha = np.asarray(im, np.float32)[..., None] / 255
+            self.sprites[key] = (alpha, 255 * np.array(to_rgb(ink), np.float32), x0 - 1, y0 - 1)
+        return self.sprites[key]
+
+    def stamp(self, rgb: np.ndarray, numbers: list) -> None:
+        """Blend the numbers (x, y, text, ink, points), data coordinates, into rgb (h, w, 3)."""
+        if not numbers:
+            return
+        h, w = rgb.shape[:2]
+        xy = self.ax.transData.transform([(x, y) for x, y, *_ in numbers])
+        for (px, py), (_, _, text, ink, points) in zip(xy, numbers):
+            alpha, color, ox, oy = self.sprite(text, ink, points)
+            left, top = round(px) + ox, round(h - py) + oy
+            sh, sw = alpha.shape[:2]
+            a0, b0 = max(0, -top), max(0, -left)
+            a1, b1 = min(sh, h - top), min(sw, w - left)
+            if a0 >= a1 or b0 >= b1:
+                continue
+            region = rgb[top + a0 : top + a1, left + b0 : left + b1].astype(np.float32)
+            a = alpha[a0:a1, b0:b1]
+            rgb[top + a0 : top + a1, left + b0 : left + b1] = region * (1 - a) + color * a

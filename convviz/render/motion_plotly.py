@@ -22,7 +22,6 @@ from convviz.render.grids import (
     panel_header,
 )
 from convviz.render.motion import (
-    FAINT_GRID,
     HOLLOW,
     MOTION_FRAME_MS,
     ROLES,
@@ -30,20 +29,22 @@ from convviz.render.motion import (
     Motion,
     Scene,
     backdrop_cells,
+    grid_part,
     legend_items,
 )
 from convviz.render.panel import Panel
 from convviz.render.plotly_adapter import Figure
 from convviz.render.shapes import remainder_shapes
-from convviz.render.theme import FONT_FAMILY, THEME, Theme
+from convviz.render.theme import FAINT_GRID, FONT_FAMILY, THEME, Theme
 
 
 def _faint_grid(i: int, panel: Panel, geo: GridLayout, outline: bool = False) -> dict:
     """Light cell borders of a panel's extent: the places cells move into; with `outline`, the
     extent's outline alone (a picture's cells lie under the traces: borders would cross them)."""
-    trace = grid_lines_trace(i, panel.shape, panel.origin, geo, FAINT_GRID, 1, "extent")
+    shape, origin = grid_part(panel)  # not the room a turn needs around it
+    trace = grid_lines_trace(i, shape, origin, geo, FAINT_GRID, 1, "extent")
     if outline:
-        (h, w), (oy, ox) = panel.shape, panel.origin
+        (h, w), (oy, ox) = shape, origin
         x0, x1, y0, y1 = ox - 0.5, ox + w - 0.5, oy - 0.5, oy + h - 0.5
         trace |= {"x": [x0, x1, x1, x0, x0], "y": [y0, y0, y1, y1, y0]}
     return trace
@@ -62,7 +63,7 @@ def _text(c: Cells, show: bool) -> np.ndarray | None:
     return np.where(c.opacity > 0.5, format_values(c.value), BLANK).astype(object)
 
 
-def _trace_state(c: Cells, show: bool) -> dict:
+def _trace_state(c: Cells, show: bool, look: _Look | None = None) -> dict:
     state = {
         "x": np.round(c.col, 3).astype(np.float32),
         "y": np.round(c.row, 3).astype(np.float32),
@@ -72,6 +73,10 @@ def _trace_state(c: Cells, show: bool) -> dict:
         "textfont.color": c.ink if show and c.role not in HOLLOW else None,
         "text": _text(c, show),
     }
+    if c.size is not None and look is not None:  # cells that grow or shrink (a turning kernel)
+        state["marker.size"] = np.round(_marker_px(look.cell) * c.size, 1).astype(np.float32)
+        if show:
+            state["textfont.size"] = np.round(look.font * c.size, 1).astype(np.float32)
     return {k: v for k, v in state.items() if v is not None}
 
 
@@ -116,10 +121,15 @@ def _gap(cell: float) -> int:
     return 2 if cell >= 20 else 1 if cell >= 8 else 0
 
 
+def _marker_px(cell: float) -> float:
+    """A filled cell's square, in px: the cell less the gap between two."""
+    return max(cell - _gap(cell), 3)
+
+
 def _group_trace(name: str, c: Cells, i: int, look: _Look) -> dict:
     _, _, outline = ROLES[c.role]
     cell = look.cell
-    size = max(cell - _gap(cell), 3)
+    size = _marker_px(cell)
     line = {"width": 0}
     if c.role in HOLLOW:
         line = {"width": max(2.0, cell / 9)}
@@ -148,11 +158,6 @@ def _group_trace(name: str, c: Cells, i: int, look: _Look) -> dict:
 # Still cells this many are one picture, not a marker each: 20,000 SVG markers (qa-channels' x̃
 # under the weight window, its ∂L/∂y beside it) cost the browser seconds to style and lay out.
 PICTURE_CELLS = 32 * 32
-
-
-# The page's CSS for those images: each px is its cell's colour, not a blend with a neighbour's
-# (plotly places an image at a fraction of a px, and the browser would smooth it)
-PICTURE_CSS = ".js-plotly-plot .imagelayer image { image-rendering: pixelated; }"
 
 
 def _pictured(c: Cells, look: _Look) -> bool:
@@ -223,8 +228,10 @@ def motion_figure(
     layout, geo = _motion_layout(motion, theme, title)
     looks = _looks(motion.panels, theme, geo)
     names = [g for g, c in frames[0].groups.items() if len(c.value)]  # empty roles: no trace
-    shows = [looks[motion.where[g]].show for g in names]
-    states = [[_trace_state(f.groups[g], sh) for g, sh in zip(names, shows)] for f in frames]
+    shown = [looks[motion.where[g]] for g in names]
+    states = [
+        [_trace_state(f.groups[g], lk.show, lk) for g, lk in zip(names, shown)] for f in frames
+    ]
     varying = [_varying([s[gi] for s in states]) for gi in range(len(names))]
     animated, moving = [], [gi for gi in range(len(names)) if varying[gi]]
     # still cells (a backdrop, a group that never changes) as markers or an image, not a
@@ -273,7 +280,7 @@ def motion_figure(
         for i, p in enumerate(motion.panels)
         if p.key in CLICKABLE and (overlay := click_overlay(p, i, geo)) is not None
     ]
-    player, steps = _player(motion, frames), np.arange(len(frames))
+    player, steps = _player(motion, frames, theme), np.arange(len(frames))
     return animated_figure(data, layout, frame_dicts, animated, steps, start, player)
 
 
@@ -329,11 +336,11 @@ def _coloured(motion: Motion, i: int) -> np.ndarray:
     return np.concatenate(drawn) if drawn else np.zeros(1)
 
 
-def _player(motion: Motion, frames: list[Scene]) -> dict:
+def _player(motion: Motion, frames: list[Scene], theme: Theme) -> dict:
     """What the player needs of a motion's frames besides the frames (see ui/player.js)."""
     return {
-        "labels": [f.stage for f in frames],
-        "prefix": "stage ",
+        "labels": [motion.label(f.stage) for f in frames],
+        "prefix": "stage " if theme.show_secondary else "",  # a projector's bar: one row
         "suffix": "",
         "sampled": 1,
         "link": None,
@@ -341,7 +348,7 @@ def _player(motion: Motion, frames: list[Scene]) -> dict:
         "frame_ms": MOTION_FRAME_MS,
         "smooth": True,  # markers glide between frames (no full redraw)
         # the stages in order: the player shows which one a frame is in
-        "stages": list(motion.stages) if len(motion.stages) > 1 else [],
+        "stages": [motion.label(s) for s in motion.stages] if len(motion.stages) > 1 else [],
         # per frame, the engine cell whose sum it computes (Scene.cell), for the page's formulas
         "cells": [list(f.cell) for f in frames],
         # the keyframes' frames: a step (← →) goes from one to the next, not onto a frame on the

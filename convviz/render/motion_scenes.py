@@ -56,39 +56,44 @@ def _ring_parts(st: InputGradStages) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ring_cells(st: InputGradStages, n: int, k: int, part: str, grown: bool) -> Cells:
-    """Ring cells of one part; before they grow they sit on the nearest edge, invisible."""
+    """Ring cells of one part at their places; before they arrive, invisible. (Grown from the
+    grid's edge they passed over one another mid-way: a smear of zeros.)"""
     pad, extra = _ring_parts(st)
     mask = pad if part == "pad" else extra
     (gt, _), (gl, _) = st.spec.full_padding
     r, c = np.nonzero(mask)
     values = st.padded[n, k][r, c]
-    rows, cols = r - gt, c - gl
-    if not grown:
-        dH, dW = st.spec.dilated_out_size
-        eh, ew = st.spec.span
-        lo_r, hi_r = (0, dH - 1) if part == "pad" else (-(eh - 1), dH + eh - 2)
-        lo_c, hi_c = (0, dW - 1) if part == "pad" else (-(ew - 1), dW + ew - 2)
-        rows, cols = np.clip(rows, lo_r, hi_r), np.clip(cols, lo_c, hi_c)
-    return cells(part, rows, cols, values, opacity=1.0 if grown else 0.0)
+    return cells(part, r - gt, c - gl, values, opacity=1.0 if grown else 0.0)
+
+
+def turn_scale(deg: float) -> float:
+    """How much a grid turned by `deg` shrinks to stay inside its own square: 1 / (|cos| + |sin|)
+    (½√2 at 45°). Its cells shrink with it, so they stay clear of one another too."""
+    a = math.radians(deg)
+    return 1.0 / (abs(math.cos(a)) + abs(math.sin(a)))
 
 
 def _arc(kH: int, kW: int, deg: float, origin=(0, 0)) -> tuple[np.ndarray, np.ndarray]:
-    """Tap positions turned by `deg` about the kernel's centre (180°: exactly rot180's places)."""
+    """Tap positions turned by `deg` about the kernel's centre, drawn in towards it by
+    `turn_scale` (180°: exactly rot180's places)."""
     i, j = np.indices((kH, kW)).reshape(2, -1).astype(float)
     ci, cj = (kH - 1) / 2, (kW - 1) / 2
-    a = math.radians(deg)
-    r = ci + (i - ci) * math.cos(a) - (j - cj) * math.sin(a)
-    c = cj + (i - ci) * math.sin(a) + (j - cj) * math.cos(a)
+    a, g = math.radians(deg), turn_scale(deg)
+    r = ci + g * ((i - ci) * math.cos(a) - (j - cj) * math.sin(a))
+    c = cj + g * ((i - ci) * math.sin(a) + (j - cj) * math.cos(a))
     if deg % 360 == 180:  # exact: no rounding residue at the arrival
         r, c = 2 * ci - i, 2 * cj - j
     return r + origin[0], c + origin[1]
 
 
 def tap_cells(w2d: np.ndarray, deg: float = 0.0) -> Cells:
-    """Kernel taps in their own colours (row-major tap order), turned by `deg`."""
+    """Kernel taps in their own colours (row-major tap order), turned by `deg` (and shrunk with
+    the turn, `turn_scale`, so that they stay inside the kernel's square, clear of each other
+    and of its labels)."""
     kH, kW = w2d.shape
     r, c = _arc(kH, kW, deg)
-    return cells("tap", r, c, w2d, colors=np.array(tap_colors(kH, kW), object))
+    taps = cells("tap", r, c, w2d, colors=np.array(tap_colors(kH, kW), object))
+    return replace(taps, size=np.full(len(taps.value), turn_scale(deg)))
 
 
 def window_cells(st: InputGradStages, sweep: Sweep, t: int, opacity: float) -> Cells:
@@ -132,9 +137,15 @@ def _result_scale(st: InputGradStages, n: int, c: int) -> float:
 # --- stages as keyframes -------------------------------------------------------------------------
 
 FOLLOWED = ("grad_x",)  # a scene's cell: the ∂L/∂x cell the reader follows (see Scene.cell)
-DILATE, PAD, ROTATE = "2 · dilate", "3 · pad", "4 · rotate 180°"
-# the end state is the mask's result: stage 6 as the storyboard counts (it has 6 stages)
-CORRELATE, MASK, GRAD_OUT, GRAD_X = "5 · correlate", "6 · mask", "1 · ∂L/∂y", "6 · ∂L/∂x"
+# a scene's stage: the key of its stage in the lecture (`convviz.lecture`), which names it
+GRAD_OUT, DILATE, PAD, ROTATE, CORRELATE, MASK = (
+    "grad-out",
+    "dilate",
+    "pad",
+    "rotate",
+    "correlate",
+    "mask",
+)
 
 
 def dilate_keys(st: InputGradStages, n: int, k: int, base: dict) -> list[Scene]:
@@ -155,12 +166,12 @@ def dilate_keys(st: InputGradStages, n: int, k: int, base: dict) -> list[Scene]:
 
 
 def pad_keys(st: InputGradStages, n: int, k: int, base: dict) -> list[Scene]:
-    """The dil·(k−1) ring of zeros grows around the dilated grid, then the remainder."""
+    """The dil·(k−1) ring of zeros appears around the dilated grid, then the remainder."""
     eh, ew = st.spec.span
     rH, rW = st.spec.remainder
     ring = {**base, "pad": ring_cells(st, n, k, "pad", True)}
     say = (
-        f"A ring of zeros grows around it: dilation·(kernel − 1) = {count(eh - 1, 'row')} above "
+        f"A ring of zeros appears around it: dilation·(kernel − 1) = {count(eh - 1, 'row')} above "
         f"and below, "
         f"{count(ew - 1, 'column')} left and right."
     )
@@ -187,7 +198,9 @@ def rotate_keys(st: InputGradStages, k: int, c: int, base: dict, name="taps") ->
         else ""
     )
     scenes = []
-    for deg in range(ARC_DEG, 181, ARC_DEG):
+    # every ARC_DEG degrees, and at every 45° (where the turn is smallest: the tweens between
+    # two keyframes must not cut that corner)
+    for deg in sorted({*range(ARC_DEG, 181, ARC_DEG), 45, 135}):
         turned = "turned 180°: rot180 w" if deg == 180 else f"{deg}° of 180°"
         say = f"The kernel turns about its centre: {turned}. Each tap keeps its colour."
         scenes.append(Scene(ROTATE, say + note, {**base, name: tap_cells(w, deg)}))
@@ -228,7 +241,7 @@ def mask_keys(st: InputGradStages, n: int, c: int, base: dict) -> list[Scene]:
         return [Scene(MASK, say, {**base, **final}, FOLLOWED)]
     mode = spec.padding_mode
     if mode == "zeros":
-        drop = ring.at(row=ring.row + 0.6, opacity=0.0)
+        drop = ring.at(opacity=0.0)  # in place: moved, it passed over the cells beside it
         say = (
             "Zero padding: the padded zeros are constants, so the gradient on the ring is dropped."
         )

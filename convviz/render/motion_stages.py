@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import numpy as np
 
+from convviz.lecture import LECTURE
 from convviz.render.motion import (
-    EDGE_COLOR,
     MAX_WINDOW_STOPS,
     Motion,
     Scene,
@@ -24,7 +24,6 @@ from convviz.render.motion_scenes import (
     DILATE,
     FOLLOWED,
     GRAD_OUT,
-    GRAD_X,
     MASK,
     PAD,
     ROTATE,
@@ -44,10 +43,15 @@ from convviz.render.motion_scenes import (
 )
 from convviz.render.panel import Panel
 from convviz.render.selection import sampled_steps
-from convviz.render.theme import tap_colors
+from convviz.render.theme import EDGE_COLOR, tap_colors
 from convviz.stages import InputGradStages, WeightGradStages, remainder_mask
 from convviz.sweeps import Sweep
 from convviz.text import count
+
+
+def _named(*stages: str) -> dict[str, str]:
+    """The lecture's labels of these stages (number · title), for the player and the GIF."""
+    return {s: LECTURE.label(LECTURE.stage(s)) for s in stages}
 
 
 def _grad_panel(st: InputGradStages, n: int, k: int, extent: str) -> Panel:
@@ -69,13 +73,14 @@ def dilate_motion(st: InputGradStages, n: int, k: int, tweens: int = 8) -> Motio
     panel = _grad_panel(st, n, k, "dilated")
     motion = Motion(
         "dilate", (panel,), {"grad_out": 0, "inserted": 0}, tuple(scenes),
-        even_tweens(scenes, tweens), stages=(DILATE,),
+        even_tweens(scenes, tweens), stages=(DILATE,), names=_named(DILATE),
     )  # fmt: skip
     return within_budget(motion)
 
 
 def pad_motion(st: InputGradStages, n: int, k: int, tweens: int = 8) -> Motion:
-    """Stage 3: the ring of dil·(k−1) zeros, then the remainder rows/cols, grow around it."""
+    """Stage 3: the ring of dil·(k−1) zeros, then the remainder rows/cols, fade in around it at
+    their places (no cell moves over another)."""
     start = {
         "grad_out": grad_out_cells(st, n, k, True),
         "inserted": inserted_cells(st, n, k, 1.0),
@@ -87,7 +92,7 @@ def pad_motion(st: InputGradStages, n: int, k: int, tweens: int = 8) -> Motion:
     where = dict.fromkeys(start, 0)
     motion = Motion(
         "pad", (_grad_panel(st, n, k, "padded"),), where, tuple(scenes),
-        even_tweens(scenes, tweens), stages=(PAD,),
+        even_tweens(scenes, tweens), stages=(PAD,), names=_named(PAD),
     )  # fmt: skip
     return within_budget(motion)
 
@@ -107,7 +112,7 @@ def rotate_motion(st: InputGradStages, k: int, c: int, tweens: int = 3) -> Motio
     )
     return Motion(
         "rotate", panels, {"before": 0, "taps": 1}, tuple(scenes), even_tweens(scenes, tweens),
-        stages=(ROTATE,),
+        stages=(ROTATE,), names=_named(ROTATE),
     )  # fmt: skip
 
 
@@ -149,7 +154,7 @@ def mask_motion(
     motion = Motion(
         "mask", (panel,), dict.fromkeys(scenes[0].groups, 0), tuple(scenes),
         even_tweens(scenes, tweens),
-        stages=(MASK,),
+        stages=(MASK,), names=_named(MASK),
     )  # fmt: skip
     return within_budget(motion)
 
@@ -188,7 +193,7 @@ def backward_motion(
         for scene in keys(plan[-1][0].groups):
             plan.append((scene, each))
     say = f"∂L/∂x[n={n}, c={c}]: the engine's input gradient."
-    end = Scene(GRAD_X, say, plan[-1][0].groups, FOLLOWED)
+    end = Scene(MASK, say, plan[-1][0].groups, FOLLOWED)  # the mask's result
     plan.append((end, 4))
     if selected is not None and np.any(selected):
         scenes = with_outlines(st, [s for s, _ in plan], selected)
@@ -204,9 +209,10 @@ def backward_motion(
     )  # fmt: skip
     where = {g: 0 for g in ("grad_out", "inserted", "pad", "remainder", "window")}
     where.update(taps=1, grad_x_padded=2, ring=2, grad_x=2, selected=2)
+    order = (GRAD_OUT, DILATE, PAD, ROTATE, CORRELATE, MASK)
     motion = Motion(
         "backward", panels, where, tuple(s for s, _ in plan), tuple(t for _, t in plan[1:]),
-        stages=(GRAD_OUT, DILATE, PAD, ROTATE, CORRELATE, MASK, GRAD_X),
+        stages=order, names=_named(*order),
     )  # fmt: skip
     return within_budget(motion)
 
@@ -258,11 +264,14 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
             "dilation.",
             {
                 "grad_out": spread_g,
-                "inserted": zeros.at(opacity=1.0),
+                "inserted": zeros,
                 "window": window.at(row=(sh * i - pt)[keep], col=(sw * j - pl)[keep]),
             },
         ),
     ]
+    # the zeros between them once they have spread (at once, they showed under moving cells)
+    spread = {**scenes[-1].groups, "inserted": zeros.at(opacity=1.0)}
+    scenes.append(Scene("dilate", scenes[-1].caption, spread))
     T = sweep.steps
     for t in sampled_steps(T, MAX_WINDOW_STOPS, T - 1)[0]:
         r = np.repeat(sweep.rows[t], oW) - pt
@@ -288,6 +297,6 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
     )
     motion = Motion(
         "weight-dilate", panels, {"grad_out": 0, "inserted": 0, "window": 1}, tuple(scenes),
-        (8, *(4 for _ in scenes[2:])), {1: backdrop}, stages=("∂L/∂y", "dilate", "sweep"),
+        (8, 4, *(4 for _ in scenes[3:])), {1: backdrop}, stages=("∂L/∂y", "dilate", "sweep"),
     )  # fmt: skip
     return within_budget(motion)

@@ -300,6 +300,21 @@ def sweep_gif(
     (FuncAnimation and PillowWriter would redraw the whole figure per frame, several times
     slower); Pillow writes the GIF with one shared palette.
     """
+    return gif_bytes(sweep_frames(sweep, operand, kernel, output, theme, channel=channel,
+                                  max_frames=max_frames), fps)  # fmt: skip
+
+
+def sweep_frames(
+    sweep: Sweep,
+    operand: Panel,
+    kernel: Panel,
+    output: Panel,
+    theme: Theme = THEME,
+    *,
+    channel: int = 0,
+    max_frames: int = GIF_FRAMES,
+) -> list[np.ndarray]:
+    """The frames of `sweep_gif`, as RGB arrays (h, w, 3) (the MP4 takes them as they are)."""
     scene = _gif_scene(sweep, operand, kernel, output, theme, channel, max_frames)
     fig, axes, fr = scene.fig, scene.axes, scene.frames
     canvas = fig.canvas
@@ -317,7 +332,7 @@ def sweep_gif(
         for artist in [*moving, *fr.products_above, fr.products_sum, fr.current, fr.caption]:
             fig.draw_artist(artist)
         frames.append(np.asarray(canvas.buffer_rgba())[..., :3].copy())
-    return gif_bytes(frames, fps)
+    return frames
 
 
 def _paint_cells(ax: Axes, out: Drawn, cells: np.ndarray) -> None:
@@ -334,7 +349,7 @@ def _paint_cells(ax: Axes, out: Drawn, cells: np.ndarray) -> None:
             ax.draw_artist(out.texts[cell])
 
 
-def _shared_palette(rgb: np.ndarray) -> Image.Image:
+def shared_palette(rgb: np.ndarray) -> Image.Image:
     """A palette image for the frames: the most frequent colours exactly, so flat fills (white,
     PAD_COLOR, cell colours) stay true, then a median cut of the rest for anti-aliased edges.
 
@@ -364,7 +379,7 @@ GIF_HOLD_MS = 2500  # the last frame (the finished result) stays this long befor
 def gif_bytes(frames: list[np.ndarray], fps: float, hold_ms: int = GIF_HOLD_MS) -> bytes:
     """An endlessly looping GIF of RGB frames (h, w, 3), quantised to one shared palette, that
     holds its last frame for hold_ms."""
-    palette = _shared_palette(np.concatenate([frames[0], frames[-1]]))
+    palette = shared_palette(np.concatenate([frames[0], frames[-1]]))
     images = [
         Image.fromarray(f).quantize(palette=palette, dither=Image.Dither.NONE) for f in frames
     ]

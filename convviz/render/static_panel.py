@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
-from matplotlib.colors import LinearSegmentedColormap, Normalize, to_hex, to_rgba
+from matplotlib.colors import LinearSegmentedColormap, Normalize, to_hex, to_rgba, to_rgba_array
 from matplotlib.font_manager import FontProperties, fontManager
 from matplotlib.patches import Rectangle
 from matplotlib.patheffects import withStroke
@@ -36,6 +36,7 @@ from convviz.render.theme import (
     PAD_HATCH,
     REMAINDER_COLOR,
     SELECTED_COLOR,
+    TAP_CYCLE,
     TEXT_COLOR,
     THEME,
     VALUE_SCALE,
@@ -103,13 +104,29 @@ def value_norm(panel: Panel) -> Normalize:
 
 
 def cell_colors(panel: Panel, norm: Normalize | None = None) -> np.ndarray:
-    """(h, w, 4) RGBA fill of every cell: value colour, overridden by padding and dilation."""
+    """(h, w, 4) RGBA fill of every cell: value colour, overridden by padding and dilation; a
+    kernel (every cell a tap) in its taps' own colours, as the app fills it (rot180's taps keep
+    theirs: the still and the app's picture of a stage agree)."""
     values = np.asarray(panel.values, float)
     rgba = value_cmap()((norm or value_norm(panel))(values))
     rgba[~np.isfinite(values)] = to_rgba(BACKGROUND)
     rgba[panel.mask("pad_mask")] = to_rgba(PAD_COLOR)
     rgba[panel.mask("dilation_mask")] = to_rgba(DILATION_COLOR)
+    if _tap_filled(panel):
+        taps = np.mod(np.asarray(panel.taps, int), TAP_CYCLE)
+        colours = to_rgba_array(tap_colors(1, int(taps.max()) + 1))
+        rgba[...] = colours[taps]
     return rgba
+
+
+KERNEL_KEYS = ("w", "w_rot")  # the panels of a kernel, as the pages key them
+
+
+def _tap_filled(panel: Panel) -> bool:
+    """A kernel's panel with its taps: each cell in its tap's colour, not outlined by it (a
+    sweep GIF's products keep their outlines)."""
+    taps = panel.taps
+    return panel.key in KERNEL_KEYS and taps is not None and bool((np.asarray(taps) >= 0).all())
 
 
 def text_colors(panel: Panel, fills: np.ndarray) -> np.ndarray:
@@ -400,8 +417,9 @@ def _draw_dropped(ax: Axes, mask: np.ndarray, cell_pt: float) -> None:
 
 
 def _draw_taps(ax: Axes, panel: Panel, cell_pt: float) -> None:
-    """A border in the tap's own colour inside every cell a kernel tap covers."""
-    if panel.taps is None:
+    """A border in the tap's own colour inside every cell a kernel tap covers (a window on an
+    operand; a kernel's cells are filled with their colours instead)."""
+    if panel.taps is None or _tap_filled(panel):
         return
     taps = np.asarray(panel.taps, int)
     if (taps < 0).all():

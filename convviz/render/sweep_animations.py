@@ -7,6 +7,7 @@ frames, the overlay traces they replace and the player's meta data come from `an
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import pairwise
 
 import numpy as np
 
@@ -100,26 +101,39 @@ def sweep_figure(
     return animated_figure(data, layout, frames, animated, steps, start, player)
 
 
-def _sweep_link(sweep: Sweep, op: Panel, kernel: Panel, out: Panel, hover: int) -> dict | None:
-    """How cells link, for hover in the browser: the window of every output cell (row-major).
+MAX_LINK_PAIRS = 20_000  # (output, tap) pairs sent for hover from an operand cell; past it, none
 
-    An output cell (r, c) was computed from the operand rows r0[t] + dilation·i, cols c0[t] +
-    dilation·j (t = r·W_out + c) and kernel tap (i, j); the browser inverts that for an operand
-    cell. None when the grids are too big to hover cell by cell.
+
+def _sweep_link(sweep: Sweep, op: Panel, kernel: Panel, out: Panel, hover: int) -> dict | None:
+    """How cells link, for hover in the browser, computed here once (the browser draws boxes):
+    "windows", per output cell (row-major) the box [r0, r1, c0, c1] of operand cells its window
+    covers; "readers", per operand cell the flat pairs [t, tap, …] of the output cells whose
+    window reads it and the kernel tap that does (`selection.reads`), when there are at most
+    MAX_LINK_PAIRS. None when the grids are too big to hover cell by cell.
     """
     (h, w), T = out.shape, sweep.steps
     row_major = np.array_equal(sweep.targets, np.indices((h, w)).reshape(2, -1).T)
     if not row_major or max(*op.shape, *out.shape) > MAX_CLICK_CELLS:
         return None
+    rows, cols = sweep.rows[:T], sweep.cols[:T]  # (T, kh), (T, kw): each window's cells
+    kh, kw = rows.shape[1], cols.shape[1]
+    windows = np.stack([rows[:, 0], rows[:, -1], cols[:, 0], cols[:, -1]], axis=1)
+    readers = None
+    if T * kh * kw <= MAX_LINK_PAIRS:
+        t, i, j = np.indices((T, kh, kw)).reshape(3, -1)
+        cell = rows[t, i] * op.shape[1] + cols[t, j]  # the operand cell tap (i, j) of step t reads
+        order = np.argsort(cell, kind="stable")
+        pairs = np.stack([t, i * kw + j], axis=1)[order]
+        ends = np.searchsorted(cell[order], np.arange(op.shape[0] * op.shape[1] + 1))
+        readers = [pairs[a:b].ravel().tolist() for a, b in pairwise(ends)]
     return {
         "panels": [
             {"key": p.key, "origin": list(p.origin), "shape": list(p.shape)}
             for p in (op, kernel, out)
         ],
-        "r0": sweep.rows[:T, 0].tolist(),
-        "c0": sweep.cols[:T, 0].tolist(),
-        "dilation": list(sweep.dilation),
-        "kernel": list(sweep.kernel.shape[1:]),
+        "windows": windows.tolist(),
+        "readers": readers,
+        "kernel": [kh, kw],
         "traces": [hover, hover + 1, hover + 2],
     }
 

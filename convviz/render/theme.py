@@ -78,6 +78,36 @@ def a11y_css_variables(high_contrast: bool = False) -> str:
 
 # Plotly views (browser).
 PENDING_COLOR = "#eceff3"  # output cells an animation has not computed yet
+FAINT_GRID = "#e2e8f0"  # the cells a motion's cells move into; rules between sections
+EDGE_COLOR = "#4363d8"  # a big window's edge: blue, clear of the value scale's oranges
+
+# The page around the figures beside ACCENT and HINT_TEXT (above): the player, the stage bar, the
+# offline lecture
+ACCENT_SOFT = "#fdf2e7"  # a stage done, the speed chosen
+CONTROL_BORDER = "#cbd5e0"
+ARROW_TEXT = "#a0aec0"  # the arrows between a player's stages
+BLANK_COLOR = "#000000"  # a blanked screen (a clicker's B or .), as slide software
+
+
+def css_variables() -> str:
+    """The theme's colours and fonts as CSS custom properties (:root), for every stylesheet and
+    script the browser gets: they read var(--cv-…), never a colour of their own."""
+    names = {
+        "text": TEXT_COLOR,
+        "muted": MUTED_TEXT,
+        "hint": HINT_TEXT,
+        "arrow": ARROW_TEXT,
+        "background": BACKGROUND,
+        "accent": ACCENT,
+        "accent-soft": ACCENT_SOFT,
+        "border": CONTROL_BORDER,
+        "rule": FAINT_GRID,
+        "blank": BLANK_COLOR,
+        "font": FONT_FAMILY,
+    }
+    return ":root { " + " ".join(f"--cv-{k}: {v};" for k, v in names.items()) + " }"
+
+
 # Widest plotly figure: the main column at a 1280 px window (980 px less its padding).
 MAX_FIGURE_PX = 820
 REM_PX = 16.0  # a page's rem, unless presentation mode grows it with the screen

@@ -10,7 +10,6 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from pathlib import Path
 from urllib.parse import urlencode
 
 import pandas  # noqa: F401  (see below)
@@ -19,7 +18,6 @@ import streamlit as st
 
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grids import PLOTLY_CONFIG
-from convviz.render.motion_plotly import PICTURE_CSS
 from convviz.render.plotly_adapter import Figure, sent
 from convviz.render.theme import Theme, theme_for
 from convviz.spec import ConvSpec, ConvSpecError
@@ -45,6 +43,7 @@ from convviz.state import (
 )
 from convviz.text import echo
 from convviz.ui.a11y import a11y_css
+from convviz.ui.assets import page_css
 from convviz.ui.compute import compute_layer, value_key
 from convviz.ui.viewport import viewport, watch_viewport
 from convviz.values import GRAD_OUT_LABELS
@@ -394,15 +393,6 @@ def _padding_caption(state: dict) -> None:
     st.caption(f"'{state['pad']}' pads top {top}, bottom {bottom}, left {left}, right {right}")
 
 
-# A laptop: less blank space above the title, so an animation's player is above the fold.
-NORMAL_CSS = ".block-container { padding-top: 3.5rem; }"
-# Both modes: no clear button in the number fields (the narrow padding fields showed it over
-# their number); an emptied field is refused all the same (`_store`).
-COMMON_CSS = '[data-testid="stNumberInputClearButton"] { display: none; }'
-PRESENTATION_CSS = (Path(__file__).parent / "presentation.css").read_text()
-COMMON_CSS += (Path(__file__).parent / "narrow.css").read_text()  # phones and tablets
-
-
 # The tab's icon: an emoji is drawn by the browser; a :material/ icon as a favicon would be
 # fetched from a font host (offline or filtered in many lecture halls).
 FAVICON = "🧮"
@@ -439,11 +429,15 @@ def _count_self_reruns() -> None:
         st.session_state[SELF_RERUNS] = 0
 
 
+SHOWN_PAGE = "cv_page"  # the page this run draws (the clicker's keys are the lecture's on it)
+
+
 def page_config(page: str) -> None:
     """The page's title (from PAGES), icon and wide layout; presentation mode starts with the
     sidebar folded."""
     _count_self_reruns()
     title = next(label for path, label, _ in PAGES if path == page)
+    st.session_state[SHOWN_PAGE] = page
     pres = _state()["pres"]
     st.set_page_config(
         page_title=f"convviz · {title}",
@@ -452,8 +446,8 @@ def page_config(page: str) -> None:
         # a phone starts with the page, its sidebar folded (Streamlit's "auto": under 768 px)
         initial_sidebar_state="collapsed" if pres else "auto",
     )
-    mode = PRESENTATION_CSS if pres else NORMAL_CSS
-    st.html(f"<style>{COMMON_CSS}{PICTURE_CSS}{mode}{a11y_css(_state()['hc'])}</style>")
+    # the rules that reach into Streamlit's page, then accessibility's
+    st.html(f"<style>{page_css(pres)}{a11y_css(_state()['hc'])}</style>")
 
 
 def controls() -> Context:

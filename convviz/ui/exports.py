@@ -15,10 +15,13 @@ from convviz.export import html, latex, snippet, video
 from convviz.export.handout import handout_pdf
 from convviz.export.story import ANIMATIONS, Animation, Story
 from convviz.formulas import Formula
+from convviz.lecture import LECTURE
 from convviz.render.motion import GIF_TOO_WIDE
 from convviz.ui.controls import Context
 
-BACKWARD = "backward-pass"
+BACKWARD = LECTURE.stage("whole").export
+LECTURE_PAGE = {s.export: s.page for s in LECTURE.stages if s.export}
+MOTION_EXPORTS = {s.export for s in LECTURE.on_page(LECTURE.stage("whole").page)}
 
 
 def story_of(ctx: Context) -> Story:
@@ -84,7 +87,7 @@ def more_exports(ctx: Context, name: str, formula: Formula | None = None) -> Non
     the whole lecture as offline HTML, the stages in LaTeX, the NumPy and PyTorch snippets, the
     handout PDF, and the cell's formula as LaTeX to copy.
 
-    name : the stage's export name (e.g. "forward", "input-grad-step3"), as in export_buttons.
+    name : the stage's export name (`convviz.lecture.Stage.export`), as in export_buttons.
     """
     popover = st.popover(
         "More exports", icon=":material/ios_share:", key=f"more_{name}", on_change="rerun"
@@ -93,13 +96,13 @@ def more_exports(ctx: Context, name: str, formula: Formula | None = None) -> Non
         return
     with popover:
         animated = [n for n in (name, BACKWARD) if n in ANIMATIONS]
-        if not name.startswith("input-grad"):
+        if LECTURE_PAGE.get(name) != LECTURE.stage("whole").page:  # the page of the whole pass
             animated = animated[:1]
         story = story_of(ctx)
         for anim in dict.fromkeys(animated):
             what = "the whole backward pass" if anim == BACKWARD else "this animation"
             videos = [("mp4", "video/mp4", _mp4, "H.264, ≥ 1280 px wide, from the GIF's frames")]
-            if anim != name or anim.startswith("input-grad"):  # no GIF button beside it yet
+            if anim != name or name in MOTION_EXPORTS:  # no GIF button beside it yet
                 videos.append(("gif", "image/gif", _gif, "the same frames as the MP4"))
             if not story.drawable(_animation(ctx, anim)):
                 st.caption(f"No MP4 or GIF of {what} at this size: {GIF_TOO_WIDE}; its HTML plays.")

@@ -1,103 +1,26 @@
 // The player of one animated plotly chart: step / play / pause / scrub / speed, the formula of the
-// frame shown, keyboard control and hover linking, all in the browser (no server round trip).
-// The chart is found by its Streamlit key; its frames are driven with plotly's own animate.
-
-const TYPING_ROLES = /^(spinbutton|combobox|textbox|listbox)$/;
-const CONTROL_INPUTS = /^(checkbox|radio|button|submit|reset|color|file)$/;
+// frame shown, the keys of a clicker and hover linking, all in the browser (no server round trip).
+//
+// Everything it knows comes from the data the Python side sends (convviz/ui/player.py): the
+// frames' names, keyframes and cells, the captions, the key names, the buttons the clicker
+// presses, the element to find its chart in, the playback policy's inputs. It talks to plotly
+// through its public API (Plotly.animate, Plotly.restyle, gd.on) and follows the chart across
+// Streamlit's redraws with a MutationObserver. Its rules are player_core.js's (inlined before it).
 
 function registry() {
-  // one keyboard listener per page, shared by every player on it
+  // one keyboard listener and one blank screen per page, shared by every player on it
   if (!window.__convviz) {
-    window.__convviz = { players: new Map(), last: null };
+    // kept: per chart, where its last player was ({cur, playing, active}), for the next one
+    window.__convviz = { players: new Map(), kept: new Map(), last: null, shown: null, lecture: null };
     document.addEventListener("keydown", onKey, true);
-    document.addEventListener("click", onStageButton, true);
+    document.addEventListener("click", onLectureClick, true);
   }
   return window.__convviz;
 }
 
-function focusOf(event) {
-  // what holds the keyboard: "text" (a field typed in: every key is its own), "slider" (a
-  // control's arrows, Home/End and space are its own), "control" (a toggle or button just
-  // clicked, or a player's scrub: the keys are the players', as they are the page's) or null
-  const el = event.composedPath ? event.composedPath()[0] : event.target;
-  if (!el || !el.tagName || el === document.body) return null;
-  if (el.classList.contains("scrub")) return "control"; // a player's own
-  const role = (el.getAttribute && el.getAttribute("role")) || "";
-  if (el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable) return "text";
-  if (el.tagName === "INPUT" && el.type === "range") return "slider";
-  if (el.tagName === "INPUT" && !CONTROL_INPUTS.test(el.type)) return "text";
-  if (TYPING_ROLES.test(role)) return "text";
-  return role === "slider" ? "slider" : "control";
-}
-
-function clickButton(key) {
-  // a stage button of the storyboard, else the page button (nav_next / nav_next_page)
-  const button = document.querySelector(`.st-key-${key} button, .st-key-${key}_page button`);
-  if (button && !button.disabled) button.click();
-  return Boolean(button);
-}
-
-function stagedPlayer(reg) {
-  // the page's motion through stages (the whole backward pass), if it plays one
-  return [...reg.players.values()].find((p) => p.primary && p.stages);
-}
-
-function onStageButton(event) {
-  // the storyboard's Back / Next while the whole pass plays: its previous / next stage, as
-  // PageUp / PageDown; past its ends the click goes on to the server (the pages around)
-  const button = event.target.closest && event.target.closest(".st-key-nav_back, .st-key-nav_next");
-  const staged = button && stagedPlayer(window.__convviz);
-  if (staged && staged.stage(button.matches(".st-key-nav_next") ? 1 : -1)) {
-    event.preventDefault();
-    event.stopPropagation();
-  }
-}
-
-function onKey(event) {
-  if (event.ctrlKey || event.metaKey || event.altKey) return;
-  const focus = focusOf(event);
-  const next = { n: 1, PageDown: 1, p: -1, PageUp: -1 }[event.key];
-  if (focus === "text" || (focus === "slider" && !next)) return;
-  const taken = () => {
-    event.preventDefault();
-    event.stopPropagation();
-    // a toggle or button clicked a moment ago lets go of the keyboard: the next keys are the
-    // page's too (and space does not flip the toggle)
-    if (focus && document.activeElement && document.activeElement.blur) document.activeElement.blur();
-  };
-  const reg = window.__convviz;
-  const staged = stagedPlayer(reg);
-  if (next && staged) {
-    // a motion through stages (the whole backward pass) is one story: the next stage of the same
-    // animation, and past its ends the pages around it (not a stage of the storyboard alone)
-    const page = next > 0 ? "end_next_page" : "end_back_page";
-    if (staged.stage(next) || clickButton(page)) return taken();
-  }
-  // n / p; PageDown / PageUp are the page buttons' own shortcuts, which Streamlit does not
-  // take while a control has the keyboard
-  if (next && (event.key.length === 1 || focus)) {
-    if (clickButton(next > 0 ? "nav_next" : "nav_back")) taken();
-    return;
-  }
-  const player = reg.players.get(reg.last) || [...reg.players.values()].find((p) => p.primary);
-  if (!player) return;
-  const actions = {
-    ArrowRight: () => player.step(1),
-    ArrowLeft: () => player.step(-1),
-    " ": () => player.toggle(),
-    Home: () => player.show(0),
-    End: () => player.show(player.count - 1),
-  };
-  if (actions[event.key]) {
-    taken();
-    actions[event.key]();
-  }
-}
-
-// Accessibility hook (issue 31), for the playback policy to take over: the reader's
-// prefers-reduced-motion, or the app's "Reduce motion" (still=1, sent as d.reduced and kept on
-// <html data-cv-motion="none"> for any script to read): no gliding, play steps keyframe to
-// keyframe, nothing plays by itself.
+// The accessibility hook (issue 31): a reader's prefers-reduced-motion, or the app's "Reduce
+// motion" (still=1, sent as d.reduced and kept on <html data-cv-motion="none"> for any script to
+// read and set) stops autoplay and gliding (the playback policy, player_core.arrival).
 function reduceMotion(d) {
   if (d && "reduced" in d) document.documentElement.dataset.cvMotion = d.reduced ? "none" : "";
   const media = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)");
@@ -106,95 +29,123 @@ function reduceMotion(d) {
 
 function el(tag, attrs = {}, text = "") {
   const node = document.createElement(tag);
-  Object.entries(attrs).forEach(([k, v]) => node.setAttribute(k, v));
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
   if (text) node.textContent = text;
   return node;
 }
 
-// A formula's line, broken (when it must wrap) only before its " + " and " = ": each term in an
-// unbreakable span ("∂L/" | "∂y" and "x[n=0," | "c=0]" broke mid-symbol); the text is unchanged.
 function formulaLine(line) {
   const div = el("div");
-  line.split(/ (?=[+=] )/).forEach((term, i) => {
+  terms(line).forEach((term, i) => {
     if (i) div.append(" ");
     div.append(el("span", { class: "term" }, term));
   });
   return div;
 }
 
-// --- hover linking: outlines on the cells linked to the one under the pointer ------------------
+// --- the lecture's keys: the clicker, the blank screen, full screen ----------------------------
 
-function box(r0, r1, c0, c1, origin) {
-  const [oy, ox] = origin;
-  const x0 = c0 + ox - 0.5, x1 = c1 + ox + 0.5, y0 = r0 + oy - 0.5, y1 = r1 + oy + 0.5;
-  return { x: [x0, x1, x1, x0, x0, null], y: [y0, y0, y1, y1, y0, null] };
+function press(selector, index = 0) {
+  const buttons = selector ? [...document.querySelectorAll(selector)] : [];
+  const button = buttons[index];
+  if (button && !button.disabled) button.click();
+  return Boolean(button);
 }
 
-function boxes(cells, origin) {
-  const out = { x: [], y: [] };
-  cells.forEach(([r, c]) => {
-    const b = box(r, r, c, c, origin);
-    out.x.push(...b.x);
-    out.y.push(...b.y);
-  });
-  return out;
+function blank(on) {
+  // a black screen over everything, as slide software's B / . (again, or Esc, to come back)
+  let cover = document.getElementById("cv-blank");
+  if (on === undefined) on = !cover;
+  if (on && !cover) {
+    cover = el("div", { id: "cv-blank", "data-testid": "blank-screen" });
+    document.body.appendChild(cover);
+  } else if (!on && cover) cover.remove();
+  return on;
 }
 
-function linked(link, key, r, c) {
-  // [operand cells, kernel taps, output cells] linked to panel `key`'s cell (r, c)
-  const [op, kern, out] = link.panels;
-  const [dh, dw] = link.dilation, [kh, kw] = link.kernel;
-  if (key === out.key) {
-    const t = r * out.shape[1] + c;
-    const r0 = link.r0[t], c0 = link.c0[t];
-    return [
-      [box(r0, r0 + dh * (kh - 1), c0, c0 + dw * (kw - 1), op.origin)],
-      [box(0, kh - 1, 0, kw - 1, kern.origin)],
-      [box(r, r, c, c, out.origin)],
-    ];
-  }
-  if (key !== op.key) return null;
-  const outs = [], taps = [];
-  for (let t = 0; t < link.r0.length; t++) {
-    const i = (r - link.r0[t]) / dh, j = (c - link.c0[t]) / dw;
-    if (Number.isInteger(i) && Number.isInteger(j) && i >= 0 && i < kh && j >= 0 && j < kw) {
-      outs.push([Math.floor(t / out.shape[1]), t % out.shape[1]]);
-      taps.push([i, j]);
+function fullScreen() {
+  if (document.fullscreenElement) return document.exitFullscreen?.();
+  return document.documentElement.requestFullscreen?.().catch(() => {});
+}
+
+// A stage entered through the lecture (its keys, Back / Next, the stage bar) opens as the playback
+// policy says; a page opened otherwise (a link, a reload, the sidebar) on a laptop opens as the
+// server drew it (a selected cell's frame, or the result).
+function entering(pressed) {
+  if (pressed) window.__convviz.entering = true;
+  return pressed;
+}
+
+function onLectureClick(event) {
+  const lecture = window.__convviz.lecture;
+  if (!lecture || !event.target.closest) return;
+  const { next, back, bar } = lecture.buttons;
+  if ([next, back, bar].some((sel) => sel && event.target.closest(sel))) entering(true);
+}
+
+function onKey(event) {
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  const reg = window.__convviz;
+  const lecture = reg.lecture;
+  if (!lecture) return;
+  const target = event.composedPath ? event.composedPath()[0] : event.target;
+  const action = actionOf(event.key, lecture.keymap);
+  if (!takes(focusOf(target), action)) return;
+  const taken = () => {
+    event.preventDefault();
+    event.stopPropagation();
+    // a toggle or button clicked a moment ago lets go of the keyboard: the next keys are the
+    // page's too (and space does not press it again)
+    const held = document.activeElement;
+    if (held && held !== document.body && held.blur) held.blur();
+  };
+  if (document.getElementById("cv-blank")) {
+    // a blank screen: the blank key or Esc brings the page back; nothing else moves behind it
+    if (action !== "full") {
+      if (action === "blank" || action === "leave") blank(false);
+      if (action !== "leave") taken();
+      return;
     }
   }
-  return [[box(r, r, c, c, op.origin)], [boxes(taps, kern.origin)], [boxes(outs, out.origin)]];
-}
-
-function drawLinks(gd, link, shapes) {
-  const xs = shapes.map((s) => s.flatMap((b) => b.x));
-  const ys = shapes.map((s) => s.flatMap((b) => b.y));
-  window.Plotly.restyle(gd, { x: xs, y: ys }, link.traces);
+  const { buttons } = lecture;
+  const doing = {
+    next: () => entering(press(buttons.next)),
+    back: () => entering(press(buttons.back)),
+    blank: () => blank(true),
+    full: () => fullScreen(),
+    whole: () => lecture.whole && entering(press(buttons.bar, lecture.whole.toggle)),
+  };
+  if (doing[action]) {
+    if (doing[action]() !== false) taken();
+    return;
+  }
+  const player = reg.players.get(reg.last) || [...reg.players.values()].find((p) => p.primary);
+  if (!player) return;
+  const acts = {
+    forth: () => player.step(1),
+    backstep: () => player.step(-1),
+    play: () => player.toggle(),
+    first: () => player.show(0),
+    last: () => player.show(player.count - 1),
+  };
+  if (acts[action]) {
+    taken();
+    acts[action]();
+  }
 }
 
 // --- where a motion is: the page's stage bar, or a strip of the stages in the player -------------
 
-// the stage now in the theme's accent (white on it 5.3:1; on the value scale's orange, 2.9:1)
-const NOW = {
-  background: "var(--cv-a11y-accent)", color: "var(--cv-a11y-on-accent)",
-  "border-color": "var(--cv-a11y-accent)",
-};
-const DONE = { background: "#fdf2e7" };
-
-function paint(button, style) {
-  ["background", "color", "border-color"].forEach((k) => button.style.removeProperty(k));
-  Object.entries(style).forEach(([k, v]) => button.style.setProperty(k, v, "important"));
-}
-
 function stageIndicator(d, reg) {
-  // d.stages: the motion's stages in order; d.follow: {key, buttons: stage → button index} of the
-  // page's stage bar (a Streamlit segmented control) that the frames light up
+  // d.stages: the motion's stages in order; d.follow: {stage: index of its button} of the page's
+  // stage bar (a Streamlit segmented control, d.buttons.bar) that the frames light up
   const order = d.stages || [];
   const none = { order, strip: null, mark: () => {}, clear: () => {} };
   if (order.length < 2) return none;
-  const bar = () =>
-    d.follow ? [...document.querySelectorAll(`.st-key-${d.follow.key} button`)] : [];
-  let strip = null, chips = [];
-  if (!d.follow) {
+  const bar = () => (d.follow ? [...document.querySelectorAll(d.buttons.bar)] : []);
+  let strip = null;
+  let chips = [];
+  if (!d.follow && d.strip !== false) {
     strip = el("div", { class: "stages", "data-testid": "player-stages" });
     chips = order.map((s, i) => {
       const b = el("button", { type: "button", title: `go to ${s}` }, s);
@@ -204,30 +155,22 @@ function stageIndicator(d, reg) {
       return b;
     });
   }
-  let marked = null;
   const mark = (stage) => {
     const at = order.indexOf(stage);
     chips.forEach((c, i) => {
       c.className = i === at ? "now" : i < at ? "done" : "";
-      c.dataset.cvStage = i === at ? "now" : i < at ? "done" : "";
+      c.dataset.cvStage = c.className;
     });
     const buttons = bar();
     if (!buttons.length) return;
-    const now = d.follow.buttons[stage];
-    const key = `${stage}|${buttons.length}`;
-    if (marked === key && buttons[now] && buttons[now].dataset.cvStage === "now") return;
-    buttons.forEach((b, i) => {
-      const done = order.some((s, j) => j < at && d.follow.buttons[s] === i);
-      const state = i === now ? "now" : done ? "done" : "";
-      b.dataset.cvStage = state;
-      paint(b, state === "now" ? NOW : state === "done" ? DONE : {});
+    barMarks(order, d.follow, stage, buttons.length).forEach((state, i) => {
+      if (buttons[i].dataset.cvStage !== state) buttons[i].dataset.cvStage = state;
     });
-    marked = key;
   };
-  const clear = () => bar().forEach((b) => {
-    b.dataset.cvStage = "";
-    paint(b, {});
-  });
+  const clear = () =>
+    bar().forEach((b) => {
+      b.dataset.cvStage = "";
+    });
   return { order, strip, mark, clear };
 }
 
@@ -236,15 +179,24 @@ function stageIndicator(d, reg) {
 export default function (component) {
   const { parentElement, data } = component;
   const reg = registry();
-  // the app sends JSON bytes (see player.py); the exported HTML passes the object itself
+  // the app sends JSON bytes (see player.py); the offline lecture passes the object itself
   const d = ArrayBuffer.isView(data) ? JSON.parse(new TextDecoder().decode(data)) : data;
+  reg.lecture = { keymap: d.keymap, buttons: d.buttons, whole: d.whole };
+  reduceMotion(d);
   const count = d.names.length;
-  let cur = d.active, timer = null, speed = 1, gdBound = null;
+  // entered (a new stage on screen) or drawn again (a rerun, a resize: where it was, playing on)
+  const entered = d.primary && reg.shown !== d.stage;
+  if (d.primary) reg.shown = d.stage;
+  const before = reg.players.get(d.chart);
+  if (before) before.retire();
+  const kept = entered ? null : reg.kept.get(d.chart);
+  let cur = d.active;
   // the frame plotly has finished drawing (-1 while one is on its way): tests wait on it
   let shown = d.active;
-  reduceMotion(d);
+  let timer = null;
+  let speed = 1;
+  let gd = null;
 
-  const chart = () => document.querySelector(`.st-key-${d.chart} .js-plotly-plot`);
   const root = el("div", { class: `player${d.pres ? " pres" : ""}`, "data-testid": "player" });
   root.dataset.chart = d.chart;
   const bar = el("div", { class: "bar" });
@@ -267,14 +219,19 @@ export default function (component) {
     const b = el("button", { type: "button", class: s === 1 ? "on" : "", title: `${s}× speed` }, `${s}×`);
     b.addEventListener("click", () => {
       speed = s;
-      speeds.querySelectorAll("button").forEach((x) => x.classList.toggle("on", x === b));
+      for (const x of speeds.querySelectorAll("button")) x.classList.toggle("on", x === b);
       if (timer) start();
     });
     speeds.appendChild(b);
   });
   bar.appendChild(speeds);
   const scrub = el("input", {
-    type: "range", min: 0, max: count - 1, step: 1, "aria-label": "step", class: "scrub",
+    type: "range",
+    min: 0,
+    max: count - 1,
+    step: 1,
+    "aria-label": "step",
+    class: "scrub",
   });
   scrub.value = cur;
   const onScrub = (event) => {
@@ -282,92 +239,77 @@ export default function (component) {
     reg.last = d.chart;
     stop();
     // a motion glides under the dragging hand; let go, it settles on the nearest keyframe
-    show(event.type === "change" ? nearestKey(frame) : frame);
+    show(event.type === "change" ? nearestKey(d.keys, frame) : frame);
   };
   scrub.addEventListener("input", onScrub);
   scrub.addEventListener("change", onScrub);
   bar.appendChild(scrub);
   const label = el("span", { class: "label", "data-testid": "player-label" });
   bar.appendChild(label);
-  if (d.hint) bar.appendChild(el("span", { class: "hint", title: d.hint }, d.hint));
+  if (d.hint) bar.appendChild(el("span", { class: "hint", title: d.hint_all || d.hint }, d.hint));
   root.appendChild(bar);
   const stages = stageIndicator(d, reg);
   if (stages.strip) root.appendChild(stages.strip);
   const caption = el("div", { class: "caption", "data-testid": "player-formula" });
   root.appendChild(caption);
-  parentElement.querySelectorAll(".player").forEach((old) => old.remove());
+  for (const old of parentElement.querySelectorAll(".player")) old.remove();
   parentElement.appendChild(root);
 
   function render() {
     scrub.value = cur;
     const sampled = d.sampled > 1 ? ` (1 step in ${d.sampled} shown)` : "";
-    label.textContent = `step ${cur + 1}/${count}${sampled} → ${d.prefix}${d.labels[cur]}${d.suffix}`;
+    // on a projector shorter ("27/28 · " and the stage), so the bar keeps one row
+    const at = d.pres ? `${cur + 1}/${count}${sampled} · ` : `step ${cur + 1}/${count}${sampled} → `;
+    label.textContent = `${at}${d.prefix}${d.labels[cur]}${d.suffix}`;
     caption.replaceChildren(...(d.captions[cur] || []).map(formulaLine));
     playButton.textContent = timer ? "❚❚ Pause" : "▶ Play";
+    root.dataset.frame = String(cur);
+    root.dataset.playing = timer ? "1" : "";
+    reg.kept.set(d.chart, { cur, playing: Boolean(timer), selection: d.selection });
     stages.mark(d.labels[cur]);
   }
 
-  function show(i) {
-    cur = Math.max(0, Math.min(count - 1, i));
-    const gd = chart();
-    if (gd && window.Plotly && gd._fullLayout) {
-      const name = d.names[cur], target = cur;
-      let drawn;
-      shown = -1;
-      if (d.smooth && !reduceMotion()) {
-        // a motion: its markers glide to the frame (a redraw per frame costs ~5× more); the
-        // frame's layout (the stage bar) is applied after, as a transition leaves it out
-        const ms = Math.min(d.frame_ms / speed, 400);
-        drawn = window.Plotly.animate(gd, [name], {
-          mode: "immediate",
-          frame: { duration: ms, redraw: false },
-          transition: { duration: ms * 0.9, easing: "linear" },
-        }).then(() => {
-          const frame = gd._transitionData && gd._transitionData._frameHash[name];
-          if (frame && frame.layout && Object.keys(frame.layout).length) {
-            return window.Plotly.relayout(gd, frame.layout);
-          }
-        });
-      } else {
-        drawn = window.Plotly.animate(gd, [name], {
-          mode: "immediate",
-          frame: { duration: 0, redraw: true },
-          transition: { duration: 0 },
-        });
-      }
-      drawn.then(() => {
+  function draw(glide) {
+    if (!gd || !window.Plotly) return;
+    const name = d.names[cur];
+    const target = cur;
+    shown = -1;
+    // a motion: its markers glide to the frame (a redraw per frame costs ~5× more); reduced
+    // motion, a jump; a sliding window redraws
+    const ms = d.smooth && glide && !reduceMotion() ? Math.min(d.frame_ms / speed, 400) : 0;
+    window.Plotly.animate(gd, [name], {
+      mode: "immediate",
+      frame: { duration: ms, redraw: !d.smooth },
+      transition: { duration: ms * 0.9, easing: "linear" },
+    }).then(
+      () => {
         if (cur === target) shown = target;
-      }, () => {}); // interrupted by the next frame: that one applies its own
-    }
+      },
+      () => {}, // interrupted by the next frame: that one says when it is drawn
+    );
+  }
+
+  function show(i, glide = true) {
+    cur = Math.max(0, Math.min(count - 1, i));
+    draw(glide);
     render();
   }
-  // a motion's keyframes (d.keys) are where its scenes arrive; between them the window is on
-  // its way (half a cell across) and the formula names a cell not yet written: a pause or a
-  // released scrub settles on a keyframe, as a step does
-  function nearestKey(i) {
-    const keys = d.keys || [];
-    if (!keys.length) return i;
-    return keys.reduce((best, k) => (Math.abs(k - i) < Math.abs(best - i) ? k : best));
-  }
-  function nextKey(i) {
-    const keys = d.keys || [];
-    return keys.length ? (keys.find((k) => k >= i) ?? count - 1) : i;
-  }
   function step(delta) {
-    // a motion steps from keyframe to keyframe (d.keys); a sliding window, frame by frame
     stop();
-    const keys = d.keys || [];
-    if (!keys.length) return show(cur + delta);
-    const to = delta > 0 ? keys.find((k) => k > cur) : keys.filter((k) => k < cur).pop();
-    show(to === undefined ? (delta > 0 ? count - 1 : 0) : to);
+    show(stepTarget(d.keys, cur, delta, count));
   }
   function start() {
+    // play on from here, frame by frame (reduced motion: keyframe by keyframe, no gliding)
     clearInterval(timer);
+    const glide = !reduceMotion();
+    const order = playOrder(d.keys, count, glide);
+    const ms = glide ? d.frame_ms : Math.max(d.frame_ms * 6, 700);
     timer = setInterval(() => {
       if (!root.isConnected) return retire();
-      if (cur >= count - 1) return stop();
-      show(reduceMotion() ? nextKey(cur + 1) : cur + 1); // reduced: keyframe to keyframe
-    }, (reduceMotion() && d.keys && d.keys.length ? 8 : 1) * d.frame_ms / speed);
+      const next = order.find((f) => f > cur);
+      if (next === undefined) return stop();
+      show(next, glide);
+    }, ms / speed);
     render();
   }
   function stop() {
@@ -378,87 +320,130 @@ export default function (component) {
   function toggle() {
     if (timer) {
       stop();
-      if (nextKey(cur) !== cur) show(nextKey(cur)); // the scene on its way arrives
+      const key = nextKey(d.keys, cur, count);
+      if (key !== cur) show(key); // the scene on its way arrives
       return;
     }
-    if (cur >= count - 1) show(0); // from the start when the result is on screen
+    if (cur >= count - 1) show(0, false); // from the start when the result is on screen
     start();
   }
 
-  // hover linking, once the chart is drawn (it may be drawn after this player)
-  const onHover = (ev) => {
-    const point = ev.points && ev.points[0];
-    const cd = point && point.customdata;
-    if (!cd) return;
-    const shapes = linked(d.link, cd[0], cd[1], cd[2]);
-    if (shapes) drawLinks(gdBound, d.link, shapes);
+  // hover linking: outlines on the cells linked to the one under the pointer (the relation is the
+  // Python side's, `d.link`)
+  const drawLinks = (boxes) => {
+    const shapes = boxes.map((list, i) => list.map((b) => outline(b, d.link.panels[i].origin)));
+    const xs = shapes.map((s) => s.flatMap((o) => o.x));
+    const ys = shapes.map((s) => s.flatMap((o) => o.y));
+    window.Plotly.restyle(gd, { x: xs, y: ys }, d.link.traces);
   };
-  const onUnhover = () => drawLinks(gdBound, d.link, [[], [], []]);
+  const onHover = (ev) => {
+    const cd = ev.points && ev.points[0] && ev.points[0].customdata;
+    const boxes = cd && linkedBoxes(d.link, cd[0], cd[1], cd[2]);
+    if (boxes) drawLinks(boxes);
+  };
+  const onUnhover = () => drawLinks([[], [], []]);
   // a click on a result cell shows its frame and formula at once (the server's rerun for the
-  // selection follows); frames are in raster order of the result, perhaps 1 in `sampled`
+  // selection follows)
   const onClick = (ev) => {
     const cd = ev.points && ev.points[0] && ev.points[0].customdata;
     const out = d.link.panels[2];
     if (!cd || cd[0] !== out.key) return;
-    const t = cd[1] * out.shape[1] + cd[2];
-    let i = 0;
-    while (i + 1 < count && d.steps[i + 1] <= t) i++;
     reg.last = d.chart;
     stop();
-    show(i);
+    show(frameOfStep(d.steps, cd[1] * out.shape[1] + cd[2]));
   };
-  // (again whenever Streamlit draws the chart into a new element, e.g. after a resize; and at
-  // once when a press starts, so a click just after a redraw is not left to the server)
-  const bindChart = () => {
-    const gd = chart();
-    if (!d.link || !gd || gd === gdBound || !gd._fullLayout || !gd.on) return;
-    gdBound = gd;
-    gd.on("plotly_hover", onHover);
-    gd.on("plotly_unhover", onUnhover);
-    gd.on("plotly_click", onClick);
-  };
-  const bind = setInterval(() => {
-    if (!root.isConnected) return retire(); // a rerun drew a new player in its place
-    stages.mark(d.labels[cur]); // the page's stage bar may have been drawn anew
-    bindChart();
-  }, 100);
-  document.addEventListener("pointerdown", bindChart, { capture: true });
 
-  function stage(delta) {
-    // the first frame of the next (previous) stage; false past the ends
-    const at = stages.order.indexOf(d.labels[cur]);
-    const want = stages.order[at + delta];
-    if (at < 0 || want === undefined) return false;
-    stop();
-    show(d.labels.indexOf(want));
-    return true;
+  let opened = false;
+  function open() {
+    // the chart is drawn: the stage opens as the policy says, once
+    opened = true;
+    if (kept && kept.selection === d.selection && kept.cur < count) {
+      // drawn again (a resize, presentation mode switched): where the last player was, playing
+      // on; a new selection opens where the server drew it (its cell's frame)
+      if (kept.cur !== d.active) show(kept.cur, false);
+      else render(); // the chart is drawn on that frame: a redraw would only cost
+      cur = kept.cur;
+      if (kept.playing) start();
+      return;
+    }
+    if (!entered) return render(); // as the server drew it
+    if (reg.entering || d.pres) return arrive(); // through the lecture, or on a projector
+    render(); // a laptop's page as the server opened it
   }
+  function arrive() {
+    // a stage entered: it opens as the playback policy says (player_core.arrival)
+    reg.last = d.chart;
+    reg.entering = false;
+    const now = arrival({ play: d.play, pres: d.pres, reduce: reduceMotion(), heavy: d.heavy });
+    stop();
+    show(now.frame === "first" ? 0 : count - 1, false);
+    if (now.autoplay && count > 1) start();
+  }
+  const bindChart = () => {
+    const box = document.querySelector(d.find);
+    const found = box && box.querySelector(".js-plotly-plot");
+    // drawn: plotly's event API and its SVG are in place
+    if (!found || found === gd || typeof found.on !== "function" || !found.querySelector(".main-svg")) {
+      stages.mark(d.labels[cur]); // the page's stage bar may have been drawn anew
+      return;
+    }
+    gd = found;
+    if (d.link) {
+      gd.on("plotly_hover", onHover);
+      gd.on("plotly_unhover", onUnhover);
+      gd.on("plotly_click", onClick);
+    }
+    if (!opened) open();
+    else if (cur !== d.active) show(cur, false); // drawn anew on its base frame: back to ours
+    else render();
+  };
+  let queued = false;
+  const observer = new MutationObserver(() => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      if (!root.isConnected) return retire();
+      bindChart();
+    });
+  });
+  observer.observe(document.body, { childList: true, subtree: true });
+
   const self = {
-    primary: d.primary, count, show, step, toggle, stage, current: () => cur, chart: d.chart,
-    stages: stages.order.length > 1, reduced: reduceMotion, // autoplay asks this first
+    primary: d.primary,
+    count,
+    show,
+    step,
+    toggle,
+    chart: d.chart,
+    current: () => cur,
+    playing: () => Boolean(timer),
     shown: () => shown, // the frame on the chart, drawn: the tests' "settled" (tests/live.py)
+    reduced: reduceMotion, // autoplay asks this first
+    arrive,
+    pause: () => stop(),
   };
   reg.players.set(d.chart, self);
   render();
+  bindChart();
   function retire() {
-    // stop for good: without this a replaced player's timers would go on driving the chart and
-    // lighting the stage bar with its own (stale) frame
+    // stop for good: a replaced player's timer would go on driving the chart
     clearInterval(timer);
-    clearInterval(bind);
-    document.removeEventListener("pointerdown", bindChart, { capture: true });
     timer = null;
+    observer.disconnect();
     if (reg.players.get(d.chart) === self) {
       // gone without a successor: leave the page's stage bar as the server drew it
       reg.players.delete(d.chart);
       stages.clear();
     }
   }
+  self.retire = retire;
   return () => {
     retire();
-    if (gdBound && gdBound.removeListener) {
-      gdBound.removeListener("plotly_hover", onHover);
-      gdBound.removeListener("plotly_unhover", onUnhover);
-      gdBound.removeListener("plotly_click", onClick);
+    if (gd && gd.removeListener) {
+      gd.removeListener("plotly_hover", onHover);
+      gd.removeListener("plotly_unhover", onUnhover);
+      gd.removeListener("plotly_click", onClick);
     }
   };
 }

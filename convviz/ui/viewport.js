@@ -8,10 +8,12 @@
 // without ending the call before: each call takes over from the last, whose listeners would
 // otherwise go on comparing with the old size and report again after every resize (a second
 // full rerun after nearly every change).
-const PAGE_LINKS = '[data-testid="stSidebarNav"] a, a[data-testid="stPageLink-NavLink"]';
-
+// Where Streamlit draws the main column and its page links: sent by the Python side
+// (viewport.py: STREAMLIT), whose browser test checks they still match.
 export default function ({ data, setStateValue }) {
-  const generation = (window.__cvViewportGeneration = (window.__cvViewportGeneration || 0) + 1);
+  const { main: MAIN, links: PAGE_LINKS } = data.find;
+  window.__cvViewportGeneration = (window.__cvViewportGeneration || 0) + 1;
+  const generation = window.__cvViewportGeneration;
   // not "fitted" until this call has measured: a page drawn for another size is not at rest
   document.body.dataset.cvViewport = "measuring";
   let timer = null;
@@ -23,7 +25,7 @@ export default function ({ data, setStateValue }) {
   const measure = () => {
     if (generation !== window.__cvViewportGeneration) return stop(); // a newer call took over
     if (leaving) return;
-    const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+    const main = document.querySelector(MAIN);
     if (!main) return;
     const css = getComputedStyle(main);
     const width = Math.round(
@@ -42,7 +44,7 @@ export default function ({ data, setStateValue }) {
     timer = setTimeout(measure, 250);
   };
   const observer = new ResizeObserver(later);
-  const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+  const main = document.querySelector(MAIN);
   if (main) observer.observe(main);
   window.addEventListener("resize", later);
   document.addEventListener("click", onClick, true);

@@ -14,6 +14,12 @@ import streamlit as st
 from convviz.render.theme import DEFAULT_VIEWPORT, PRESENTATION_VIEWPORT
 
 VIEWPORT = "cv_viewport"  # (width, height, rem) kept across pages
+# Streamlit's elements viewport.js reads: the main column it measures, the page links whose click
+# silences it (tests/test_browser_lecture.py checks they still match)
+STREAMLIT = {
+    "main": '[data-testid="stMainBlockContainer"]',
+    "links": '[data-testid="stSidebarNav"] a, a[data-testid="stPageLink-NavLink"]',
+}
 _COMPONENT = st.components.v2.component(
     "convviz_viewport",
     html="<div></div>",
@@ -43,7 +49,7 @@ def watch_viewport(presentation: bool) -> None:
     """Mount the reporter (an empty element); a new size reruns the page once."""
     _COMPONENT(
         key="w_viewport",
-        data={"assumed": list(viewport(presentation))},
+        data={"assumed": list(viewport(presentation)), "find": STREAMLIT},
         default={"viewport": None},
         on_viewport_change=_store,
         height=0,

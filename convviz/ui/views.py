@@ -13,8 +13,10 @@ import pandas as pd
 import streamlit as st
 
 from convviz.formulas import FULL_TERMS, SHORT_TERMS, Formula
+from convviz.lecture import Stage
 from convviz.render import static, static_gif
 from convviz.render.animation_frames import cell_lines, player_meta, writes_captions
+from convviz.render.animation_frames import formula_lines as formula_lines_of
 from convviz.render.geometry import NARROW_PX
 from convviz.render.grids import PLOTLY_CONFIG, format_values, panels_figure
 from convviz.render.panel import Panel
@@ -23,12 +25,11 @@ from convviz.render.selection import zoom_panels
 from convviz.render.stories import unread_text
 from convviz.render.sweep_animations import sweep_figure
 from convviz.render.theme import GREY_TERM
-from convviz.state import FIELDS
 from convviz.sweeps import Sweep
 from convviz.text import grey, number
+from convviz.ui.clicker import mount, page_nav, stage_id
 from convviz.ui.compute import formula_at, shared_view
 from convviz.ui.controls import (
-    PAGES,
     STATE,
     Context,
     converted,
@@ -124,6 +125,7 @@ def animation(
     formula_of: Callable[[int, int], Formula] | None = None,
     cell: tuple[int, int] | None = None,
     still: list[Panel] | None = None,
+    stage: Stage | None = None,
 ) -> None:
     """A sweep's animation (opened at step `start`), its player and its PNG/SVG/GIF exports.
 
@@ -131,6 +133,7 @@ def animation(
         each frame computes, symbolic and numeric.
     cell : the output cell whose sum the page writes out; a big layer's close-up centres on it.
     still : the panels a PNG or SVG draws beside `formula` (its cell lit), when not `panels`.
+    stage : the lecture's stage it shows.
     """
 
     def build():
@@ -144,7 +147,8 @@ def animation(
     # the panels follow from the layer, the slice and the selection: the key holds them all
     view = (name, ctx.key, ctx.n, ctx.k, ctx.c, ctx.selection, ctx.theme, channel, start)
     fig, captions = shared_view(view, build)
-    animated_chart(fig, name, ctx, captions, alt=selection_alt(fig, formula, ctx.theme))
+    alt = selection_alt(fig, formula, ctx.theme)
+    animated_chart(fig, name, ctx, captions, alt=alt, stage=stage)
     number_tables(panels, name)
     if max(max(p.shape) for p in panels) > ctx.theme.max_text_cells:  # numbers hidden
         st.caption("At this size the grids show colours (scales above them); close up, numbers:")
@@ -179,19 +183,8 @@ def close_up(ctx: Context, panels: list[Panel], name: str) -> None:
 
 
 def frame_caption(formula: Formula, theme) -> list[str]:
-    """The two lines the player shows for a frame: the sum in symbols, then in numbers.
-
-    On a projector each is one line: fewer terms written out, the rest stated as their sum.
-    """
-    if theme.show_secondary:
-        return [formula.text(numeric=n, max_terms=FULL_TERMS) for n in (False, True)]
-    chars = int(theme.figure_w / (0.55 * 1.3 * theme.rem))  # the player's formula: 1.3 rem
-    formula = formula.vanishing_last()  # cut short, it writes the terms that count
-    for most in range(9, 0, -1):
-        lines = [formula.text(numeric=n, max_terms=most) for n in (False, True)]
-        if max(map(len, lines)) <= chars:
-            break
-    return lines
+    """The two lines the player shows for a frame (`animation_frames.formula_lines`)."""
+    return formula_lines_of(formula, theme)
 
 
 FORMULA_LINES_PX = 72  # the two lines of `formula_lines` on a projector (at a 16 px rem)
@@ -212,6 +205,17 @@ def motion_captions(fig, ctx: Context, formula_of) -> list[list[str]]:
     return cell_lines(player_meta(fig), formula_of, lines_of, ctx.theme.show_secondary)
 
 
+def motion_start(ctx: Context, steps: int | None = None) -> int | None:
+    """The frame a stage's figure opens on: on a projector under the lecturer's "auto" playback
+    (the URL's play=) the first, which it then plays; else the result (None for a motion,
+    `steps` − 1 for a sweep). The browser opens a stage entered through the lecture by the one
+    policy (player_core.arrival), which may differ (a reader's reduced motion): this only saves
+    it a jump."""
+    if ctx.state["play"] == "auto" and not ctx.theme.show_secondary:
+        return 0
+    return None if steps is None else steps - 1
+
+
 def animated_chart(
     fig,
     name: str,
@@ -220,25 +224,20 @@ def animated_chart(
     primary: bool = True,
     follow: dict[str, int] | None = None,
     alt: str | None = None,
+    stage: Stage | None = None,
 ) -> None:
     """An animated figure and the player that drives it (see `player`); alt: its text
     alternative (default `figure_alt`).
 
     The primary one, the page's main figure, takes the keys; on a projector it and its player
-    end the first screen: what follows starts below its edge, never cut by it (presentation.css).
+    end the first screen: what follows starts below its edge, never cut by it (streamlit.css).
+    stage : the lecture's stage it shows (its arrival opens it as the playback policy says).
     """
     pres = not ctx.theme.show_secondary
     with st.container(key="cv_screen") if primary else nullcontext():
         chart(fig, name, alt)
-        player(
-            fig,
-            name,
-            captions,
-            presentation=pres,
-            primary=primary,
-            follow=follow,
-            reduced=ctx.state["still"],
-        )
+        player(fig, name, captions, stage=stage_id(stage, name), presentation=pres,
+               primary=primary, follow=follow, **mount(ctx))  # fmt: skip
 
 
 def selected_in(ctx: Context, keys: tuple[str, ...], shape: tuple[int, int]):
@@ -405,54 +404,6 @@ def export_buttons(
 GIF_FPS, GIF_SPEEDS = 4, (0.5, 1.0, 2.0)
 
 
-NEXT_KEY, BACK_KEY = "PageDown", "PageUp"  # what a clicker sends; n / p work too (player.js)
-
-
-def _neighbours(page: str) -> tuple[tuple | None, tuple | None]:
-    """The (path, label, icon) before and after `page` in the lecture's order."""
-    paths = [path for path, _, _ in PAGES]
-    i = paths.index(page)
-    return (PAGES[i - 1] if i > 0 else None), (PAGES[i + 1] if i + 1 < len(PAGES) else None)
-
-
-_AT_END = "cv_at_end"  # the page a step back entered
-
-
-def entered_at_end(page: str) -> bool:
-    """Whether this run entered `page` by a step back from the page after it (once: the mark
-    is spent), where an animation opens at its end, as through slides."""
-    return st.session_state.pop(_AT_END, None) == page
-
-
-def page_nav(page: str, *, keys: bool = True) -> None:
-    """The way on at the end of a page: the previous and the next page.
-
-    keys : the buttons answer to PageUp / PageDown (and p / n); off where a storyboard has them.
-    """
-    back, on = _neighbours(page)
-    name = "nav" if keys else "end"  # nav_* answer to keys (player.js finds them by key)
-    with st.container(horizontal=True, horizontal_alignment="distribute"):
-        shortcut = BACK_KEY if keys else None
-        if back and st.button(f"◀ {back[1]}", key=f"{name}_back_page", shortcut=shortcut):
-            _back_to(back[0])
-        shortcut = NEXT_KEY if keys else None
-        label = f"next: {on[1].lower()} ▶" if on else ""
-        if on and st.button(label, key=f"{name}_next_page", type="primary", shortcut=shortcut):
-            _enter(on[0], 1)
-
-
-def _back_to(path: str) -> None:
-    """A step back to page `path`: it opens at its end, as through slides."""
-    st.session_state[_AT_END] = path
-    _enter(path, FIELDS["step"].hi)
-
-
-def _enter(path: str, step: int) -> None:
-    """Go to page `path`; the input-gradient storyboard, if that is the page, opens at `step`."""
-    st.session_state[STATE]["step"] = step
-    st.switch_page(path)
-
-
 def page_body(draw: Callable[[Context], None]) -> Callable[[Context], None]:
     """A page's body as a fragment: a cell click, a stage step or the cell picker reruns only the
     body (not the sidebar), so the browser redraws a part of the page, not all of it. It ends with
@@ -475,105 +426,8 @@ def page_end(
     ctx: Context, page: str, *, keys: bool = True, own: dict[str, str] | None = None
 ) -> None:
     """The share link (unless the page's body drew it; `own`: the page's own query), the way on
-    (see `page_nav`), then the sidebar: every page ends with this."""
+    (`clicker.page_nav`), then the sidebar: every page ends with this."""
     if not st.session_state.pop(_LINKED, False):
         share_link(ctx, own)
-    page_nav(page, keys=keys)
+    page_nav(page, ctx, keys=keys)
     sidebar(ctx)
-
-
-def _set_step(delta: int, count: int) -> None:
-    state = st.session_state[STATE]
-    state["step"] = min(max(state["step"] + delta, 1), count)
-
-
-def _pick_step(titles: list[str]) -> None:
-    if st.session_state["w_step"] in titles:  # None when the active step is clicked again
-        st.session_state[STATE]["step"] = titles.index(st.session_state["w_step"]) + 1
-
-
-def _motion_buttons(back: tuple[str, str], on: tuple[str, str]) -> None:
-    """Back and next while one motion plays the stages: player.js makes a click its previous or
-    next stage, as PageUp / PageDown; past its ends the click comes here, to the pages around."""
-    before, after = back[1].lower(), on[1].lower()
-    tip = "The previous stage; before the first, the {} page"
-    if st.button("◀ Back", key="nav_back", shortcut=BACK_KEY, help=tip.format(before)):
-        _back_to(back[0])
-    tip = "The next stage; after the last, the {} page"
-    if st.button(
-        "Next ▶", key="nav_next", shortcut=NEXT_KEY, type="primary", help=tip.format(after)
-    ):
-        _enter(on[0], 1)
-
-
-def _stage_buttons(current: int, count: int, back, on, ctx: Context, left) -> None:
-    """Back and next through the stages (`left(fn, *args)` runs a step), past the ends to the
-    pages around."""
-    if current > 0:
-        st.button(
-            "◀ Back", on_click=left, args=(_set_step, -1, count), key="nav_back", shortcut=BACK_KEY
-        )
-    elif st.button(f"◀ {back[1]}", key="nav_back_page", shortcut=BACK_KEY):
-        _back_to(back[0])
-    if current < count - 1:
-        st.button(
-            "Next ▶",
-            on_click=left,
-            args=(_set_step, 1, count),
-            key="nav_next",
-            shortcut=NEXT_KEY,
-            type="primary",
-        )
-        return
-    # the way on past the last stage; on a projector as short as the stages' Next, so the bar
-    # (and the figure under it) does not move down at the last stage
-    label, tip = (f"{on[1]} ▶", None)
-    if not ctx.theme.show_secondary:
-        label, tip = "Next ▶", f"On to the {on[1].lower()} page"
-    if st.button(label, key="nav_next_page", shortcut=NEXT_KEY, type="primary", help=tip):
-        st.switch_page(on[0])
-
-
-def step_picker(page: str, ctx: Context, titles: list[str], *, leave: str | None = None):
-    """Back and next side by side (PageUp / PageDown, past the ends to the pages around), then a
-    stage selector. While `leave` plays the stages as one motion, back and next are its stages.
-
-    leave : a bool state field (e.g. the whole-pass animation) that choosing a stage turns off;
-        while it is on no stage is shown selected (a player lights up where it is).
-    Returns the 0-based stage (kept in the URL) and the row, for a page's own control beside them.
-    """
-
-    def left(fn, *args) -> None:
-        if leave:
-            st.session_state[STATE][leave] = False
-        fn(*args)
-
-    count = len(titles)
-    current = min(ctx.state["step"], count) - 1
-    back, on = _neighbours(page)
-    # a laptop: the stages on a row of their own, which stays put whatever the buttons say (in
-    # one row they wrapped differently at the first, middle and last stages); a projector: one
-    # row, its buttons' labels as short at every stage
-    buttons = st.container(horizontal=True, vertical_alignment="center")
-    row = (
-        st.container(horizontal=True, vertical_alignment="center")
-        if ctx.theme.show_secondary
-        else buttons
-    )
-    following = bool(leave and ctx.state[leave])  # a motion plays the stages (the whole pass)
-    with buttons:
-        if following:
-            _motion_buttons(back, on)
-        else:
-            _stage_buttons(current, count, back, on, ctx, left)
-    with row:  # after back and next, which stay side by side when a narrow column wraps the row
-        st.session_state["w_step"] = None if following else titles[current]
-        st.segmented_control(
-            "Step",
-            titles,
-            key="w_step",
-            on_change=left,
-            args=(_pick_step, titles),
-            label_visibility="collapsed",
-        )
-    return current, row
