@@ -184,6 +184,8 @@ export default function (component) {
   reg.lecture = { keymap: d.keymap, buttons: d.buttons, whole: d.whole };
   reduceMotion(d);
   const count = d.names.length;
+  // the frames' names: a new layer (a stride, a size) draws other frames, opened as the server drew them
+  const frames = d.names.join("\n");
   // entered (a new stage on screen) or drawn again (a rerun, a resize: where it was, playing on)
   const entered = d.primary && reg.shown !== d.stage;
   if (d.primary) reg.shown = d.stage;
@@ -265,7 +267,7 @@ export default function (component) {
     playButton.textContent = timer ? "❚❚ Pause" : "▶ Play";
     root.dataset.frame = String(cur);
     root.dataset.playing = timer ? "1" : "";
-    reg.kept.set(d.chart, { cur, playing: Boolean(timer), selection: d.selection });
+    reg.kept.set(d.chart, { cur, playing: Boolean(timer), selection: d.selection, frames });
     stages.mark(d.labels[cur]);
   }
 
@@ -357,9 +359,9 @@ export default function (component) {
   function open() {
     // the chart is drawn: the stage opens as the policy says, once
     opened = true;
-    if (kept && kept.selection === d.selection && kept.cur < count) {
+    if (kept && kept.selection === d.selection && kept.frames === frames) {
       // drawn again (a resize, presentation mode switched): where the last player was, playing
-      // on; a new selection opens where the server drew it (its cell's frame)
+      // on; a new selection or a new layer opens where the server drew it
       if (kept.cur !== d.active) show(kept.cur, false);
       else render(); // the chart is drawn on that frame: a redraw would only cost
       cur = kept.cur;
