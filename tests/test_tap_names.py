@@ -91,6 +91,13 @@ def test_names_travel_with_their_taps_through_the_turn(preset):
     assert list(last.label[at_origin]) == [f"w{'₀₁₂₃₄'[kH - 1]}{'₀₁₂₃₄'[kW - 1]}"]
 
 
+def cell_px(layout: dict, axis: int) -> float:
+    """The px of a cell (one unit of its axis) on panel `axis` (1, 2, …)."""
+    xa, margin = layout[f"xaxis{axis if axis > 1 else ''}"], layout["margin"]
+    plot_w = layout["width"] - margin["l"] - margin["r"]
+    return (xa["domain"][1] - xa["domain"][0]) * plot_w / abs(xa["range"][1] - xa["range"][0])
+
+
 def boxes(frame: dict[str, dict], axis_px) -> list[tuple]:
     """(name box, number box, square) in px, per shown tap of the turning kernel's panel."""
     taps, names = frame["motion:taps"], frame["names:taps"]
@@ -131,9 +138,7 @@ def test_app_draws_the_names_on_every_frame_inside_the_square_clear_of_the_numbe
     frames = shown_frames(fig)
     kH, kW = m.panels[1].shape
     names = list(tap_names(kH, kW))
-    xa, margin = layout["xaxis2"], layout["margin"]
-    plot_w = layout["width"] - margin["l"] - margin["r"]
-    k = (xa["domain"][1] - xa["domain"][0]) * plot_w / abs(xa["range"][1] - xa["range"][0])
+    k = cell_px(layout, 2)
 
     def axis_px(x, y):  # data → px on the turning copy's panel, rows running down
         return x * k, y * k
@@ -221,3 +226,31 @@ def test_correlate_animation_names_its_rot180_kernel():
         for x, y, n in zip(trace["x"], trace["y"], trace["text"])
     }
     assert at[0, 0] == "w₂₂" and at[2, 2] == "w₀₀"
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_correlate_window_carries_the_names_at_every_step(preset):
+    """The sliding rot180 kernel: at every frame each of its taps' names sits in the corner of
+    the operand cell that tap reads (its top-left cell: w₍ₖₕ₋₁₎₍ₖ𝓌₋₁₎)."""
+    from convviz.render.input_story import input_grad_animation
+
+    s = story(preset)
+    sweep = s.sweeps["input_grad"]
+    op, kernel, out = input_grad_animation(s.layer.input_grad, sweep, 0, 0, 0)
+    fig = sweep_figure(sweep, op, kernel, out, SCREENS["pres-1280x720"])
+    frames = shown_frames(fig)
+    steps = fig.meta["player"]["steps"]
+    if "window:tap names" not in frames[0]:  # only where the operand's cells are too small
+        theme, font = SCREENS["pres-1280x720"], frames[0]["padded:values"]["textfont"]["size"]
+        assert theme.tap_label_font(cell_px(fig.layout_dict, 1), font) is None
+        return
+    kH, kW = kernel.shape
+    (oy, ox) = op.origin
+    for t, frame in zip(steps, frames):
+        names = frame["window:tap names"]
+        x, y = values(names["x"]), values(names["y"])
+        rows, cols = sweep.rows[t], sweep.cols[t]
+        want = {(r + oy, c + ox) for r in rows for c in cols}
+        assert {(round(b + 0.5), round(a + 0.5)) for a, b in zip(x, y)} == want, t
+        first = list(names["text"]).index(tap_names(kH, kW)[-1])
+        assert (round(y[first] + 0.5), round(x[first] + 0.5)) == (rows[0] + oy, cols[0] + ox)
