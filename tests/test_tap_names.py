@@ -236,20 +236,28 @@ def test_correlate_animation_names_its_rot180_kernel():
     assert at[0, 0] == "w₂₂" and at[2, 2] == "w₀₀"
 
 
+@pytest.mark.parametrize("stage", ["correlate", "forward"])
 @pytest.mark.parametrize("preset", PRESETS)
-def test_correlate_window_carries_the_names_at_every_step(preset):
-    """The sliding rot180 kernel: at every frame each of its taps' names sits in the corner of
-    the operand cell that tap reads (its top-left cell: w₍ₖₕ₋₁₎₍ₖ𝓌₋₁₎)."""
+def test_sliding_window_carries_the_names_at_every_step(preset, stage):
+    """The sliding kernel: at every frame each of its taps' names sits in the corner of the
+    operand cell that tap reads; its top-left cell is w₍ₖₕ₋₁₎₍ₖ𝓌₋₁₎ for the full correlation's
+    rot180 kernel, w₀₀ for the forward's."""
     from convviz.render.input_story import input_grad_animation
+    from convviz.render.stories import forward_panels
 
     s = story(preset)
-    sweep = s.sweeps["input_grad"]
-    op, kernel, out = input_grad_animation(s.layer.input_grad, sweep, 0, 0, 0)
+    if stage == "correlate":
+        sweep = s.sweeps["input_grad"]
+        op, kernel, out = input_grad_animation(s.layer.input_grad, sweep, 0, 0, 0)
+    else:
+        sweep = s.sweeps["forward"]
+        op, kernel, out = forward_panels(s.layer.forward, sweep, 0, 0, 0)
     fig = sweep_figure(sweep, op, kernel, out, SCREENS["pres-1280x720"])
     frames = shown_frames(fig)
     steps = fig.meta["player"]["steps"]
     if "window:tap names" not in frames[0]:  # only where the operand's cells are too small
-        theme, font = SCREENS["pres-1280x720"], frames[0]["padded:values"]["textfont"]["size"]
+        font = frames[0][f"{op.key}:values"]["textfont"]["size"]
+        theme = SCREENS["pres-1280x720"]
         assert theme.tap_label_font(cell_px(fig.layout_dict, 1), font) is None
         return
     kH, kW = kernel.shape
@@ -260,5 +268,5 @@ def test_correlate_window_carries_the_names_at_every_step(preset):
         rows, cols = sweep.rows[t], sweep.cols[t]
         want = {(r + oy, c + ox) for r in rows for c in cols}
         assert {(round(b + 0.5), round(a + 0.5)) for a, b in zip(x, y)} == want, t
-        first = list(names["text"]).index(tap_names(kH, kW)[-1])
+        first = list(names["text"]).index(tap_names(kH, kW)[-1 if stage == "correlate" else 0])
         assert (round(y[first] + 0.5), round(x[first] + 0.5)) == (rows[0] + oy, cols[0] + ox)
