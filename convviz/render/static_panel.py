@@ -439,16 +439,24 @@ def _draw_tap_labels(ax: Axes, panel: Panel, theme: Theme, fills, cell_pt, numbe
     """Each tap cell's name (w₀₂) in its top-left corner, in its fill's ink, as on screen
     (`grids.tap_label_trace`); inside a window's tap border where the cell has one."""
     labels = panel.tap_labels()
-    size = theme.tap_label_font(cell_pt, number_pt, MIN_LABEL_PT)
-    if labels is None or size is None:
+    if labels is None:
         return
     inks = text_colors(panel, fills)
-    inset = TAP_LABEL_INSET if _tap_filled(panel) else TAP_LABEL_INSET + 2 * _TAP_LW
     for (i, j), name in np.ndenumerate(labels):
         if name:
-            ax.text(j - 0.5 + inset, i - 0.5 + inset, name, ha="left", va="top", fontsize=size,
-                    color=inks[i, j], fontfamily=font_families(), zorder=3,
-                    gid="tap name")  # fmt: skip
+            tap_name(ax, (i, j), name, inks[i, j], theme, cell_pt, number_pt, _tap_filled(panel))
+
+
+def tap_name(ax: Axes, cell, name: str, ink: str, theme: Theme, cell_pt, number_pt, filled=True):
+    """A tap's name in the top-left corner of cell (row, col) (inside its tap border unless the
+    cell is `filled` with the tap's colour); None where the cell has no room for it."""
+    inset = TAP_LABEL_INSET if filled else TAP_LABEL_INSET + 2 * _TAP_LW
+    size = theme.tap_label_font(cell_pt, number_pt, MIN_LABEL_PT, inset)
+    if size is None:
+        return None
+    i, j = cell
+    return ax.text(j - 0.5 + inset, i - 0.5 + inset, name, ha="left", va="top", fontsize=size,
+                   color=ink, fontfamily=font_families(), zorder=3, gid="tap name")  # fmt: skip
 
 
 def tap_box(cell, color: str, cell_pt: float, outlined: bool = True) -> Rectangle:

@@ -157,13 +157,17 @@ class Theme:
     high_contrast: bool = False  # every text at 7:1 (a washed-out projector): `needed_contrast`
 
     def tap_label_font(
-        self, cell: float, number: float, least: float = TAP_LABEL_MIN_PX
+        self,
+        cell: float,
+        number: float,
+        least: float = TAP_LABEL_MIN_PX,
+        inset: float = TAP_LABEL_INSET,
     ) -> float | None:
         """The size of a tap's index (w₀₂) in the top-left corner of a cell `cell` wide whose
         number (centred) is `number` big: what fits between the cell's top and the number's
         digits (0.72 em tall), the page's text size at most; None when that is under `least`
         (12 px on screen; an export at 200 dpi passes its own, in points)."""
-        room = cell * (0.5 - TAP_LABEL_INSET) - 0.36 * number
+        room = cell * (0.5 - inset) - 0.36 * number  # inset: of the cell, from its corner
         size = min(room, self.font_size)
         return math.floor(size * 10) / 10 if size >= least else None  # never over the room
 
