@@ -270,3 +270,26 @@ def test_sliding_window_carries_the_names_at_every_step(preset, stage):
         assert {(round(b + 0.5), round(a + 0.5)) for a, b in zip(x, y)} == want, t
         first = list(names["text"]).index(tap_names(kH, kW)[-1 if stage == "correlate" else 0])
         assert (round(y[first] + 0.5), round(x[first] + 0.5)) == (rows[0] + oy, cols[0] + ox)
+
+
+def test_scatter_routes_kernel_is_named_as_the_correlations():
+    """The scatter route stamps w (unturned): its kernel says w₀₀ top-left."""
+    from convviz.render.input_story import scatter_panels
+    from convviz.render.sweep_animations import scatter_figure
+    from convviz.sweeps import scatter as scatter_of
+
+    s = story("recitation-s2")
+    kernel, grad_out, result = scatter_panels(s.layer, 0, 0, 0)
+    fig = scatter_figure(
+        scatter_of(s.layer.forward, s.layer.input_grad.grad_out),
+        kernel,
+        grad_out,
+        result,
+        SCREENS["pres-1280x720"],
+    )
+    trace = next(t for t in fig.traces if t["name"] == "w:tap names")
+    at = {
+        (round(y + 0.5), round(x + 0.5)): n
+        for x, y, n in zip(trace["x"], trace["y"], trace["text"])
+    }
+    assert at[0, 0] == "w₀₀" and at[2, 2] == "w₂₂"

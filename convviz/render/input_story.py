@@ -271,7 +271,13 @@ def scatter_panels(lay: Layer, n: int, k: int, c: int) -> list[Panel]:
     fw, ig = lay.forward, lay.input_grad
     (pt, _), (pl, _) = fw.spec.padding
     return [
-        Panel(fw.w[k, c], slice_name("w", k=k, c=c), "w", taps=tap_grid(*fw.spec.kernel_size)),
+        Panel(
+            fw.w[k, c],
+            slice_name("w", k=k, c=c),
+            "w",
+            taps=tap_grid(*fw.spec.kernel_size),
+            tap_names=tap_names(*fw.spec.kernel_size),
+        ),
         Panel(ig.grad_out[n, k], slice_name("∂L/∂y", n=n, k=k), "grad_out"),
         Panel(
             ig.grad_x_padded[n, c],
