@@ -1,7 +1,8 @@
 """Keyboard focus survives Streamlit's rerun (issue 31, item 5): a reader with the keyboard alone
 Tabs to a sidebar control, changes it, and keeps working from where they were: the control keeps
 the focus after the page has rerun and redrawn (its widget key is the same on every run, so
-React keeps its element), and a second change needs no Tab again."""
+React keeps its element), and a second change needs no Tab again. A checkbox Tabbed to takes its
+own space (the player's space, play/pause, took it and let go of the focus)."""
 
 from __future__ import annotations
 
@@ -61,3 +62,22 @@ def test_number_input_keeps_the_focus_across_reruns(tab: Page, app_url):
         tab.keyboard.press("ArrowDown")  # a step down, from the keyboard, where it still is
     expect(field).to_have_value("5")
     assert tab.evaluate(FOCUSED) == "st-key-w_H"
+
+
+def test_space_toggles_a_checkbox_reached_with_the_keyboard(tab: Page, app_url):
+    """Space on a checkbox Tabbed to is the checkbox's (the player's keys take it only from a
+    control just clicked: `player_core.focusOf`, "toggle"); the rerun that redraws the sidebar
+    with a stride per axis keeps the focus on it, and Space again undoes it."""
+    goto(tab, f"{app_url}/Forward?preset=recitation-s2")
+    tab_to(tab, "w_same_axes")
+    box = tab.locator(".st-key-w_same_axes input")
+    expect(box).to_be_checked()
+    with rerun(tab):
+        tab.keyboard.press("Space")
+    expect(box).not_to_be_checked()
+    expect(tab.locator(".st-key-w_sw")).to_have_count(1)  # a stride per axis: a new row
+    assert tab.evaluate(FOCUSED) == "st-key-w_same_axes", "the rerun lost the focus"
+    with rerun(tab):
+        tab.keyboard.press("Space")
+    expect(box).to_be_checked()
+    assert tab.evaluate(FOCUSED) == "st-key-w_same_axes"
