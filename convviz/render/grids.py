@@ -40,6 +40,7 @@ from convviz.render.theme import (
     MUTED_TEXT,
     PAD_COLOR,
     TAP_CYCLE,
+    TAP_LABEL_INSET,
     TEXT_COLOR,
     THEME,
     VALUE_INK,
@@ -347,6 +348,33 @@ def tap_overlay(panel: Panel, i: int, geo: GridLayout, show: bool) -> dict:
     )
 
 
+def tap_label_trace(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> dict | None:
+    """The taps' names (w₀₂) in their cells' top-left corners, in the tap's ink: text only,
+    anchored at its top-left; None without names or where the cells are too small."""
+    labels = panel.tap_labels()
+    size = theme.tap_label_font(geo.cell_of(i), geo.font_of(i))
+    if labels is None or size is None or not (labels != "").any():
+        return None
+    r, c = np.nonzero(labels != "")
+    (oy, ox), corner = panel.origin, 0.5 - TAP_LABEL_INSET
+    xa, ya = axis_ids(i)
+    return {
+        "type": "scatter",
+        "mode": "text",
+        "name": f"{panel.key}:tap names",
+        "x": c + ox - corner,
+        "y": r + oy - corner,  # rows run down the reversed axis: the cell's top
+        "xaxis": xa,
+        "yaxis": ya,
+        "text": labels[r, c],
+        "textposition": "bottom right",
+        "textfont": {"size": size, "family": FONT_FAMILY, "color": tap_inks(panel.taps)[r, c]},
+        "hoverinfo": "skip",
+        "showlegend": False,
+        "cliponaxis": False,
+    }
+
+
 def click_overlay(panel: Panel, i: int, geo: GridLayout) -> dict | None:
     """Invisible square markers at every cell centre: what a click on the chart selects."""
     (h, w), (oy, ox), (dr, dc) = panel.shape, panel.origin, panel.offset
@@ -417,6 +445,8 @@ def panel_traces(
         traces.append(role_overlay(panel, "pad", PAD_COLOR, i, geo, show))
     if has_taps:
         traces.append(tap_overlay(panel, i, geo, show))
+        names = tap_label_trace(panel, i, theme, geo) if show else None
+        traces += [names] if names else []
     return traces
 
 

@@ -28,6 +28,7 @@ from convviz.render.selection import (
     in_panel,
     step_of,
     tap_grid,
+    tap_names,
     window_mask,
 )
 from convviz.stages import InputGradStages, Layer, remainder_mask
@@ -99,10 +100,14 @@ def pad_panels(st: InputGradStages, f: Focus) -> list[Panel]:
 def rotate_panels(st: InputGradStages, f: Focus) -> list[Panel]:
     kH, kW = st.spec.kernel_size
     name = slice_name("w", k=f.k, c=f.c)
+    names = tap_names(kH, kW)  # each tap's index travels with it: w₂₂ lands top-left
     return [
-        Panel(st.w[f.k, f.c], name, "w", taps=tap_grid(kH, kW)),
-        Panel(st.w_rot[f.c, f.k], f"rot180 {name}", "w_rot", taps=tap_grid(kH, kW, rotated=True)),
-    ]
+        Panel(st.w[f.k, f.c], name, "w", taps=tap_grid(kH, kW), tap_names=names),
+        Panel(
+            st.w_rot[f.c, f.k], f"rot180 {name}", "w_rot",
+            taps=tap_grid(kH, kW, rotated=True), tap_names=names,
+        ),
+    ]  # fmt: skip
 
 
 def mask_panels(st: InputGradStages, f: Focus) -> list[Panel]:
@@ -227,6 +232,7 @@ def input_grad_animation(
     spec = st.spec
     (pt, _), (pl, _) = spec.padding
     highlight = taps = None
+    names = tap_names(*spec.kernel_size)
     if selected is not None:
         highlight, taps = window_mask(
             st.padded.shape[-2:],
@@ -235,12 +241,13 @@ def input_grad_animation(
             tap_grid(*spec.kernel_size, rotated=True),
         )
     return SweepPanels(
-        _padded_panel(st, n, k, taps=taps, highlight=highlight),
+        _padded_panel(st, n, k, taps=taps, highlight=highlight, tap_names=names),
         Panel(
             st.w_rot[c, k],
             f"rot180 {slice_name('w', k=k, c=c)}",
             "w_rot",
             taps=tap_grid(*spec.kernel_size, rotated=True),
+            tap_names=names,
             subtitle="rotated 180°",
         ),
         Panel(
@@ -264,7 +271,13 @@ def scatter_panels(lay: Layer, n: int, k: int, c: int) -> list[Panel]:
     fw, ig = lay.forward, lay.input_grad
     (pt, _), (pl, _) = fw.spec.padding
     return [
-        Panel(fw.w[k, c], slice_name("w", k=k, c=c), "w", taps=tap_grid(*fw.spec.kernel_size)),
+        Panel(
+            fw.w[k, c],
+            slice_name("w", k=k, c=c),
+            "w",
+            taps=tap_grid(*fw.spec.kernel_size),
+            tap_names=tap_names(*fw.spec.kernel_size),
+        ),
         Panel(ig.grad_out[n, k], slice_name("∂L/∂y", n=n, k=k), "grad_out"),
         Panel(
             ig.grad_x_padded[n, c],

@@ -32,6 +32,7 @@ from convviz.render.theme import (
     PAD_COLOR,
     PAD_TEXT,
     REMAINDER_COLOR,
+    TAP_LABEL_INSET,
     VALUE_SCALE,
     tap_colors,
     text_color,
@@ -110,6 +111,9 @@ class Cells:
     # (n,) float: the square's and its number's size, in cells' (a turning kernel shrinks so
     # that its taps stay inside their panel and clear of each other); None: 1
     size: np.ndarray | None = None
+    # (n,) str: each tap's name in the original kernel (w₀₂), written in its square's top-left
+    # corner and carried wherever the tap goes; None: no names
+    label: np.ndarray | None = None
 
     def only(self, keep: np.ndarray) -> Cells:
         """The cells where `keep` (n,) bool is true."""
@@ -118,6 +122,12 @@ class Cells:
             self,
             **{n: getattr(self, n)[keep] for n in arrays if getattr(self, n) is not None},
         )
+
+    def label_corner(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, cols) of each cell's name: the top-left corner of its square (which shrinks
+        with a turn), TAP_LABEL_INSET inside it; the name hangs from there, down and right."""
+        corner = self.scale * (0.5 - TAP_LABEL_INSET)
+        return self.row - corner, self.col - corner
 
     @property
     def scale(self) -> np.ndarray:

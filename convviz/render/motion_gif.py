@@ -21,7 +21,7 @@ from convviz.render.motion import (
 )
 from convviz.render.panel import Panel
 from convviz.render.static_panel import font_families
-from convviz.render.theme import BACKGROUND, FAINT_GRID, MUTED_TEXT, TEXT_COLOR
+from convviz.render.theme import BACKGROUND, FAINT_GRID, MUTED_TEXT, TEXT_COLOR, THEME
 from convviz.text import number
 
 GAP = 1.5  # cells between two panels
@@ -33,6 +33,7 @@ EM = SMALL * FONT * 100 / 72  # the small text's size in cells (at 100 dpi, any 
 LINE = 1.25 * EM  # a line of small text, in cells
 INDEX = 0.6  # rows under the grids for their column indices (row indices sit in the gaps)
 LEFT = 1.4  # cells left of the first grid: its row indices
+GIF_LABEL_PX = 9  # a tap's name (w₀₂) at least, in a GIF's pixels (a 40 px cell leaves 10)
 
 
 def panel_columns(motion: Motion) -> list[float]:
@@ -110,6 +111,8 @@ def motion_frames(motion: Motion, *, cell_px: int = 40) -> list[np.ndarray]:
     time laying out the same still text again).
     """
     canvas, ax, shift, font = _gif_stills(motion, cell_px)
+    label_px = THEME.tap_label_font(cell_px, font * 100 / 72, GIF_LABEL_PX)
+    label = None if label_px is None else label_px * 72 / 100  # points, as `font`
     H = max(p.shape[0] for p in motion.panels)
     canvas.draw()
     background = canvas.copy_from_bbox(ax.figure.bbox)
@@ -120,7 +123,7 @@ def motion_frames(motion: Motion, *, cell_px: int = 40) -> list[np.ndarray]:
         drawn, numbers = [], []
         for name, c in f.groups.items():
             dy, dx = shift[motion.where[name]]
-            drawn += _gif_cells(ax, c, dy, dx, font, numbers)
+            drawn += _gif_cells(ax, c, dy, dx, font, numbers, label)
         if len(motion.stages) > 1:
             drawn.append(ax.text(-0.5, -1.9, _stage_line(motion, f.stage),
                                  fontsize=font, weight="bold", color=TEXT_COLOR))  # fmt: skip
@@ -240,9 +243,12 @@ def _gif_indices(ax, p: Panel, dy: float, dx: float, font: float) -> None:
                 color=MUTED_TEXT)  # fmt: skip
 
 
-def _gif_cells(ax, c: Cells, dy: float, dx: float, font: float, numbers: list | None = None):
+def _gif_cells(
+    ax, c: Cells, dy: float, dx: float, font: float, numbers: list | None = None, label=None
+):
     """Squares (one collection) and numbers of the visible cells; returns the artists. With
-    `numbers`, the numbers are appended to it as (x, y, text, ink, points) instead of drawn."""
+    `numbers`, the numbers are appended to it as (x, y, text, ink, points, anchor) instead of
+    drawn, and with `label` (points) the taps' names too, hanging from their squares' corners."""
     from matplotlib.collections import PatchCollection
     from matplotlib.colors import to_rgba
     from matplotlib.patches import Rectangle
@@ -265,10 +271,17 @@ def _gif_cells(ax, c: Cells, dy: float, dx: float, font: float, numbers: list | 
     text = format_values(c.value[seen])
     for r, q, s, ink, a, z in zip(rows, cols, text, c.ink[seen], alpha, c.scale[seen]):
         if a > 0.5 and numbers is not None:
-            numbers.append((q, r, s, ink, font * z))
+            numbers.append((q, r, s, ink, font * z, "mm"))
         elif a > 0.5:
             artists.append(ax.text(q, r, s, ha="center", va="center", fontsize=font * z,
                                    color=ink, zorder=3))  # fmt: skip
+    if c.label is not None and label is not None and numbers is not None:
+        corner_r, corner_q = c.label_corner()
+        on = seen & (c.opacity > 0.5)
+        for r, q, name, ink, z in zip(
+            corner_r[on] + dy, corner_q[on] + dx, c.label[on], c.ink[on], c.scale[on]
+        ):
+            numbers.append((q, r, name, ink, label * z, "lt"))
     return artists
 
 
@@ -281,31 +294,44 @@ class _Numbers:
         from matplotlib.font_manager import FontProperties, findfont
 
         self.ax = ax
-        self.path = findfont(FontProperties(family=list(font_families())))
+        # the first of the export's fonts that has a text's characters (Liberation Sans has no
+        # subscript digits: a tap's name w₀₂ is set in DejaVu Sans, as matplotlib falls back)
+        self.paths = [findfont(FontProperties(family=[f])) for f in font_families()]
         self.sprites: dict = {}
 
-    def sprite(self, text: str, ink: str, points: float):
-        key = (text, ink, round(points * 4) / 4)
+    def path(self, text: str) -> str:
+        from matplotlib.ft2font import FT2Font
+
+        for path in self.paths:
+            face = FT2Font(path)
+            if all(face.get_char_index(ord(ch)) for ch in text if not ch.isspace()):
+                return path
+        return self.paths[0]
+
+    def sprite(self, text: str, ink: str, points: float, anchor: str = "mm"):
+        """(alpha, colour, left, top) of the text, its offset from the anchor point (PIL's
+        anchor: "mm" its middle, "lt" its left and top)."""
+        key = (text, ink, round(points * 4) / 4, anchor)
         if key not in self.sprites:
             from matplotlib.colors import to_rgb
             from PIL import Image, ImageDraw, ImageFont
 
-            face = ImageFont.truetype(self.path, size=max(1, round(points * 100 / 72)))
-            x0, y0, x1, y1 = face.getbbox(text, anchor="mm")
+            face = ImageFont.truetype(self.path(text), size=max(1, round(points * 100 / 72)))
+            x0, y0, x1, y1 = face.getbbox(text, anchor=anchor)
             im = Image.new("L", (x1 - x0 + 2, y1 - y0 + 2), 0)
-            ImageDraw.Draw(im).text((1 - x0, 1 - y0), text, font=face, fill=255, anchor="mm")
+            ImageDraw.Draw(im).text((1 - x0, 1 - y0), text, font=face, fill=255, anchor=anchor)
             alpha = np.asarray(im, np.float32)[..., None] / 255
             self.sprites[key] = (alpha, 255 * np.array(to_rgb(ink), np.float32), x0 - 1, y0 - 1)
         return self.sprites[key]
 
     def stamp(self, rgb: np.ndarray, numbers: list) -> None:
-        """Blend the numbers (x, y, text, ink, points), data coordinates, into rgb (h, w, 3)."""
+        """Blend the numbers (x, y, text, ink, points, anchor), data coordinates, into rgb."""
         if not numbers:
             return
         h, w = rgb.shape[:2]
         xy = self.ax.transData.transform([(x, y) for x, y, *_ in numbers])
-        for (px, py), (_, _, text, ink, points) in zip(xy, numbers):
-            alpha, color, ox, oy = self.sprite(text, ink, points)
+        for (px, py), (_, _, text, ink, points, anchor) in zip(xy, numbers):
+            alpha, color, ox, oy = self.sprite(text, ink, points, anchor)
             left, top = round(px) + ox, round(h - py) + oy
             sh, sw = alpha.shape[:2]
             a0, b0 = max(0, -top), max(0, -left)

@@ -100,11 +100,13 @@ def cell_px(i: int, panel: Panel, geo: GridLayout) -> float:
 
 @dataclass(frozen=True)
 class _Look:
-    """How one panel's cells are drawn: their px edge, their numbers' px, whether numbers show."""
+    """How one panel's cells are drawn: their px edge, their numbers' px, whether numbers show,
+    and the px of a tap's name in a whole cell (None: too small for names)."""
 
     cell: float
     font: int
     show: bool
+    label: float | None = None
 
 
 def _looks(panels, theme: Theme, geo: GridLayout) -> list[_Look]:
@@ -112,8 +114,55 @@ def _looks(panels, theme: Theme, geo: GridLayout) -> list[_Look]:
     for i, p in enumerate(panels):
         cell = cell_px(i, p, geo)
         show = max(p.shape) <= theme.max_text_cells and cell >= 16
-        looks.append(_Look(cell, theme.cell_font(round(cell)), show))
+        font = theme.cell_font(round(cell))
+        label = theme.tap_label_font(cell, font) if show else None
+        looks.append(_Look(cell, font, show, label))
     return looks
+
+
+NAMES = ":names"  # the suffix of a group's track of tap names (w₀₂), beside its cells
+
+
+def _tracks(groups: dict, motion: Motion, looks: list[_Look]) -> list[str]:
+    """The traces a motion's groups draw: each group's cells, and where its cells carry names
+    and its panel has room for them, their names (`name + NAMES`)."""
+    out = []
+    for g, c in groups.items():
+        if not len(c.value):  # an empty role: no trace
+            continue
+        out.append(g)
+        if c.label is not None and looks[motion.where[g]].label is not None:
+            out.append(g + NAMES)
+    return out
+
+
+def _label_state(c: Cells, look: _Look) -> dict:
+    """A names track's frame: each name at its square's top-left corner, in the cell's ink,
+    shrinking with its square; blank where the cell is faded out."""
+    rows, cols = c.label_corner()
+    return {
+        "x": np.round(cols, 3).astype(np.float32),
+        "y": np.round(rows, 3).astype(np.float32),
+        "text": np.where(c.opacity > 0.5, c.label, BLANK).astype(object),
+        "textfont.color": c.ink,
+        "textfont.size": (np.floor(look.label * c.scale * 10) / 10).astype(np.float32),
+    }
+
+
+def _label_trace(name: str, i: int) -> dict:
+    xa, ya = axis_ids(i)
+    return {
+        "type": "scatter",
+        "mode": "text",
+        "name": f"names:{name.removesuffix(NAMES)}",  # not a group's numbers ("motion:…")
+        "xaxis": xa,
+        "yaxis": ya,
+        "textposition": "bottom right",  # hangs from its corner into the square
+        "textfont": {"family": FONT_FAMILY},
+        "hoverinfo": "skip",
+        "showlegend": False,
+        "cliponaxis": False,
+    }
 
 
 def _gap(cell: float) -> int:
@@ -227,10 +276,17 @@ def motion_figure(
     start = len(frames) - 1 if start is None else int(np.clip(start, 0, len(frames) - 1))
     layout, geo = _motion_layout(motion, theme, title)
     looks = _looks(motion.panels, theme, geo)
-    names = [g for g, c in frames[0].groups.items() if len(c.value)]  # empty roles: no trace
+    tracks = _tracks(frames[0].groups, motion, looks)
+    names = [t.removesuffix(NAMES) for t in tracks]  # each track's group
     shown = [looks[motion.where[g]] for g in names]
     states = [
-        [_trace_state(f.groups[g], lk.show, lk) for g, lk in zip(names, shown)] for f in frames
+        [
+            _label_state(f.groups[g], lk)
+            if t.endswith(NAMES)
+            else _trace_state(f.groups[g], lk.show, lk)
+            for t, g, lk in zip(tracks, names, shown)
+        ]
+        for f in frames
     ]
     varying = [_varying([s[gi] for s in states]) for gi in range(len(names))]
     animated, moving = [], [gi for gi in range(len(names)) if varying[gi]]
@@ -239,7 +295,7 @@ def motion_figure(
     # those axes (the heatmap vanished)
     stills = {("backdrop", i): backdrop_cells(p) for i, p in motion.backdrops.items()}
     for gi, g in enumerate(names):
-        if gi not in moving:
+        if gi not in moving and not tracks[gi].endswith(NAMES):
             stills[g, motion.where[g]] = frames[start].groups[g]
     pictured = {key: c for key, c in stills.items() if _pictured(c, looks[key[1]])}
     layout["images"] = [_picture(c, i, looks[i]) for (_, i), c in pictured.items()]
@@ -252,9 +308,12 @@ def motion_figure(
             data.append(deep_update(trace, _nested(_trace_state(back, looks[i].show))))
     for gi, g in enumerate(names):
         where = motion.where[g]
-        if (g, where) in pictured:
+        if tracks[gi].endswith(NAMES):
+            trace = _label_trace(tracks[gi], where)
+        elif (g, where) in pictured:
             continue
-        trace = _group_trace(g, frames[0].groups[g], where, looks[where])
+        else:
+            trace = _group_trace(g, frames[0].groups[g], where, looks[where])
         trace = deep_update(trace, _nested(states[start][gi]))
         if gi in moving:  # groups that never change stay out of the frames
             animated.append(len(data))

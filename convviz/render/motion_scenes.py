@@ -22,7 +22,7 @@ from convviz.render.motion import (
     scale_of,
     shape_text,
 )
-from convviz.render.selection import sampled_steps
+from convviz.render.selection import sampled_steps, tap_names
 from convviz.render.theme import HIGHLIGHT_COLOR, tap_colors
 from convviz.stages import InputGradStages
 from convviz.sweeps import Sweep
@@ -93,7 +93,9 @@ def tap_cells(w2d: np.ndarray, deg: float = 0.0) -> Cells:
     kH, kW = w2d.shape
     r, c = _arc(kH, kW, deg)
     taps = cells("tap", r, c, w2d, colors=np.array(tap_colors(kH, kW), object))
-    return replace(taps, size=np.full(len(taps.value), turn_scale(deg)))
+    names = tap_names(kH, kW)  # each tap's index travels with it: w₂₂ lands top-left
+    label = None if names is None else np.array(names, object)
+    return replace(taps, size=np.full(len(taps.value), turn_scale(deg)), label=label)
 
 
 def window_cells(st: InputGradStages, sweep: Sweep, t: int, opacity: float) -> Cells:

@@ -26,6 +26,9 @@ class Panel:
     unread_mask: np.ndarray | None = None
     dropped_mask: np.ndarray | None = None  # gradient the mask drops (crossed out)
     taps: np.ndarray | None = None  # int (h, w): kernel tap index colouring the cell, -1 none
+    # each tap index's name (w₀₂, `selection.tap_names`), written in a corner of its cells: the
+    # cue that tells taps apart without colour; None: no names
+    tap_names: tuple[str, ...] | None = None
     highlight: np.ndarray | None = None  # bool (h, w): cells linked to the selection
     selected: tuple[int, int] | None = None  # the selected cell, if it is in this panel
     # the cell whose sum a slide writes out when nothing is selected (outlined solid black)
@@ -53,6 +56,14 @@ class Panel:
         """A mask by field name, all False when absent."""
         m = getattr(self, name)
         return np.zeros(self.shape, dtype=bool) if m is None else np.asarray(m, dtype=bool)
+
+    def tap_labels(self) -> np.ndarray | None:
+        """(h, w) str: each tap cell's name (w₀₂), "" elsewhere; None without taps or names."""
+        if self.taps is None or self.tap_names is None:
+            return None
+        taps = np.asarray(self.taps, int)
+        names = np.array(("", *self.tap_names), dtype=object)
+        return names[np.where(taps >= 0, taps + 1, 0)]
 
     def between(self) -> np.ndarray:
         """The cells no window reads that are not the remainder: between the windows (a stride

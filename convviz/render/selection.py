@@ -10,9 +10,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from convviz.formulas import Formula
+from convviz.formulas import Formula, Symbol
 from convviz.ops import copies_mask
 from convviz.render.panel import Panel
+from convviz.render.theme import TAP_LABEL_MAX_SIDE
 from convviz.stages import InputGradStages, remainder_mask
 from convviz.sweeps import Sweep
 
@@ -56,6 +57,14 @@ def tap_grid(kH: int, kW: int, rotated: bool = False) -> np.ndarray:
     """Tap index of each kernel cell (row-major); rotated: the tap each cell holds after 180°."""
     taps = np.arange(kH * kW).reshape(kH, kW)
     return taps[::-1, ::-1] if rotated else taps
+
+
+def tap_names(kH: int, kW: int) -> tuple[str, ...] | None:
+    """Each tap's name by its index in the original kernel (row-major), as a formula writes it:
+    w₀₀, w₀₁, …; None for a kernel wider than TAP_LABEL_MAX_SIDE (its cells carry no index)."""
+    if max(kH, kW) > TAP_LABEL_MAX_SIDE:
+        return None
+    return tuple(Symbol("w", divmod(t, kW)).text() for t in range(kH * kW))
 
 
 def window_mask(shape: tuple[int, int], sweep: Sweep, t: int, channel_taps=None):

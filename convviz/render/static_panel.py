@@ -37,6 +37,7 @@ from convviz.render.theme import (
     REMAINDER_COLOR,
     SELECTED_COLOR,
     TAP_CYCLE,
+    TAP_LABEL_INSET,
     TEXT_COLOR,
     THEME,
     VALUE_SCALE,
@@ -54,6 +55,7 @@ UNREAD_STYLE = (0, (3, 1.5, 1, 1.5))  # between the windows: dash-dotted, as on 
 UNREAD_ALPHA = 0.13  # their wash: as `shapes.REMAINDER_WASH`
 PAD_HATCH_STYLE = "//"
 MIN_CELL_FONT = 5.0  # points; below this a panel shows colours without numbers
+MIN_LABEL_PT = 8.0  # a tap's name (w₀₂), in points: 22 px in a 200 dpi PNG, 11 px in a GIF
 # Layout of one figure, in inches (points where named _PT).
 MARGIN, GAP = 0.2, 0.45
 TICK_PAD_PT, LABEL_PAD_PT, TITLE_PAD_PT = 3.0, 4.0, 5.0
@@ -198,6 +200,8 @@ def draw(ax: Axes, panel: Panel, theme: Theme) -> Drawn:
         _draw_scale(ax, panel, theme)
     _draw_dropped(ax, panel.mask("dropped_mask"), cell_pt)
     _draw_taps(ax, panel, cell_pt)
+    if texts:
+        _draw_tap_labels(ax, panel, theme, fills, cell_pt, texts[0, 0].get_fontsize())
     draw_outline(ax, panel.mask("highlight"), "highlight", cell_pt)
     if panel.selected is not None:
         box = cell_box(panel.selected, SELECTED_COLOR, SELECTED_LW * cell_pt, 5.0, "selected")
@@ -429,6 +433,30 @@ def _draw_taps(ax: Axes, panel: Panel, cell_pt: float) -> None:
     for (i, j), t in np.ndenumerate(taps):
         if t >= 0:
             ax.add_patch(tap_box((i, j), colors[t], cell_pt, outlined))
+
+
+def _draw_tap_labels(ax: Axes, panel: Panel, theme: Theme, fills, cell_pt, number_pt) -> None:
+    """Each tap cell's name (w₀₂) in its top-left corner, in its fill's ink, as on screen
+    (`grids.tap_label_trace`); inside a window's tap border where the cell has one."""
+    labels = panel.tap_labels()
+    if labels is None:
+        return
+    inks = text_colors(panel, fills)
+    for (i, j), name in np.ndenumerate(labels):
+        if name:
+            tap_name(ax, (i, j), name, inks[i, j], theme, cell_pt, number_pt, _tap_filled(panel))
+
+
+def tap_name(ax: Axes, cell, name: str, ink: str, theme: Theme, cell_pt, number_pt, filled=True):
+    """A tap's name in the top-left corner of cell (row, col) (inside its tap border unless the
+    cell is `filled` with the tap's colour); None where the cell has no room for it."""
+    inset = TAP_LABEL_INSET if filled else TAP_LABEL_INSET + 2 * _TAP_LW
+    size = theme.tap_label_font(cell_pt, number_pt, MIN_LABEL_PT, inset)
+    if size is None:
+        return None
+    i, j = cell
+    return ax.text(j - 0.5 + inset, i - 0.5 + inset, name, ha="left", va="top", fontsize=size,
+                   color=ink, fontfamily=font_families(), zorder=3, gid="tap name")  # fmt: skip
 
 
 def tap_box(cell, color: str, cell_pt: float, outlined: bool = True) -> Rectangle:

@@ -24,6 +24,7 @@ from convviz.render.selection import (
     reads,
     step_of,
     tap_grid,
+    tap_names,
     users_of,
     window_mask,
 )
@@ -72,6 +73,7 @@ def forward_panels(
     spec = st.spec
     (pt, _), (pl, _) = spec.padding
     highlight = taps = None
+    names = tap_names(*spec.kernel_size)  # the window's taps named as the kernel's (w₀₀ …)
     if selected is not None:
         highlight, taps = window_mask(spec.padded_size, sweep, step_of(sweep, selected))
     panels = SweepPanels(
@@ -83,6 +85,7 @@ def forward_panels(
             remainder_mask=st.remainder_mask,
             unread_mask=st.unread_mask,
             taps=taps,
+            tap_names=names,
             highlight=highlight,
             origin=(-pt, -pl),
             subtitle=_padded_note(st.spec),
@@ -92,6 +95,7 @@ def forward_panels(
             f"kernel {slice_name('w', k=k, c=c)}",
             "w",
             taps=tap_grid(*spec.kernel_size),
+            tap_names=names,
             subtitle=f"{shape_text(st.w[k, c].shape)}, "
             f"dilation {spec.dilation[0]}×{spec.dilation[1]}",
         ),

@@ -25,7 +25,7 @@ from convviz.render.animation_frames import (
     window_grids,
     window_trace,
 )
-from convviz.render.geometry import shows_text
+from convviz.render.geometry import axis_ids, shows_text
 from convviz.render.grids import (
     MAX_CLICK_CELLS,
     click_overlay,
@@ -35,11 +35,23 @@ from convviz.render.grids import (
     panel_traces,
     role_overlay,
     tap_heatmap,
+    tap_inks,
 )
 from convviz.render.panel import Panel
 from convviz.render.plotly_adapter import Figure
 from convviz.render.selection import BROWSER_FRAMES, sampled_steps, taps_told_apart
-from convviz.render.theme import HIGHLIGHT_COLOR, HOVER_COLOR, PAD_COLOR, THEME, VALUE_INK, Theme
+from convviz.render.theme import (
+    DILATION_COLOR,
+    FONT_FAMILY,
+    HIGHLIGHT_COLOR,
+    HOVER_COLOR,
+    PAD_COLOR,
+    TAP_LABEL_INSET,
+    THEME,
+    VALUE_INK,
+    Theme,
+    text_color,
+)
 from convviz.sweeps import Scatter, Sweep
 from convviz.text import MINUS
 
@@ -88,6 +100,13 @@ def sweep_figure(
     data, animated = _sweep_traces(sweep, steps, channel, op, kernel, out, theme, geo, coloured)
     show = shows_text(op, theme, geo)
     frames = _sweep_frames(sweep, steps, channel, op, kernel, out, show, coloured)
+    names = _window_names(sweep, steps, op, kernel, theme, geo) if coloured and show else None
+    if names is not None:  # the window's taps named as the kernel's: w₂₂ rides top-left
+        trace, updates = names
+        animated.append(len(data))
+        data.append(trace)
+        for frame, update in zip(frames, updates):
+            frame["data"].append(update)
     hover = len(data)
     data += [outline_trace(i, outline_px(geo), HOVER_COLOR, "hover") for i in range(3)]
     oy, ox = out.origin
@@ -211,6 +230,49 @@ def _sweep_frames(sweep, steps, channel, op, kernel, out, show: bool, coloured=T
             }
         )
     return frames
+
+
+def _window_names(sweep, steps, op: Panel, kernel: Panel, theme: Theme, geo):
+    """(trace, per-frame updates): the kernel's tap names in the corners of the operand cells its
+    window covers at each step, in the ink of what each cell shows (its tap's colour, or the
+    padding's or an inserted zero's, which the window leaves uncoloured); None without names
+    or room for them on the operand's cells."""
+    labels = kernel.tap_labels()
+    size = theme.tap_label_font(geo.cell_of(0), geo.font_of(0))
+    if labels is None or size is None:
+        return None
+    kh, kw = labels.shape
+    i, j = np.indices((kh, kw)).reshape(2, -1)
+    corner = 0.5 - TAP_LABEL_INSET
+    (oy, ox) = op.origin
+    rows, cols = sweep.rows[steps], sweep.cols[steps]  # (S, kh), (S, kw): each tap's cell
+    pad, dil = op.mask("pad_mask"), op.mask("dilation_mask")
+    inks = np.where(pad, text_color(PAD_COLOR), np.where(dil, text_color(DILATION_COLOR), ""))
+    under = inks[rows[:, i], cols[:, j]]  # (S, kh·kw)
+    inks = np.where(under != "", under, tap_inks(kernel.taps).ravel()).astype(object)
+    updates = [
+        {
+            "x": (cols[s, j] + ox - corner).astype(np.float32),
+            "y": (rows[s, i] + oy - corner).astype(np.float32),
+            "textfont": {"color": inks[s]},
+        }
+        for s in range(len(steps))
+    ]
+    xa, ya = axis_ids(0)
+    trace = {
+        "type": "scatter",
+        "mode": "text",
+        "name": "window:tap names",
+        "xaxis": xa,
+        "yaxis": ya,
+        "text": labels.ravel(),
+        "textposition": "bottom right",  # hangs from the cell's top-left corner
+        "textfont": {"size": size, "family": FONT_FAMILY},
+        "hoverinfo": "skip",
+        "showlegend": False,
+        "cliponaxis": False,
+    }
+    return trace, updates
 
 
 def _check_shapes(sweep: Sweep, operand: Panel, kernel: Panel, output: Panel, channel: int):

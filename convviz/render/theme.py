@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import colorsys
+import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import pairwise
@@ -121,6 +122,15 @@ PRESENTATION_VIEWPORT = (1232, 720, REM_PX)
 PLAYER_ROW_PX = 1120
 
 
+# A kernel tap's second cue, beside its colour: its index in the original kernel (w₀₂) in its
+# cell's top-left corner, clear of the centred number. Kernels up to TAP_LABEL_MAX_SIDE a side,
+# where it fits above the number (`Theme.tap_label_font`: a 44 px cell's 19 px number leaves
+# 12 px above it, a 40 px cell too little).
+TAP_LABEL_MAX_SIDE = 5
+TAP_LABEL_MIN_PX = 12
+TAP_LABEL_INSET = 0.06  # of the cell's edge, from its top and left sides
+
+
 @dataclass(frozen=True)
 class Theme:
     """Sizes for one display mode and the box a figure may fill.
@@ -145,6 +155,21 @@ class Theme:
     cell_px_for_font: int = 44
     rem: float = REM_PX  # px of the page's rem
     high_contrast: bool = False  # every text at 7:1 (a washed-out projector): `needed_contrast`
+
+    def tap_label_font(
+        self,
+        cell: float,
+        number: float,
+        least: float = TAP_LABEL_MIN_PX,
+        inset: float = TAP_LABEL_INSET,
+    ) -> float | None:
+        """The size of a tap's index (w₀₂) in the top-left corner of a cell `cell` wide whose
+        number (centred) is `number` big: what fits between the cell's top and the number's
+        digits (0.72 em tall), the page's text size at most; None when that is under `least`
+        (12 px on screen; an export at 200 dpi passes its own, in points)."""
+        room = cell * (0.5 - inset) - 0.36 * number  # inset: of the cell, from its corner
+        size = min(room, self.font_size)
+        return math.floor(size * 10) / 10 if size >= least else None  # never over the room
 
     def cell_font(self, cell: int) -> int:
         """The size of the numbers in a cell `cell` px wide."""

@@ -6,14 +6,20 @@
 
 const TYPING_ROLES = /^(spinbutton|combobox|textbox|listbox)$/;
 const CONTROL_INPUTS = /^(checkbox|radio|button|submit|reset|color|file)$/;
+const TOGGLE_INPUTS = /^checkbox$/;
+const TOGGLE_ROLES = /^(checkbox|switch)$/;
 
 // What holds the keyboard: "text" (a field typed in: every key is its own), "slider" (a control's
-// arrows, Home/End and space are its own), "control" (a toggle or button just clicked, or a
-// player's scrub: the keys are the players', as they are the page's) or null (the page).
+// arrows, Home/End and space are its own), "toggle" (a checkbox or switch reached with the
+// keyboard, :focus-visible: its space toggles it), "control" (a toggle
+// or button just clicked, or a player's scrub: the keys are the players', as they are the page's)
+// or null (the page).
 export function focusOf(el) {
   if (!el || !el.tagName || el.tagName === "BODY" || el.tagName === "HTML") return null;
   if (el.classList?.contains("scrub")) return "control"; // a player's own
   const role = (el.getAttribute && el.getAttribute("role")) || "";
+  const toggle = (el.tagName === "INPUT" && TOGGLE_INPUTS.test(el.type)) || TOGGLE_ROLES.test(role);
+  if (toggle && el.matches?.(":focus-visible")) return "toggle";
   if (el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable) return "text";
   if (el.tagName === "INPUT" && el.type === "range") return "slider";
   if (el.tagName === "INPUT" && !CONTROL_INPUTS.test(el.type)) return "text";
@@ -33,9 +39,11 @@ export function actionOf(key, keymap) {
 export const LECTURE_ACTIONS = new Set(["next", "back", "whole", "blank", "full", "leave"]);
 
 // Whether the page takes a key from where the keyboard is: never from a field typed in; from a
-// slider only a clicker's (its arrows, Home/End and space are its own).
+// slider only a clicker's (its arrows, Home/End and space are its own); from a toggle reached
+// with the keyboard all but space (which toggles it).
 export function takes(focus, action) {
   if (!action || focus === "text") return false;
+  if (focus === "toggle") return action !== "play";
   return focus !== "slider" || LECTURE_ACTIONS.has(action);
 }
 

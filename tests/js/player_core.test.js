@@ -48,6 +48,9 @@ test("a key is an action of the sent key map; a clicker's keys pass a slider, ne
   assert.equal(takes("slider", "play"), false);
   assert.equal(takes(null, "play"), true);
   assert.equal(takes(null, null), false);
+  assert.equal(takes("toggle", "play"), false); // space toggles a checkbox Tabbed to
+  assert.equal(takes("toggle", "next"), true);
+  assert.equal(takes("toggle", "forth"), true); // ← → are not a checkbox's
 });
 
 test("where the keyboard is", () => {
@@ -64,6 +67,13 @@ test("where the keyboard is", () => {
   assert.equal(focusOf(el("BUTTON")), "control");
   assert.equal(focusOf(el("DIV", { role: "combobox" })), "text");
   assert.equal(focusOf(null), null);
+  // a checkbox or switch: its own space when reached with the keyboard, the page's when clicked
+  const keyboard = { matches: (q) => q === ":focus-visible" };
+  const clicked = { matches: () => false };
+  assert.equal(focusOf(el("INPUT", { type: "checkbox", ...keyboard })), "toggle");
+  assert.equal(focusOf(el("INPUT", { type: "checkbox", ...clicked })), "control");
+  assert.equal(focusOf(el("BUTTON", { role: "switch", ...keyboard })), "toggle");
+  assert.equal(focusOf(el("BUTTON", keyboard)), "control");
 });
 
 test("a motion steps and settles on keyframes; a sliding window frame by frame", () => {
