@@ -12,10 +12,11 @@ from convviz.render.learning import (
     loss_panels,
     loss_sum_text,
     run_panels,
+    signed,
     step_panels,
 )
 from convviz.spec import ConvSpecError
-from convviz.text import number
+from convviz.text import count, number
 from convviz.ui.clicker import stage_bar, stage_words
 from convviz.ui.compute import shared_view
 from convviz.ui.controls import controls, converted, page_config
@@ -33,6 +34,8 @@ from convviz.ui.views import chart, page_body, page_end, page_header
 PAGE = LEARN_PAGE
 LAST = "cv_learn_last"  # (layer key, settings) of the last lesson shown
 STAGE_PX, STAGE_PRES_PX = 200, 60  # the stage bar, the controls and the heading above a figure
+STEP_WORDS_PX = 70  # the loss before → after and b's step, under the step's grids
+CURVE_PX, CURVE_PRES_PX = 260, 210  # the loss curve under the run's grids
 page_config(PAGE)
 ctx = controls()
 page_header(
@@ -74,15 +77,18 @@ def loss_view(ctx, lesson) -> None:
     N = ctx.spec.batch
     sel = ctx.selection
     oH, oW = ctx.spec.out_size
-    i, j = (sel[1], sel[2]) if sel and sel[0] == "y" and sel[1] < oH and sel[2] < oW else (0, 0)
-    panels = [replace(p, selected=(i, j)) for p in loss_panels(loss, ctx.n, ctx.k)]
-    key = ("learn-loss", ctx.key, lesson.settings, ctx.n, ctx.k, (i, j), ctx.theme)
+    picked = bool(sel) and sel[0] == "y" and sel[1] < oH and sel[2] < oW
+    i, j = (sel[1], sel[2]) if picked else (0, 0)
+    panels = loss_panels(loss, ctx.n, ctx.k)
+    if picked:  # the clicked cell outlined in y, t and ∂L/∂y
+        panels = [replace(p, selected=(i, j)) for p in panels]
+    key = ("learn-loss", ctx.key, lesson.settings, ctx.n, ctx.k, picked and (i, j), ctx.theme)
     fig = shared_view(key, lambda: panels_figure(panels, ctx.theme))
     chart(fig, "learn_loss")
     y, t, g = (a[ctx.n, ctx.k, i, j] for a in (loss.y, loss.target, loss.grad_out))
     over = "" if loss.scale == 1 else f"/{N}"
     st.markdown(
-        f"**∂L/∂y[{i}, {j}] = (y[{i}, {j}] − t[{i}, {j}]){over} = ({number(y)} − {number(t)})"
+        f"**∂L/∂y[{i}, {j}] = (y[{i}, {j}] − t[{i}, {j}]){over} = ({number(y)} − {term(t)})"
         f"{over} = {number(g)}**"
     )
     st.markdown(
@@ -104,6 +110,11 @@ def loss_view(ctx, lesson) -> None:
         )
 
 
+def term(v: float) -> str:
+    """A number as a term after a minus sign: a negative one in parentheses."""
+    return f"({number(v)})" if v < 0 else number(v)
+
+
 def target_words(lesson) -> str:
     source = lesson.target.source
     if lesson.target.kernels:
@@ -114,17 +125,16 @@ def target_words(lesson) -> str:
 def step_view(ctx, lesson) -> None:
     """w before, each tap's move and w after; b's step; the loss before and after."""
     step = lesson.step
-    key = ("learn-step", ctx.key, lesson.settings, ctx.k, ctx.c, ctx.theme)
-    fig = shared_view(key, lambda: panels_figure(step_panels(step, ctx.k, ctx.c), ctx.theme))
+    theme = ctx.theme.reserve(STEP_WORDS_PX)
+    key = ("learn-step", ctx.key, lesson.settings, ctx.k, ctx.c, theme)
+    fig = shared_view(key, lambda: panels_figure(step_panels(step, ctx.k, ctx.c), theme))
     chart(fig, "learn_step")
     before, after = step.before.value, step.after.value
-    with st.container(horizontal=True, vertical_alignment="center"):
-        st.metric("L before", number(before))
-        st.metric("L after", number(after), delta=number(after - before), delta_color="inverse")
-        st.markdown(
-            f"{bias_text(step, ctx.k)}  \nη = {number(step.lr)}"
-            + (" (the layer's safe rate 1/λ_max)" if lesson.auto_rate else "")
-        )
+    rate = f"η = {number(step.lr)}" + (" (the safe rate 1/λ_max)" if lesson.auto_rate else "")
+    st.markdown(
+        f"**L: {number(before)} → {number(after)}** ({signed(after - before)}) · {rate}  \n"
+        f"{bias_text(step, ctx.k)}"
+    )
     if after > before:
         st.warning(
             f"The loss rose: η = {number(step.lr)} overshoots, each tap jumps past its minimum. "
@@ -160,13 +170,13 @@ def train_view(ctx, lesson) -> None:
     )
     kernels = lesson.target.kernels[0] if lesson.target.kernels else None
     key = ("learn-run", ctx.key, lesson.settings, at, ctx.n, ctx.k, ctx.c, ctx.theme)
-    grid_theme = ctx.theme.reserve(260 if ctx.theme.show_secondary else 330)
+    curve_h = CURVE_PX if ctx.theme.show_secondary else CURVE_PRES_PX
+    grid_theme = ctx.theme.reserve(curve_h + 40)  # the curve and the slider
     fig = shared_view(
         key, lambda: panels_figure(run_panels(run, at, ctx.n, ctx.k, ctx.c, kernels), grid_theme)
     )
     chart(fig, "learn_run")
-    log = st.session_state.get(LOG_SCALE, False)
-    curve_h = 260 if ctx.theme.show_secondary else max(200, ctx.theme.figure_h // 3)
+    log = st.session_state.get(LOG_SCALE, True)
     curve = loss_curve(run, ctx.theme, log=log, at=at, height=curve_h)
     st.plotly_chart(
         converted(curve),
@@ -184,13 +194,16 @@ def train_view(ctx, lesson) -> None:
         words.append(f"max |w − target kernel| at step {at}: {number(error[i])}")
     st.markdown(" · ".join(words))
     if lesson.underdetermined:
-        c = lesson.curvature
+        c, kernel = lesson.curvature, lesson.target.source
+        short = f"L → 0, yet w ≠ the {kernel} kernel: {c.rank} equations for {c.unknowns} unknowns."
         st.info(
-            f"The loss can reach 0 while w is not the {lesson.target.source} kernel: this layer "
-            f"has {run.y.shape[-1] * run.y.shape[-2] * ctx.spec.batch} output cells, "
+            f"The loss can reach 0 while w is not the {kernel} kernel: this layer's "
+            f"{count(ctx.spec.batch * run.y.shape[-1] * run.y.shape[-2], 'output cell')} give "
             f"{c.rank} independent equations for {c.unknowns} unknowns (the taps and the bias), "
             "so many kernels make the same y, and SGD ends at the one nearest its start. "
-            "A bigger input (the classroom preset) pins w down.",
+            "A bigger input (the classroom preset) pins w down."
+            if ctx.theme.show_secondary
+            else short,
             icon=":material/lightbulb:",
         )
     if ctx.theme.show_secondary:
@@ -206,9 +219,6 @@ def learning(ctx):
     stage = stage_bar(PAGE, ctx)
     if ctx.theme.show_secondary:
         learn_controls(ctx)
-    else:
-        with st.expander("Learning settings"):
-            learn_controls(ctx)
     if problem():
         st.warning(problem(), icon=":material/block:")
     lesson = the_lesson(ctx)
@@ -221,6 +231,9 @@ def learning(ctx):
     VIEWS[stage.key](ctx, lesson)
     if ctx.theme.show_secondary:
         learning_exports(ctx, lesson)
+    else:  # on a projector, under the stage: the stage stays where the clicker left it
+        with st.expander("Learning settings"):
+            learn_controls(ctx)
 
 
 learning(ctx)

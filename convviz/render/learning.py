@@ -178,13 +178,13 @@ def loss_curve(
     layout = {
         "width": min(theme.figure_w, 900),
         "height": height or max(220, min(360, theme.figure_h // 2)),
-        "margin": {"l": 12 + 5 * font, "r": 16, "t": font + 20, "b": 2 * font + 24},
+        "margin": {"l": 16 + 4 * font, "r": 16, "t": font + 20, "b": 2 * font + 24},
         "paper_bgcolor": BACKGROUND,
         "plot_bgcolor": BACKGROUND,
         "font": {"family": FONT_FAMILY, "size": font, "color": TEXT_COLOR},
         "showlegend": False,
         "title": {
-            "text": f"<b>Loss L, steps 0…{run.steps_done}</b>",
+            "text": f"<b>Loss L{' (log scale)' if log else ''}, steps 0…{run.steps_done}</b>",
             "x": 0,
             "xanchor": "left",
             "font": {"size": theme.title_font_size},
@@ -196,7 +196,6 @@ def loss_curve(
         },
         "yaxis": {
             **axis,
-            "title": {**axis["title"], "text": "L (log scale)" if log else "L"},
             "type": "log" if log else "linear",
             "exponentformat": "power",
         },

@@ -148,6 +148,7 @@ def learn_controls(ctx: Context) -> None:
         st.number_input(
             "Steps", key="w_steps", on_change=_take_steps, step=10, help=f"1 to {learn.MAX_STEPS}"
         )
+        ss.setdefault(LOG_SCALE, True)
         st.toggle("log scale", key=LOG_SCALE, help="The loss curve on a log scale")
     if state["tgt"] == "typed":
         ss["w_t"] = ", ".join(state["t"].split(",")) if state["t"] else ""
@@ -243,7 +244,7 @@ def learning_exports(ctx: Context, lesson: Lesson) -> None:
         return static.to_png(fig) if fmt == "png" else static.to_svg(fig)
 
     def curve() -> bytes:
-        return static.to_svg(loss_curve_static(run, log=st.session_state.get(LOG_SCALE, False)))
+        return static.to_svg(loss_curve_static(run, log=st.session_state.get(LOG_SCALE, True)))
 
     def gif() -> bytes:
         return run_gif(run, ctx.theme, n=ctx.n, k=ctx.k, c=ctx.c, target_kernel=kernels)
