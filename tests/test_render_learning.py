@@ -1,0 +1,114 @@
+"""The Learning page's figures show the engine's numbers: the loss's terms, a step's taps (each
+keeping its colour), a run's w, y and ∂L/∂w at a step, and its loss curve (plotly, matplotlib,
+GIF)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from convviz import learn
+from convviz.lesson import Settings, lesson, safe_rate
+from convviz.presets import PRESETS_BY_KEY
+from convviz.render.learning import (
+    loss_curve,
+    loss_curve_static,
+    loss_panels,
+    loss_sum_text,
+    run_gif,
+    run_panels,
+    step_panels,
+)
+from convviz.state import preset_state, values_of
+from convviz.text import number
+
+
+def layer(key: str):
+    spec, x, w, _ = values_of(preset_state(PRESETS_BY_KEY[key]))
+    return spec, x, w
+
+
+@pytest.fixture(scope="module")
+def recitation():
+    spec, x, w = layer("recitation-s2")
+    return lesson(spec, x, w, Settings(steps=20))
+
+
+def test_the_loss_panels_are_y_t_and_their_gap(recitation):
+    loss = recitation.step.before
+    y, t, g = loss_panels(loss)
+    assert np.array_equal(y.values, loss.y[0, 0]) and np.array_equal(t.values, loss.target[0, 0])
+    assert np.array_equal(g.values, y.values - t.values) and g.title == "∂L/∂y = y − t"
+    assert loss_sum_text(loss).endswith(f"= {number(loss.value)}")
+
+
+def test_the_mean_divides_by_the_batch_and_says_so():
+    spec, x, w = layer("channels-small")
+    mean = lesson(spec, x, w, Settings(steps=2, reduction="mean")).step.before
+    _, _, g = loss_panels(mean, n=1, k=2)
+    assert g.title == f"∂L/∂y = (y − t)/{spec.batch}"
+    assert np.allclose(g.values, (mean.y[1, 2] - mean.target[1, 2]) / spec.batch)
+    assert loss_sum_text(mean).startswith(f"L = 1/{spec.batch} · ½·(")
+
+
+def test_a_step_moves_each_tap_by_its_delta_keeping_its_colour(recitation):
+    step = recitation.step
+    before, delta, after = step_panels(step)
+    assert np.array_equal(before.taps, delta.taps) and np.array_equal(before.taps, after.taps)
+    assert len(np.unique(before.taps)) == before.values.size  # every tap its own colour
+    assert np.allclose(after.values - before.values, delta.values)
+    assert np.allclose(delta.values, -step.lr * step.grad_w[0, 0])
+    assert before.subtitle == f"L = {number(step.before.value)}"
+    assert after.subtitle == f"L = {number(step.after.value)}"
+
+
+def test_a_runs_step_shows_w_y_and_its_gradient_there(recitation):
+    run, kernel = recitation.run, recitation.target.kernels[0]
+    panels = run_panels(run, 7, target_kernel=kernel)
+    assert [p.key for p in panels] == ["w", "target_w", "y", "target", "grad_w"]
+    assert np.array_equal(panels[0].values, run.w[7, 0, 0])
+    assert np.array_equal(panels[1].values, kernel[0, 0])
+    assert np.array_equal(panels[2].values, run.y[7, 0, 0])
+    assert np.array_equal(panels[4].values, run.grad_w[7, 0, 0])
+    with pytest.raises(ValueError):
+        run_panels(run, run.steps_done + 1)
+
+
+def test_the_loss_curve_is_the_runs_loss_with_the_shown_step_and_the_rises():
+    spec, x, w = layer("classroom")
+    curv = learn.curvature(spec, x)
+    rate = 1.9 / curv.eigenvalues[-1]  # below 2/λ_max: the stiff direction swings, L rises
+    swinging = lesson(spec, x, w, Settings(lr=rate, steps=30, momentum=0.9))
+    run = swinging.run
+    fig = loss_curve(run, log=True, at=12)
+    traces = {t["name"]: t for t in fig.traces}
+    assert np.allclose(traces["L"]["y"], run.loss) and list(traces["L"]["x"]) == list(range(31))
+    assert traces["shown"]["x"] == [12] and traces["shown"]["y"] == [run.loss[12]]
+    assert len(run.rises) and list(traces["L rose"]["x"]) == list(run.rises)
+    assert fig.layout_dict["yaxis"]["type"] == "log"
+    assert loss_curve(run).layout_dict["yaxis"]["type"] == "linear"
+
+
+def test_a_safe_rate_never_lets_the_loss_rise(recitation):
+    assert recitation.lr == safe_rate(recitation.curvature) < recitation.curvature.critical_lr()
+    assert not len(recitation.run.rises)
+
+
+def test_a_too_large_rate_stops_the_run_with_the_engines_message():
+    spec, x, w = layer("recitation-s2")
+    run = lesson(spec, x, w, Settings(lr=5.0, steps=50)).run
+    assert run.diverged and run.message.startswith("Stopped")
+    assert np.isfinite(loss_curve(run).traces[0]["y"]).all()
+
+
+def test_the_static_curve_and_the_gif(recitation):
+    fig = loss_curve_static(recitation.run, log=True)
+    assert fig.axes[0].get_yscale() == "log"
+    assert np.allclose(fig.axes[0].lines[0].get_ydata(), recitation.run.loss)
+    gif = Image.open(
+        io.BytesIO(run_gif(recitation.run, target_kernel=recitation.target.kernels[0]))
+    )
+    assert gif.format == "GIF" and gif.n_frames == len(recitation.run.kept)  # 21 ≤ GIF_FRAMES
