@@ -13,7 +13,7 @@ from convviz.render.learning import (
     loss_sum_text,
     run_panels,
     signed,
-    step_panels,
+    step_motion,
 )
 from convviz.spec import ConvSpecError
 from convviz.text import count, number
@@ -127,7 +127,7 @@ def step_view(ctx, lesson) -> None:
     step = lesson.step
     theme = ctx.theme.reserve(STEP_WORDS_PX)
     key = ("learn-step", ctx.key, lesson.settings, ctx.k, ctx.c, theme)
-    fig = shared_view(key, lambda: panels_figure(step_panels(step, ctx.k, ctx.c), theme))
+    fig = shared_view(key, lambda: step_motion(step, theme, ctx.k, ctx.c))
     chart(fig, "learn_step")
     before, after = step.before.value, step.after.value
     rate = f"η = {number(step.lr)}" + (" (the safe rate 1/λ_max)" if lesson.auto_rate else "")

@@ -63,11 +63,16 @@ def _chart(key: str) -> str:
     return {"loss": "loss", "step": "step", "train": "run"}[key]
 
 
-def test_the_page_at_1280x720_without_presentation_mode(app_url, projector):
-    page = projector
+@pytest.mark.parametrize("height", [720, 1800], ids=["screen", "whole-page"])
+def test_the_page_at_1280_wide_without_presentation_mode(app_url, browser, height):
+    """Each stage on a laptop's screen (1280×720), and whole (a tall window: Streamlit scrolls
+    inside its own container, so a screenshot holds what the window shows)."""
+    page = open_tab(browser, viewport={"width": 1280, "height": height})
     ARTIFACTS.mkdir(exist_ok=True)
     for stage in STAGES:
         url = f"{app_url}/Learning?preset=classroom&step={LECTURE.step_of(stage)}"
         goto(page, url)
-        page.locator(f".st-key-chart_learn_{_chart(stage.key)}").wait_for()
-        page.screenshot(path=ARTIFACTS / f"learning-normal-{stage.key}.png", full_page=True)
+        box = _box(page, f"chart_learn_{_chart(stage.key)}")
+        assert box["x"] + box["width"] <= 1280, (stage.key, box)  # no sideways scroll
+        page.screenshot(path=ARTIFACTS / f"learning-normal-{height}-{stage.key}.png")
+    page.context.close()

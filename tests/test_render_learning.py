@@ -14,12 +14,14 @@ from convviz import learn
 from convviz.lesson import Settings, lesson, safe_rate
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.learning import (
+    STEP_FRAMES,
     loss_curve,
     loss_curve_static,
     loss_panels,
     loss_sum_text,
     run_gif,
     run_panels,
+    step_motion,
     step_panels,
 )
 from convviz.state import preset_state, values_of
@@ -112,3 +114,25 @@ def test_the_static_curve_and_the_gif(recitation):
         io.BytesIO(run_gif(recitation.run, target_kernel=recitation.target.kernels[0]))
     )
     assert gif.format == "GIF" and gif.n_frames == len(recitation.run.kept)  # 21 ≤ GIF_FRAMES
+
+
+def test_the_step_in_motion_counts_each_tap_from_its_old_value_to_its_new_one(recitation):
+    step = recitation.step
+    fig = step_motion(step)
+    frames = fig.frame_dicts
+    assert len(frames) == STEP_FRAMES + 1
+
+    def moving(frame) -> np.ndarray:
+        trace = next(t for t in frame["data"] if t["name"] == "w_after:values")
+        return np.asarray(trace["z"], dtype=float)
+
+    assert np.allclose(moving(frames[0]), step.w_before[0, 0])
+    assert np.allclose(moving(frames[-1]), step.w_after[0, 0])
+    half = frames[STEP_FRAMES // 2]
+    assert np.allclose(moving(half), step.w_before[0, 0] + 0.5 * step.delta_w[0, 0])
+    # the figure opens on the result; its taps keep their colours in every frame
+    assert np.allclose(moving({"data": fig.traces}), step.w_after[0, 0])
+    taps = [next(t for t in f["data"] if t["name"] == "w_after:taps")["z"] for f in frames]
+    assert all(
+        np.array_equal(np.asarray(t, dtype=float), np.asarray(taps[0], dtype=float)) for t in taps
+    )
