@@ -35,7 +35,7 @@ PAGE = LEARN_PAGE
 LAST = "cv_learn_last"  # (layer key, settings) of the last lesson shown
 STAGE_PX, STAGE_PRES_PX = 200, 60  # the stage bar, the controls and the heading above a figure
 STEP_WORDS_PX = 70  # the loss before → after and b's step, under the step's grids
-CURVE_PX, CURVE_PRES_PX = 260, 210  # the loss curve under the run's grids
+CURVE_PX, CURVE_PRES_PX = 260, 190  # the loss curve under the run's grids
 page_config(PAGE)
 ctx = controls()
 page_header(
@@ -171,7 +171,8 @@ def train_view(ctx, lesson) -> None:
     kernels = lesson.target.kernels[0] if lesson.target.kernels else None
     key = ("learn-run", ctx.key, lesson.settings, at, ctx.n, ctx.k, ctx.c, ctx.theme)
     curve_h = CURVE_PX if ctx.theme.show_secondary else CURVE_PRES_PX
-    grid_theme = ctx.theme.reserve(curve_h + 40)  # the curve and the slider
+    # on a projector the curve shares the screen with the grids; a laptop's page scrolls
+    grid_theme = ctx.theme if ctx.theme.show_secondary else ctx.theme.reserve(curve_h + 40)
     fig = shared_view(
         key, lambda: panels_figure(run_panels(run, at, ctx.n, ctx.k, ctx.c, kernels), grid_theme)
     )
@@ -192,7 +193,8 @@ def train_view(ctx, lesson) -> None:
     if error is not None:
         i = run.index(at)
         words.append(f"max |w − target kernel| at step {at}: {number(error[i])}")
-    st.markdown(" · ".join(words))
+    if ctx.theme.show_secondary:  # on a projector the target kernel's subtitle says it
+        st.markdown(" · ".join(words))
     if lesson.underdetermined:
         c, kernel = lesson.curvature, lesson.target.source
         short = f"L → 0, yet w ≠ the {kernel} kernel: {c.rank} equations for {c.unknowns} unknowns."

@@ -106,7 +106,7 @@ def run_panels(
                 "target kernel",
                 "target_w",
                 taps=taps,
-                subtitle="made t",
+                subtitle=f"|w − it| ≤ {number(np.abs(w - np.asarray(target_kernel)[k, c]).max())}",
             )
         )
     panels += [
@@ -170,6 +170,9 @@ def loss_curve(
             }
         )
     font = theme.font_size
+    height = height or max(220, min(360, theme.figure_h // 2))
+    margin = {"l": 16 + 4 * font, "r": 16, "t": font + 20, "b": font + 16}
+    plot_h = height - margin["t"] - margin["b"]
     axis = {
         "gridcolor": FAINT_GRID,
         "zeroline": False,
@@ -179,8 +182,8 @@ def loss_curve(
     }
     layout = {
         "width": min(theme.figure_w, 900),
-        "height": height or max(220, min(360, theme.figure_h // 2)),
-        "margin": {"l": 16 + 4 * font, "r": 16, "t": font + 20, "b": 2 * font + 24},
+        "height": height,
+        "margin": margin,
         "paper_bgcolor": BACKGROUND,
         "plot_bgcolor": BACKGROUND,
         "font": {"family": FONT_FAMILY, "size": font, "color": TEXT_COLOR},
@@ -193,16 +196,25 @@ def loss_curve(
         },
         "xaxis": {
             **axis,
-            "title": {**axis["title"], "text": "step"},
-            "range": [-0.5, max(run.steps_asked, 1) + 0.5],
+            "range": [-0.5, max(run.steps_asked, 1) + 0.5],  # the title says these are steps
         },
         "yaxis": {
             **axis,
             "type": "log" if log else "linear",
+            **({"dtick": _decade_step(loss, plot_h, font)} if log else {}),
             "exponentformat": "power",
         },
     }
     return figure(data, layout)
+
+
+def _decade_step(loss: np.ndarray, plot_h: float, font: int) -> int:
+    """Powers of 10 between the log axis's labels: each label a line of text apart at least."""
+    positive = loss[loss > 0]
+    if not len(positive):
+        return 1
+    decades = max(np.log10(positive.max() / positive.min()), 1)
+    return max(1, int(np.ceil(decades * 2 * font / max(plot_h, 1))))
 
 
 def loss_curve_static(run: Run, theme: Theme = THEME, *, log: bool = False) -> MplFigure:
