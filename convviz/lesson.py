@@ -7,14 +7,14 @@ The Learning page, its exports and its tests read this record; every number in i
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from convviz import learn
+from convviz.fastpath import forward_padded
+from convviz.ops import pad
 from convviz.spec import ConvSpec, ConvSpecError
-
-FALLBACK_LR = 1e-3  # a layer too big for its curvature to be computed cheaply starts here
 
 
 @dataclass(frozen=True)
@@ -73,12 +73,25 @@ class Lesson:
         return np.abs(self.run.w - self.target.kernels[0]).max(axis=(1, 2, 3, 4))
 
 
-def safe_rate(curvature: learn.Curvature | None) -> float:
+def largest_curvature_bound(spec: ConvSpec, x: np.ndarray, reduction: str = "sum") -> float:
+    """An upper bound of λ_max for a layer too big for `learn.curvature`: the Hessian's trace,
+    scale·(Σ over every window of its squared inputs + the bias's one per output cell), from
+    one forward pass of x² with a kernel of ones."""
+    x_pad = pad(np.asarray(x, dtype=float), spec.padding, spec.padding_mode)
+    ones = np.ones((1, *spec.weight_shape[1:]))  # (1, C_in, kH, kW)
+    squares = forward_padded(x_pad**2, ones, replace(spec, weight_shape=ones.shape))
+    scale = 1.0 if reduction == "sum" else 1.0 / spec.batch
+    return scale * (float(squares.sum()) + spec.batch * spec.out_size[0] * spec.out_size[1])
+
+
+def safe_rate(curvature: learn.Curvature | None, bound: float | None = None) -> float:
     """A rate that moves the stiffest direction of (w, b) to its minimum in one step,
-    1/λ_max to 2 significant digits (half the rate where plain SGD starts to diverge)."""
-    if curvature is None or curvature.eigenvalues[-1] <= 0:
-        return FALLBACK_LR
-    rate = 1 / float(curvature.eigenvalues[-1])
+    1/λ_max to 2 significant digits (half the rate where plain SGD starts to diverge); for a
+    layer whose curvature is not computed, 1/`bound` (λ_max ≤ bound: slower, never diverging)."""
+    top = float(curvature.eigenvalues[-1]) if curvature is not None else bound
+    if not top or top <= 0:
+        return learn.MAX_LR
+    rate = min(1 / top, learn.MAX_LR)
     digits = 1 - math.floor(math.log10(rate))
     return float(np.floor(rate * 10**digits) / 10**digits)
 
@@ -102,7 +115,12 @@ def lesson(
     """
     target = learn.make_target(spec, x, settings.target, seed=seed, values=settings.typed, y=y)
     curv = learn.curvature(spec, x, reduction=settings.reduction)
-    lr = safe_rate(curv) if settings.lr is None else settings.lr
+    if settings.lr is not None:
+        lr = settings.lr
+    elif curv is None:
+        lr = safe_rate(None, largest_curvature_bound(spec, x, settings.reduction))
+    else:
+        lr = safe_rate(curv)
     step = learn.learning_step(
         spec, x, w, None, target.t, lr, momentum=settings.momentum, reduction=settings.reduction
     )
@@ -121,4 +139,4 @@ def lesson(
     return Lesson(settings=settings, target=target, lr=lr, curvature=curv, step=step, run=run)
 
 
-__all__ = ["FALLBACK_LR", "ConvSpecError", "Lesson", "Settings", "lesson", "safe_rate"]
+__all__ = ["ConvSpecError", "Lesson", "Settings", "largest_curvature_bound", "lesson", "safe_rate"]

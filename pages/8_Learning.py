@@ -130,7 +130,8 @@ def step_view(ctx, lesson) -> None:
     fig = shared_view(key, lambda: step_motion(step, theme, ctx.k, ctx.c))
     chart(fig, "learn_step")
     before, after = step.before.value, step.after.value
-    rate = f"η = {number(step.lr)}" + (" (the safe rate 1/λ_max)" if lesson.auto_rate else "")
+    safe = " (the safe rate 1/λ_max)" if lesson.curvature else " (a safe rate: 1/Σλ)"
+    rate = f"η = {number(step.lr)}" + (safe if lesson.auto_rate else "")
     st.markdown(
         f"**L: {number(before)} → {number(after)}** ({signed(after - before)}) · {rate}  \n"
         f"{bias_text(step, ctx.k)}"

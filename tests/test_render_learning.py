@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from convviz import learn
-from convviz.lesson import Settings, lesson, safe_rate
+from convviz.lesson import Settings, largest_curvature_bound, lesson, safe_rate
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.learning import (
     STEP_FRAMES,
@@ -136,3 +136,21 @@ def test_the_step_in_motion_counts_each_tap_from_its_old_value_to_its_new_one(re
     assert all(
         np.array_equal(np.asarray(t, dtype=float), np.asarray(taps[0], dtype=float)) for t in taps
     )
+
+
+@pytest.mark.parametrize("key", ["recitation-s2", "classroom", "channels-small", "dilation-2"])
+@pytest.mark.parametrize("reduction", learn.REDUCTIONS)
+def test_the_big_layers_bound_is_the_hessians_trace(key, reduction):
+    """Where the curvature is computed, the bound a big layer's safe rate uses is the sum of the
+    Hessian's eigenvalues (its trace), so never below λ_max."""
+    spec, x, _ = layer(key)
+    curv = learn.curvature(spec, x, reduction=reduction)
+    bound = largest_curvature_bound(spec, x, reduction)
+    assert np.isclose(bound, curv.eigenvalues.sum()) and bound >= curv.eigenvalues[-1]
+
+
+def test_a_layer_too_big_for_its_curvature_learns_at_a_rate_that_never_diverges():
+    spec, x, w = layer("qa-channels")
+    big = lesson(spec, x, w, Settings(steps=5, target="box"), max_macs=None)
+    assert big.curvature is None and not big.run.diverged
+    assert (np.diff(big.run.loss) < 0).all()
