@@ -154,3 +154,14 @@ def test_a_layer_too_big_for_its_curvature_learns_at_a_rate_that_never_diverges(
     big = lesson(spec, x, w, Settings(steps=5, target="box"), max_macs=None)
     assert big.curvature is None and not big.run.diverged
     assert (np.diff(big.run.loss) < 0).all()
+
+
+def test_the_step_exports_as_png_and_svg_with_its_numbers(recitation):
+    from convviz.render import static
+
+    step = recitation.step
+    fig = static.panels_figure(step_panels(step), title="one step")
+    png, svg = static.to_png(fig), static.to_svg(fig).decode()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    for v in (step.w_before[0, 0, 0, 0], step.delta_w[0, 0, 1, 1], step.w_after[0, 0, 2, 2]):
+        assert number(v) in svg  # the numbers stay text in the SVG
