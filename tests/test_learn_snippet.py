@@ -65,3 +65,15 @@ def test_the_torch_snippet_matches_the_engine(key, settings):
     names, _ = execute(torch_training_snippet(run, run.w[0]))
     np.testing.assert_allclose(names["losses"], run.loss, rtol=1e-7, atol=1e-7)
     np.testing.assert_allclose(names["w"].detach().numpy(), run.w[-1], rtol=1e-7, atol=1e-7)
+
+
+@pytest.mark.encoder
+def test_the_training_run_as_an_mp4_holds_the_gifs_frames():
+    from convviz.export.video import gif_frames, mp4_bytes
+    from convviz.render.learning import run_gif
+
+    run = run_of("recitation-s2", Settings(steps=6))
+    frames = gif_frames(run_gif(run))
+    assert len(frames.images) == run.steps_done + 1
+    mp4 = mp4_bytes(frames)
+    assert mp4[4:8] == b"ftyp" and len(mp4) > 1000

@@ -15,6 +15,7 @@ import streamlit as st
 
 from convviz import learn
 from convviz.export.learn_snippet import numpy_training_snippet, torch_training_snippet
+from convviz.export.video import gif_frames, mp4_bytes
 from convviz.lesson import Lesson, Settings, lesson
 from convviz.render import static
 from convviz.render.learning import loss_curve_static, run_gif, step_panels
@@ -255,6 +256,7 @@ def learning_exports(ctx: Context, lesson: Lesson) -> None:
         ("⬇ step SVG", partial(still, "svg"), "learn-step", "svg", "image/svg+xml"),
         ("⬇ loss curve SVG", curve, "learn-loss-curve", "svg", "image/svg+xml"),
         ("⬇ training GIF", gif, "learn-run", "gif", "image/gif"),
+        ("⬇ MP4", lambda: mp4_bytes(gif_frames(gif())), "learn-run", "mp4", "video/mp4"),
         ("⬇ NumPy", partial(numpy_training_snippet, run, w0), "learn-numpy", "py", "text/x-python"),
         (
             "⬇ PyTorch",
