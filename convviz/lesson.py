@@ -32,12 +32,16 @@ class Settings:
     reduction: str = "sum"
     typed: np.ndarray | None = None
 
-    def __hash__(self):  # typed is an array: hash its bytes
-        typed = None if self.typed is None else self.typed.tobytes()
-        return hash((self.lr, self.steps, self.momentum, self.target, self.reduction, typed))
+    def _key(self) -> tuple:
+        """The settings as plain values (typed, an array, as its shape and bytes)."""
+        typed = None if self.typed is None else (self.typed.shape, self.typed.tobytes())
+        return (self.lr, self.steps, self.momentum, self.target, self.reduction, typed)
+
+    def __hash__(self):
+        return hash(self._key())
 
     def __eq__(self, other):
-        return isinstance(other, Settings) and hash(self) == hash(other)
+        return isinstance(other, Settings) and self._key() == other._key()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,7 +8,7 @@ import re
 
 import pytest
 from conftest import ARTIFACTS
-from live import goto, open_tab
+from live import goto, open_tab, settled
 
 from convviz.lecture import LEARN_PAGE, LECTURE
 
@@ -45,15 +45,22 @@ def test_the_step_and_the_loss_curve_fit_one_projector_screen(app_url, projector
 
 
 def test_a_clicker_walks_the_loss_the_step_and_the_run(app_url, projector):
+    """From the weight gradient's last stage PageDown enters the Learning page's first."""
     page = projector
-    goto(page, f"{app_url}/Learning?preset=recitation-s2&pres=1&step=1", charts=1)
+    window = LECTURE.stage("weight-window")
+    goto(
+        page,
+        f"{app_url}/Weight_gradient?preset=recitation-s2&pres=1&step={LECTURE.step_of(window)}",
+    )
+    page.keyboard.press("PageDown")
+    page.wait_for_url(re.compile(r"/Learning\?.*\bstep=1\b"))
     ARTIFACTS.mkdir(exist_ok=True)
     for i, stage in enumerate(STAGES):
         if i:
             page.keyboard.press("PageDown")
             page.wait_for_url(re.compile(rf"/Learning\?.*\bstep={i + 1}\b"))
-            goto_settled = page.locator(f".st-key-chart_learn_{_chart(stage.key)}")
-            goto_settled.wait_for()
+        page.locator(f".st-key-chart_learn_{_chart(stage.key)} .js-plotly-plot").wait_for()
+        settled(page)
         box = _box(page, f"chart_learn_{_chart(stage.key)}")
         assert box["y"] + box["height"] <= SCREEN["height"], (stage.key, box)
         page.screenshot(path=ARTIFACTS / f"learning-presentation-{stage.key}.png")

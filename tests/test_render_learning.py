@@ -165,3 +165,10 @@ def test_the_step_exports_as_png_and_svg_with_its_numbers(recitation):
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     for v in (step.w_before[0, 0, 0, 0], step.delta_w[0, 0, 1, 1], step.w_after[0, 0, 2, 2]):
         assert number(v) in svg  # the numbers stay text in the SVG
+
+
+def test_settings_are_equal_by_value_typed_targets_included():
+    a = Settings(target="typed", typed=np.array([[[[1.0, 2.0]]]]))
+    b = Settings(target="typed", typed=np.array([[[[1.0, 2.0]]]]))
+    c = Settings(target="typed", typed=np.array([[[[1.0], [2.0]]]]))  # same bytes, another shape
+    assert a == b and hash(a) == hash(b) and a != c and a != Settings()
