@@ -5,7 +5,8 @@ button), its heading and caption (words that fit the layer), how it is drawn (a 
 window or a motion), the formula it writes, its export file name and whether the layer has it at
 all (channels only where there are several). `LECTURE` holds them in the order a lecturer walks
 them: Forward → the input gradient's six stages → the whole backward pass → the weight gradient
-(→ the channels). A stage's number is its place on its page, never written by hand.
+→ how the layer learns (the loss, one step, a training run) (→ the channels). A stage's number
+is its place on its page, never written by hand.
 
 Everything that orders or names the story reads this table: the pages and their stage bar, the
 URL's `step=` range (`convviz.state`), the clicker's keys, every export (PNG/SVG/GIF/MP4/HTML/.tex/
@@ -27,6 +28,7 @@ FORWARD_PAGE = "pages/1_Forward.py"
 INPUT_PAGE = "pages/2_Input_gradient.py"
 WEIGHT_PAGE = "pages/3_Weight_gradient.py"
 CHANNELS_PAGE = "pages/4_Channels.py"
+LEARN_PAGE = "pages/8_Learning.py"
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class Stage:
     """One stage of the lecture (see the module's docstring).
 
     view : how the app draws it: "still" (grids), "sweep" (a sliding window), "motion" (cells
-        that move) or "grids" (the channels' tiles).
+        that move), "grids" (the channels' tiles) or "run" (a training run's steps).
     still : it has a PNG/SVG picture (its grids); animated : a GIF/MP4/HTML of its animation.
     formula : the grid whose selected (or followed) cell's sum it writes: "y", "grad_x",
         "grad_x_padded", "grad_w", or None.
@@ -213,6 +215,22 @@ _INPUT_STAGES = (
           "input-grad-step6", still=True, animated=True, formula="grad_x"),
 )  # fmt: skip
 
+_LEARN_STAGES = (
+    Stage("loss", LEARN_PAGE, "loss", "The loss L = ½‖y − t‖², and ∂L/∂y = y − t from it",
+          "y is pulled towards a target t: L adds up half the squared gap of every cell, and "
+          "its gradient at each cell of y is that cell's gap. This ∂L/∂y is what the backward "
+          "pass starts from.",
+          "still", None),
+    Stage("step", LEARN_PAGE, "one step", "One step: w ← w − η·∂L/∂w, b ← b − η·∂L/∂b",
+          "Each tap moves against its gradient, η times it; the forward pass runs again with "
+          "the new w and the loss falls (or, at too large a rate, overshoots).",
+          "motion", None),
+    Stage("train", LEARN_PAGE, "training", "Many steps: the layer learns",
+          "Step after step: the loss curve falls and w moves towards a kernel that makes the "
+          "target. Scrub the steps to see w, y and ∂L/∂w at each.",
+          "run", None),
+)  # fmt: skip
+
 STAGES: tuple[Stage, ...] = (
     Stage("forward", FORWARD_PAGE, "forward", "y = x ⋆ w (cross-correlation)",
           "The kernel slides over the padded input with the stride; every output cell is the "
@@ -233,6 +251,7 @@ STAGES: tuple[Stage, ...] = (
           "The stride becomes the window's dilation",
           "∂L/∂y spreads by the stride into the window, which steps over x̃ by the dilation.",
           "motion", "weight-window", animated=True, formula="grad_w"),
+    *_LEARN_STAGES,
     Stage("channels", CHANNELS_PAGE, "channels", "Channels, filters and the batch",
           "∂L/∂w[k, c] = Σₙ x̃[n, c] ⋆ dilate(∂L/∂y[n, k]) for every filter k and channel c; "
           "∂L/∂x[n, c] = Σₖ full(dilate(∂L/∂y[n, k]), rot180 w[k, c]).",

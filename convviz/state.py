@@ -13,6 +13,7 @@ from functools import cache
 
 import numpy as np
 
+from convviz.learn import MAX_LR, MAX_MOMENTUM, MAX_STEPS, REDUCTIONS, TARGET_SOURCES
 from convviz.lecture import LECTURE, PLAYBACK, Lecture
 from convviz.presets import DEFAULT_PRESET, PRESETS_BY_KEY, Preset
 from convviz.spec import PADDING_MODES, PADDING_WORDS, ConvSpec, ConvSpecError, parse_padding
@@ -34,15 +35,16 @@ MAX_MACS = 500_000_000
 class Field:
     """One field of the state: how a link writes it, what it is for, and where it starts."""
 
-    kind: str  # "int", "bool", "choice", "str"
-    lo: int = 0
-    hi: int = 0
+    kind: str  # "int", "float", "bool", "choice", "str"
+    lo: float = 0
+    hi: float = 0
     choices: tuple[str, ...] = ()
     # What the field is for: "shape" (a size of the layer's arrays), "layer" (the rest of the
     # geometry), "source" (where the numbers come from when none are typed in), "edit" (typed-in
     # numbers) or "view" (what is shown of the layer; the numbers stay).
     role: str = "view"
     default: object = None  # None: each preset decides it (`preset_state`)
+    above: bool = False  # a "float" above lo, not at it (a learning rate of 0 is refused)
 
 
 FIELDS: dict[str, Field] = {
@@ -84,6 +86,14 @@ FIELDS: dict[str, Field] = {
     "x": Field("str", role="edit", default=""),  # input
     "w": Field("str", role="edit", default=""),  # kernel
     "g": Field("str", role="edit", default=""),  # grad_out
+    # --- how the layer learns (the Learning page; every page keeps them in its links) ---
+    # the learning rate η; "": the layer's safe rate (`lesson.safe_rate`; a link leaves it out)
+    "lr": Field("float", 0, MAX_LR, above=True, default=""),
+    "steps": Field("int", 1, MAX_STEPS, default=100),  # the training run's steps
+    "mom": Field("float", 0, MAX_MOMENTUM, default=0.0),  # momentum μ (0: plain SGD)
+    "tgt": Field("choice", choices=TARGET_SOURCES, default="sobel x"),  # where t comes from
+    "red": Field("choice", choices=REDUCTIONS, default="sum"),  # L's sum, or its mean over N
+    "t": Field("str", default=""),  # the typed target's values (y's shape), as `encode_array`
 }
 
 
@@ -227,8 +237,25 @@ PAGE_FIELDS: dict[str, Field] = {
 URL_FIELDS: dict[str, Field] = FIELDS | PAGE_FIELDS  # every parameter any page reads
 # Longest text a "str" field takes from a link: a selection 'grid:row:col'; typed-in values
 # ("-1.2345678901234567e-123," at most 25 characters each, as encode_array writes them).
-STR_CHARS = {"sel": 64, **dict.fromkeys(EDITABLE, MAX_EDIT_VALUES * 25)}
+STR_CHARS = {"sel": 64, **dict.fromkeys((*EDITABLE, "t"), MAX_EDIT_VALUES * 25)}
 INT_DIGITS = 12  # a longer whole number is outside every field's range
+FLOAT_CHARS = 24  # '0.0012345678901234567' or '1.2345678901234567e-05': longer is not a rate
+
+
+def _float_field(f: Field, said: str, raw: str):
+    """A "float" field's value from a link: (value, None) or (None, why), ASCII digits only."""
+    if raw.strip().lower().lstrip("+") in _NON_FINITE:
+        return None, f"{said} is not a finite number (type e.g. 0.01)"
+    if len(raw) > FLOAT_CHARS or not _NUMBER.fullmatch(raw):
+        return None, f"{said} is not a number (digits 0-9, '.', '-', 'e' only, e.g. 0.01)"
+    value = float(raw)
+    if f.above and value <= f.lo:
+        return None, f"{said} must be above {f.lo:g}"
+    if value < f.lo:
+        return None, f"{said} must be at least {f.lo:g}"
+    if value > f.hi:
+        return None, f"{said} is beyond {f.hi:g}, the largest this app takes"
+    return value, None
 
 
 def parse_field(name: str, raw: str):
@@ -241,6 +268,8 @@ def parse_field(name: str, raw: str):
         if len(raw) > INT_DIGITS or not f.lo <= int(raw) <= f.hi:
             return None, f"{said} is outside {f.lo}…{f.hi}"
         return int(raw), None
+    if f.kind == "float":
+        return _float_field(f, said, raw)
     if f.kind == "bool":
         if raw not in ("0", "1", "true", "false"):
             return None, f"{said} must be 0 or 1"
@@ -280,7 +309,10 @@ def from_query(query: dict[str, str], base: dict | None = None) -> tuple[dict, l
             continue
         value, problem = parse_field(name, str(raw))
         if problem:
-            problems.append(f"{problem}; kept {value_text(state[name])}")
+            unset = name == "lr" and state[name] == ""  # the layer's safe rate
+            problems.append(
+                f"{problem}; kept {'the safe rate' if unset else value_text(state[name])}"
+            )
         elif name == "whole":  # an older link's whole pass: its stage now
             if value:
                 state["step"] = LECTURE.step_of(LECTURE.stage("whole"))
@@ -409,6 +441,9 @@ def to_query(state: dict) -> dict[str, str]:
     out = {}
     for name, value in state.items():
         if name not in FIELDS or value == "" or name == "whole":  # whole: read, never written
+            continue
+        if FIELDS[name].kind == "float":
+            out[name] = number_text(value)
             continue
         if name in EDITABLE and len(value) > MAX_EDIT_VALUES * 6:
             continue

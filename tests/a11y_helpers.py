@@ -16,6 +16,7 @@ PAGES = (
     ("matrix", "Matrix"),
     ("checks", "Checks"),
     ("quiz", "Quiz"),
+    ("learning", "Learning"),
 )
 SIZES = ((1280, 720), (1920, 1080))
 # the seeds' small layers and the default (qa-channels, the third seed's 5×100×100 layer, is in

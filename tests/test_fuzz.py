@@ -70,6 +70,9 @@ def valid(name: str) -> st.SearchStrategy[str]:
     if f.kind == "int":
         hi = min(f.hi, SMALL.get(name, f.hi))
         return st.integers(f.lo, hi).map(str)
+    if f.kind == "float":  # in bounds, at its edges, and just past them
+        inside = st.floats(f.lo, f.hi, exclude_min=f.above).map(repr)
+        return inside | st.sampled_from([repr(f.lo), repr(f.hi), "1e9", "-0.1", "nan", "1e-3"])
     if f.kind == "bool":
         return st.sampled_from(["0", "1", "true", "false"])
     if f.kind == "choice":

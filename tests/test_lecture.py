@@ -34,7 +34,8 @@ PRODUCTION = [
 def test_the_lecture_walks_forward_the_input_gradient_the_whole_pass_the_weight_gradient():
     keys = [s.key for s in LECTURE.stages]
     assert keys == ["forward", "grad-out", "dilate", "pad", "rotate", "correlate", "mask",
-                    "whole", "weight-grad", "weight-window", "channels"]  # fmt: skip
+                    "whole", "weight-grad", "weight-window", "loss", "step", "train",
+                    "channels"]  # fmt: skip
     labels = [LECTURE.label(s) for s in LECTURE.on_page(INPUT_PAGE)]
     assert labels == ["1 · ∂L/∂y", "2 · dilate", "3 · pad", "4 · rotate 180°", "5 · correlate",
                       "6 · mask", "1–6 · whole pass"]  # fmt: skip
@@ -48,7 +49,7 @@ def test_channels_are_a_stage_where_the_layer_has_several():
     many = PRESETS_BY_KEY["qa-channels"].spec()
     assert "channels" not in [s.key for s in LECTURE.of(one)]
     assert "channels" in [s.key for s in LECTURE.of(many)]
-    assert LECTURE.counter(LECTURE.stage("whole"), one) == (8, 10)
+    assert LECTURE.counter(LECTURE.stage("whole"), one) == (8, 13)
 
 
 def test_the_words_fit_the_layer():

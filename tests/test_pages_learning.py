@@ -1,0 +1,140 @@
+"""The Learning page in AppTest: its three stages draw the engine's numbers; bad input (a rate
+of 0, below 0, 1e9 or NaN, 0 steps, a typed target of the wrong shape, a named kernel of another
+size) is refused with a short message and the last valid view stays; a diverging run stops with
+the engine's message."""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+import pytest
+from apptest_pages import assert_clean, figures, open_page, query, state, z_of
+
+from convviz.lecture import LEARN_PAGE, LECTURE
+from convviz.lesson import Settings, lesson
+from convviz.presets import PRESETS_BY_KEY
+from convviz.state import preset_state, values_of
+
+pytestmark = pytest.mark.apptest
+
+PAGE = LEARN_PAGE
+STEP = {s.key: str(LECTURE.step_of(s)) for s in LECTURE.on_page(PAGE)}
+
+
+def engine(key: str = "recitation-s2", **settings):
+    spec, x, w, _ = values_of(preset_state(PRESETS_BY_KEY[key]))
+    return lesson(spec, x, w, Settings(**settings))
+
+
+def array(sent) -> np.ndarray:
+    """A trace's array as sent: a list, or plotly's base64 typed array."""
+    if isinstance(sent, dict) and "shape" not in sent:  # a 1-D typed array
+        return np.frombuffer(base64.b64decode(sent["bdata"]), dtype=sent["dtype"])
+    return z_of({"z": sent})
+
+
+def said(at) -> str:
+    return "\n".join(m.value for kind in (at.warning, at.error, at.info) for m in kind)
+
+
+def values_of_trace(fig: dict, name: str) -> np.ndarray:
+    return z_of(next(t for t in fig["data"] if t.get("name") == name))
+
+
+def w_before_of(at) -> np.ndarray:
+    """w before the step, as the step's figure draws it."""
+    return values_of_trace(figures(at)[0], "w_before:values")
+
+
+def test_the_three_stages_draw_the_engines_numbers():
+    want = engine()
+    at = open_page(PAGE, preset="recitation-s2", step=STEP["loss"])
+    assert_clean(at)
+    fig = figures(at)[0]
+    assert np.array_equal(values_of_trace(fig, "y:values"), want.step.before.y[0, 0])
+    assert np.array_equal(values_of_trace(fig, "grad_out:values"), want.step.before.grad_out[0, 0])
+    at = open_page(PAGE, preset="recitation-s2", step=STEP["step"])
+    assert_clean(at)
+    fig = figures(at)[0]
+    assert np.allclose(values_of_trace(fig, "w_after:values"), want.step.w_after[0, 0])
+    at = open_page(PAGE, preset="recitation-s2", step=STEP["train"])
+    assert_clean(at)
+    grids, curve = figures(at)
+    assert np.allclose(values_of_trace(grids, "w:values"), want.run.w[-1, 0, 0])
+    assert np.allclose(array(curve["data"][0]["y"]), want.run.loss)
+    assert "equations for" in said(at)  # the stride-2 layer cannot pin w down: said plainly
+
+
+def test_the_classroom_layer_learns_its_kernel_and_says_nothing_of_underdetermination():
+    at = open_page(PAGE, preset="classroom", step=STEP["train"], mom="0.9", steps="200")
+    assert_clean(at)
+    want = engine("classroom", momentum=0.9, steps=200)
+    assert want.kernel_error[-1] < 0.05 and not want.underdetermined
+    assert "equations for" not in said(at)
+
+
+@pytest.mark.parametrize(
+    ("lr", "words"),
+    [("0", "must be above 0"), ("-0.01", "must be above 0"), ("1e9", "beyond 1000"),
+     ("nan", "not a finite number"), ("fast", "not a number")],
+)  # fmt: skip
+def test_a_bad_rate_in_a_link_is_named_and_the_safe_rate_kept(lr, words):
+    at = open_page(PAGE, preset="recitation-s2", step=STEP["step"], lr=lr)
+    assert not at.exception
+    assert f"lr={lr}" in said(at) and words in said(at)
+    assert state(at)["lr"] == "" and "lr" not in query(at)
+    assert np.allclose(w_before_of(at), engine().step.w_before[0, 0])
+
+
+@pytest.mark.parametrize(
+    ("typed", "words"),
+    [("0", "must be positive"), ("-1", "must be positive"), ("1e9", "beyond 1000"),
+     ("nan", "is NaN"), ("abc", "not a number")],
+)  # fmt: skip
+def test_a_bad_rate_typed_in_is_refused_and_the_last_one_kept(typed, words):
+    at = open_page(PAGE, preset="recitation-s2", step=STEP["step"], lr="0.0005")
+    at.text_input(key="w_lr").set_value(typed).run()
+    assert not at.exception
+    assert words in said(at), said(at)
+    assert state(at)["lr"] == 0.0005 and query(at)["lr"] == "0.0005"
+    assert at.text_input(key="w_lr").value == "0.0005"  # the field shows the rate in use
+
+
+def test_zero_steps_are_refused():
+    at = open_page(PAGE, preset="recitation-s2", step=STEP["train"], steps="0")
+    assert "steps=0" in said(at) and state(at)["steps"] == 100
+    at.number_input(key="w_steps").set_value(0).run()
+    assert "number of steps must be in 1…200" in said(at) and state(at)["steps"] == 100
+    assert_no_exception_and_a_curve(at)
+
+
+def assert_no_exception_and_a_curve(at) -> None:
+    assert not at.exception
+    assert len(figures(at)) == 2
+
+
+def test_a_typed_target_of_the_wrong_shape_is_refused_and_a_right_one_taken():
+    at = open_page(PAGE, preset="recitation-s2", step=STEP["loss"], tgt="typed")
+    assert "Type 4 target values" in said(at)  # until then: the random target
+    at.text_input(key="w_t").set_value("1, 2, 3").run()
+    assert "has 3 values but its shape 1×1×2×2 needs 4" in said(at) and state(at)["t"] == ""
+    at.text_input(key="w_t").set_value("1, −2, 3 4").run()
+    assert not at.exception and state(at)["t"] == "1,-2,3,4"
+    target = values_of_trace(figures(at)[0], "target:values")
+    assert np.array_equal(target, [[1, -2], [3, 4]])
+
+
+def test_a_diverging_run_stops_with_the_engines_message_and_finite_numbers():
+    at = open_page(PAGE, preset="recitation-s2", step=STEP["train"], lr="5")
+    assert not at.exception
+    message = engine(lr=5.0).run.message
+    assert message in [e.value for e in at.error]
+    curve = figures(at)[1]
+    assert np.isfinite(array(curve["data"][0]["y"])).all()
+
+
+def test_a_named_kernel_of_another_size_becomes_the_box_kernel_with_a_note():
+    at = open_page(PAGE, preset="recitation-s1", step=STEP["train"])
+    assert_clean(at)
+    assert "not 2×2 like this layer's: the target is made with the box kernel" in said(at)

@@ -1,0 +1,174 @@
+"""The Learning page's figures show the engine's numbers: the loss's terms, a step's taps (each
+keeping its colour), a run's w, y and ∂L/∂w at a step, and its loss curve (plotly, matplotlib,
+GIF)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from convviz import learn
+from convviz.lesson import Settings, largest_curvature_bound, lesson, safe_rate
+from convviz.presets import PRESETS_BY_KEY
+from convviz.render.learning import (
+    STEP_FRAMES,
+    loss_curve,
+    loss_curve_static,
+    loss_panels,
+    loss_sum_text,
+    run_gif,
+    run_panels,
+    step_motion,
+    step_panels,
+)
+from convviz.state import preset_state, values_of
+from convviz.text import number
+
+
+def layer(key: str):
+    spec, x, w, _ = values_of(preset_state(PRESETS_BY_KEY[key]))
+    return spec, x, w
+
+
+@pytest.fixture(scope="module")
+def recitation():
+    spec, x, w = layer("recitation-s2")
+    return lesson(spec, x, w, Settings(steps=20))
+
+
+def test_the_loss_panels_are_y_t_and_their_gap(recitation):
+    loss = recitation.step.before
+    y, t, g = loss_panels(loss)
+    assert np.array_equal(y.values, loss.y[0, 0]) and np.array_equal(t.values, loss.target[0, 0])
+    assert np.array_equal(g.values, y.values - t.values) and g.title == "∂L/∂y = y − t"
+    assert loss_sum_text(loss).endswith(f"= {number(loss.value)}")
+
+
+def test_the_mean_divides_by_the_batch_and_says_so():
+    spec, x, w = layer("channels-small")
+    mean = lesson(spec, x, w, Settings(steps=2, reduction="mean")).step.before
+    _, _, g = loss_panels(mean, n=1, k=2)
+    assert g.title == f"∂L/∂y = (y − t)/{spec.batch}"
+    assert np.allclose(g.values, (mean.y[1, 2] - mean.target[1, 2]) / spec.batch)
+    assert loss_sum_text(mean).startswith(f"L = 1/{spec.batch} · ½·(")
+
+
+def test_a_step_moves_each_tap_by_its_delta_keeping_its_colour(recitation):
+    step = recitation.step
+    before, delta, after = step_panels(step)
+    assert np.array_equal(before.taps, delta.taps) and np.array_equal(before.taps, after.taps)
+    assert len(np.unique(before.taps)) == before.values.size  # every tap its own colour
+    assert np.allclose(after.values - before.values, delta.values)
+    assert np.allclose(delta.values, -step.lr * step.grad_w[0, 0])
+    assert before.subtitle == f"L = {number(step.before.value)}"
+    assert after.subtitle == f"L = {number(step.after.value)}"
+
+
+def test_a_runs_step_shows_w_y_and_its_gradient_there(recitation):
+    run, kernel = recitation.run, recitation.target.kernels[0]
+    panels = run_panels(run, 7, target_kernel=kernel)
+    assert [p.key for p in panels] == ["w", "target_w", "y", "target", "grad_w"]
+    assert np.array_equal(panels[0].values, run.w[7, 0, 0])
+    assert np.array_equal(panels[1].values, kernel[0, 0])
+    assert np.array_equal(panels[2].values, run.y[7, 0, 0])
+    assert np.array_equal(panels[4].values, run.grad_w[7, 0, 0])
+    with pytest.raises(ValueError):
+        run_panels(run, run.steps_done + 1)
+
+
+def test_the_loss_curve_is_the_runs_loss_with_the_shown_step_and_the_rises():
+    spec, x, w = layer("classroom")
+    curv = learn.curvature(spec, x)
+    rate = 1.9 / curv.eigenvalues[-1]  # below 2/λ_max: the stiff direction swings, L rises
+    swinging = lesson(spec, x, w, Settings(lr=rate, steps=30, momentum=0.9))
+    run = swinging.run
+    fig = loss_curve(run, log=True, at=12)
+    traces = {t["name"]: t for t in fig.traces}
+    assert np.allclose(traces["L"]["y"], run.loss) and list(traces["L"]["x"]) == list(range(31))
+    assert traces["shown"]["x"] == [12] and traces["shown"]["y"] == [run.loss[12]]
+    assert len(run.rises) and list(traces["L rose"]["x"]) == list(run.rises)
+    assert fig.layout_dict["yaxis"]["type"] == "log"
+    assert loss_curve(run).layout_dict["yaxis"]["type"] == "linear"
+
+
+def test_a_safe_rate_never_lets_the_loss_rise(recitation):
+    assert recitation.lr == safe_rate(recitation.curvature) < recitation.curvature.critical_lr()
+    assert not len(recitation.run.rises)
+
+
+def test_a_too_large_rate_stops_the_run_with_the_engines_message():
+    spec, x, w = layer("recitation-s2")
+    run = lesson(spec, x, w, Settings(lr=5.0, steps=50)).run
+    assert run.diverged and run.message.startswith("Stopped")
+    assert np.isfinite(loss_curve(run).traces[0]["y"]).all()
+
+
+def test_the_static_curve_and_the_gif(recitation):
+    fig = loss_curve_static(recitation.run, log=True)
+    assert fig.axes[0].get_yscale() == "log"
+    assert np.allclose(fig.axes[0].lines[0].get_ydata(), recitation.run.loss)
+    gif = Image.open(
+        io.BytesIO(run_gif(recitation.run, target_kernel=recitation.target.kernels[0]))
+    )
+    assert gif.format == "GIF" and gif.n_frames == len(recitation.run.kept)  # 21 ≤ GIF_FRAMES
+
+
+def test_the_step_in_motion_counts_each_tap_from_its_old_value_to_its_new_one(recitation):
+    step = recitation.step
+    fig = step_motion(step)
+    frames = fig.frame_dicts
+    assert len(frames) == STEP_FRAMES + 1
+
+    def moving(frame) -> np.ndarray:
+        trace = next(t for t in frame["data"] if t["name"] == "w_after:values")
+        return np.asarray(trace["z"], dtype=float)
+
+    assert np.allclose(moving(frames[0]), step.w_before[0, 0])
+    assert np.allclose(moving(frames[-1]), step.w_after[0, 0])
+    half = frames[STEP_FRAMES // 2]
+    assert np.allclose(moving(half), step.w_before[0, 0] + 0.5 * step.delta_w[0, 0])
+    # the figure opens on the result; its taps keep their colours in every frame
+    assert np.allclose(moving({"data": fig.traces}), step.w_after[0, 0])
+    taps = [next(t for t in f["data"] if t["name"] == "w_after:taps")["z"] for f in frames]
+    assert all(
+        np.array_equal(np.asarray(t, dtype=float), np.asarray(taps[0], dtype=float)) for t in taps
+    )
+
+
+@pytest.mark.parametrize("key", ["recitation-s2", "classroom", "channels-small", "dilation-2"])
+@pytest.mark.parametrize("reduction", learn.REDUCTIONS)
+def test_the_big_layers_bound_is_the_hessians_trace(key, reduction):
+    """Where the curvature is computed, the bound a big layer's safe rate uses is the sum of the
+    Hessian's eigenvalues (its trace), so never below λ_max."""
+    spec, x, _ = layer(key)
+    curv = learn.curvature(spec, x, reduction=reduction)
+    bound = largest_curvature_bound(spec, x, reduction)
+    assert np.isclose(bound, curv.eigenvalues.sum()) and bound >= curv.eigenvalues[-1]
+
+
+def test_a_layer_too_big_for_its_curvature_learns_at_a_rate_that_never_diverges():
+    spec, x, w = layer("qa-channels")
+    big = lesson(spec, x, w, Settings(steps=5, target="box"), max_macs=None)
+    assert big.curvature is None and not big.run.diverged
+    assert (np.diff(big.run.loss) < 0).all()
+
+
+def test_the_step_exports_as_png_and_svg_with_its_numbers(recitation):
+    from convviz.render import static
+
+    step = recitation.step
+    fig = static.panels_figure(step_panels(step), title="one step")
+    png, svg = static.to_png(fig), static.to_svg(fig).decode()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    for v in (step.w_before[0, 0, 0, 0], step.delta_w[0, 0, 1, 1], step.w_after[0, 0, 2, 2]):
+        assert number(v) in svg  # the numbers stay text in the SVG
+
+
+def test_settings_are_equal_by_value_typed_targets_included():
+    a = Settings(target="typed", typed=np.array([[[[1.0, 2.0]]]]))
+    b = Settings(target="typed", typed=np.array([[[[1.0, 2.0]]]]))
+    c = Settings(target="typed", typed=np.array([[[[1.0], [2.0]]]]))  # same bytes, another shape
+    assert a == b and hash(a) == hash(b) and a != c and a != Settings()
