@@ -1,0 +1,114 @@
+"""Two layers: layer 2's ∂L/∂h is handed to layer 1 as its ∂L/∂y, through the ReLU's gate."""
+
+from dataclasses import replace
+
+import streamlit as st
+
+from convviz.formulas import input_grad_formula
+from convviz.lecture import CHAIN_PAGE, LECTURE, Stage
+from convviz.render.chain_story import (
+    HANDOVER,
+    PANELS,
+    SHUT_WORDS,
+    ChainSlice,
+    gate_panels,
+    handover_motion,
+)
+from convviz.render.grids import panels_figure
+from convviz.render.input_story import Focus, stage_motion
+from convviz.render.motion_plotly import motion_figure
+from convviz.render.selection import centre
+from convviz.text import shape_text
+from convviz.ui.chain import chain_pass, from_url, layer_two_controls, own_query
+from convviz.ui.clicker import stage_bar, stage_words
+from convviz.ui.compute import shared_view
+from convviz.ui.controls import controls, page_config
+from convviz.ui.views import (
+    animated_chart,
+    chart,
+    motion_captions,
+    motion_start,
+    page_body,
+    page_end,
+    page_header,
+)
+
+PAGE = CHAIN_PAGE
+STAGE_PX, STAGE_PRES_PX = 140, 48  # the stage bar and the stage's heading above the figure
+page_config(PAGE)
+from_url()
+ctx = controls()
+page_header(
+    ctx,
+    "Two layers: ∂L/∂x becomes the ∂L/∂y of the layer before",
+    "The sidebar's layer is layer 1, the layer the other pages explain: here its ∂L/∂y does not "
+    "arrive from nowhere, a layer 2 (kernel, stride and padding below) computes it. Layer 2's "
+    "input gradient ∂L/∂h is handed back to layer 1, through a ReLU's gate, and layer 1 runs "
+    "its own dilate, pad, rotate and mask on it.",
+)
+
+
+def still_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple) -> None:
+    """A stage drawn as still grids (the forward chain, layer 2's ∂L/∂h, both ∂L/∂w)."""
+    key = ("chain-still", stage.key, ctx.key, own, s, ctx.theme)
+    fig = shared_view(key, lambda: panels_figure(PANELS[stage.key](p, s), ctx.theme,
+                                                 highlight=SHUT_WORDS))  # fmt: skip
+    chart(fig, f"stage_{stage.key}")
+
+
+def motion_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple) -> None:
+    """The handover, or one of layer 1's input-gradient stages on ∂L/∂y₁ = ∂L/∂h after the gate."""
+    ig = p.first.input_grad
+    start = motion_start(ctx)
+    if stage.key == HANDOVER:
+        motion = lambda: handover_motion(p, s)  # noqa: E731
+    else:
+        focus = Focus(s.n, s.k, s.c)
+        motion = lambda: stage_motion(stage.key.removeprefix("chain-"), ig, None, focus)  # noqa: E731
+    key = ("chain-motion", stage.key, ctx.key, own, s, ctx.theme, start)
+    fig = shared_view(key, lambda: motion_figure(motion(), ctx.theme, start=start))
+    cell = centre(ctx.spec.in_size)
+
+    def sums(at):
+        if at == ("grad_x",):
+            return input_grad_formula(ig, s.n, s.c, *cell)
+        return input_grad_formula(ig, s.n, s.c, *at[1:], padded=True)
+
+    animated_chart(fig, f"stage_{stage.key}", ctx, motion_captions(fig, ctx, sums), stage=stage)
+
+
+@page_body(own=own_query)
+def two_layers(ctx):
+    """Layer 2's fields, the stage bar and its stage."""
+    if ctx.theme.show_secondary:
+        layer_two_controls()
+    p = chain_pass(ctx)
+    if p is None:
+        return
+    own = tuple(own_query().items())
+    s = ChainSlice(ctx.n, ctx.k, ctx.c)
+    stage = stage_bar(PAGE, ctx)
+    above = STAGE_PX if ctx.theme.show_secondary else STAGE_PRES_PX
+    ctx = replace(ctx, theme=ctx.theme.reserve(above))
+    if ctx.theme.show_secondary:
+        heading, caption = stage_words(stage, ctx)
+        st.markdown(f"## {LECTURE.number(stage)}. {heading}")
+        st.markdown(caption)
+    if stage.view == "motion":
+        motion_view(ctx, p, stage, s, own)
+    else:
+        still_view(ctx, p, stage, s, own)
+    if stage.key == HANDOVER and ctx.theme.show_secondary:
+        st.markdown("**The gate, cell by cell**")
+        chart(panels_figure(gate_panels(p, s), ctx.theme, highlight=SHUT_WORDS), "gate")
+    one, two = p.spec.first, p.spec.second
+    st.caption(
+        f"L = {p.loss.value:g} · layer 1: kernel {shape_text(one.kernel_size)}, stride "
+        f"{shape_text(one.stride)} → h {shape_text(one.out_size)} · layer 2: kernel "
+        f"{shape_text(two.kernel_size)}, stride {shape_text(two.stride)} → y "
+        f"{shape_text(two.out_size)} · {p.spec.macs:,} multiply-adds per pass (both layers)"
+    )
+
+
+two_layers(ctx)
+page_end(ctx, PAGE, keys=False, own=own_query())
