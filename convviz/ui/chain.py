@@ -53,7 +53,7 @@ def own_query() -> dict[str, str]:
     return {n: str(int(v)) if isinstance(v, bool) else str(v) for n, v in own.items()}
 
 
-def _pass(key: tuple, own: tuple) -> TwoLayerPass:
+def chain_pass_of(key: tuple, own: tuple) -> TwoLayerPass:
     """The two layers' pass on the sidebar layer's values `key`; ConvSpecError if impossible."""
 
     def make() -> TwoLayerPass:
@@ -70,19 +70,19 @@ def chain_pass(ctx: Context) -> TwoLayerPass | None:
     ones; None when no layer 2 works with this layer 1 (the reason said)."""
     asked = st.session_state[OWN]
     try:
-        p = _pass(ctx.key, tuple(asked.items()))
+        p = chain_pass_of(ctx.key, tuple(asked.items()))
         st.session_state[LAST] = dict(asked)
         return p
     except ConvSpecError as exc:
-        last = st.session_state.get(LAST)
-        if last is None or last == asked:
+        last = st.session_state.get(LAST, CHAIN_DEFAULTS)  # a link's first view: the defaults
+        if last == asked:
             st.error(f"**Cannot compute the two layers:** {exc}.", icon="⚠️")
             return None
         st.error(f"**Cannot compute the two layers:** {exc}. Showing the last valid ones.",
                  icon="⚠️")  # fmt: skip
         try:
-            return _pass(ctx.key, tuple(last.items()))
-        except ConvSpecError:  # layer 1 changed under it
+            return chain_pass_of(ctx.key, tuple(last.items()))
+        except ConvSpecError:  # layer 1 changed under it, or its defaults do not fit
             return None
 
 
