@@ -13,9 +13,9 @@ from convviz.render.chain_story import (
     ChainSlice,
     gate_panels,
     handover_motion,
+    layer_one_motion,
 )
 from convviz.render.grids import panels_figure
-from convviz.render.input_story import Focus, stage_motion
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import centre
 from convviz.text import shape_text
@@ -34,7 +34,9 @@ from convviz.ui.views import (
 )
 
 PAGE = CHAIN_PAGE
-STAGE_PX, STAGE_PRES_PX = 140, 48  # the stage bar and the stage's heading above the figure
+# Above the figure: the stage bar and the stage's heading; on a projector the bar's two rows (its
+# eight stages do not fit beside Back and Next at 1280 px)
+STAGE_PX, STAGE_PRES_PX = 140, 2 * 48
 page_config(PAGE)
 from_url()
 ctx = controls()
@@ -60,13 +62,13 @@ def motion_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple) -> None:
     """The handover, or one of layer 1's input-gradient stages on ∂L/∂y₁ = ∂L/∂h after the gate."""
     ig = p.first.input_grad
     start = motion_start(ctx)
-    if stage.key == HANDOVER:
-        motion = lambda: handover_motion(p, s)  # noqa: E731
-    else:
-        focus = Focus(s.n, s.k, s.c)
-        motion = lambda: stage_motion(stage.key.removeprefix("chain-"), ig, None, focus)  # noqa: E731
-    key = ("chain-motion", stage.key, ctx.key, own, s, ctx.theme, start)
-    fig = shared_view(key, lambda: motion_figure(motion(), ctx.theme, start=start))
+
+    def build():
+        if stage.key == HANDOVER:
+            return motion_figure(handover_motion(p, s), ctx.theme, start=start)
+        return motion_figure(layer_one_motion(p, stage.key, s), ctx.theme, start=start)
+
+    fig = shared_view(("chain-motion", stage.key, ctx.key, own, s, ctx.theme, start), build)
     cell = centre(ctx.spec.in_size)
 
     def sums(at):

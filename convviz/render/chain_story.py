@@ -15,6 +15,7 @@ import numpy as np
 
 from convviz.chain import TwoLayerPass
 from convviz.lecture import LECTURE
+from convviz.render.input_story import Focus, stage_motion
 from convviz.render.motion import Motion, Scene, cells, even_tweens, scale_of, within_budget
 from convviz.render.panel import Panel
 from convviz.render.selection import tap_grid
@@ -56,8 +57,7 @@ def forward_panels(p: TwoLayerPass, s: ChainSlice) -> list[Panel]:
         Panel(p.h[n, k], slice_name("h", n=n, k=k), "h",
               subtitle="ReLU(pre)" if p.spec.relu else "conv₁(x) + b₁, no ReLU"),
         Panel(p.y[n, 0], slice_name("y", n=n, k=0), "y", subtitle="conv₂(h) + b₂"),
-        Panel(p.loss.target[n, 0], slice_name("t", n=n, k=0), "t",
-              subtitle=f"target; L = {p.loss.value:g}"),
+        Panel(p.loss.target[n, 0], slice_name("t", n=n, k=0), "t", subtitle="target"),
     ]  # fmt: skip
     return panels
 
@@ -177,6 +177,14 @@ def handover_motion(p: TwoLayerPass, s: ChainSlice, tweens: int = 8) -> Motion:
         stages=(HANDOVER,), names={HANDOVER: LECTURE.label(stage)},
     )  # fmt: skip
     return within_budget(motion)
+
+
+def layer_one_motion(p: TwoLayerPass, key: str, s: ChainSlice) -> Motion:
+    """Layer 1's input-gradient stage `key` (the lecture's "chain-dilate" …) on its ∂L/∂y, the
+    gated ∂L/∂h: the input gradient's own motion, named as this page's stage."""
+    own = key.removeprefix("chain-")
+    motion = stage_motion(own, p.first.input_grad, None, Focus(s.n, s.k, s.c))
+    return replace(motion, names={own: LECTURE.label(LECTURE.stage(key))})
 
 
 def _outlines(i, j, keep, opacity: float):

@@ -96,9 +96,16 @@ def _store(name: str) -> None:
 
 
 def layer_two_controls() -> None:
-    """Layer 2's kernel, stride and padding, the ReLU and layer 1's bias, in one row."""
+    """Layer 2's kernel, stride and padding, the ReLU and layer 1's bias, folded under a line
+    that says them (the stage's figure stays on a laptop's first screen)."""
     own = st.session_state[OWN]
-    with st.container(horizontal=True, key="cv_chain_controls"):
+    relu = "ReLU on" if own["relu"] else "no ReLU"
+    said = (
+        f"Layer 2: kernel {own['kH2']}×{own['kW2']}, stride {own['sh2']}×{own['sw2']}, "
+        f"padding {own['pad2']} · {relu} · layer 1's bias b₁ = {own['b1']}"
+    )
+    box = st.expander(said, key="cv_chain_fields")
+    with box, st.container(horizontal=True, key="cv_chain_controls"):
         for name, label in LABELS.items():
             f = CHAIN_FIELDS[name]
             st.session_state[f"w_chain_{name}"] = own[name]
