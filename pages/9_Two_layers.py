@@ -16,6 +16,8 @@ from convviz.render.chain_story import (
     layer_one_motion,
 )
 from convviz.render.grids import panels_figure
+from convviz.render.motion import gif_fits
+from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import centre
 from convviz.text import shape_text
@@ -26,6 +28,7 @@ from convviz.ui.controls import controls, page_config
 from convviz.ui.views import (
     animated_chart,
     chart,
+    export_buttons,
     motion_captions,
     motion_start,
     page_body,
@@ -52,10 +55,11 @@ page_header(
 
 def still_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple) -> None:
     """A stage drawn as still grids (the forward chain, layer 2's ∂L/∂h, both ∂L/∂w)."""
+    panels = PANELS[stage.key](p, s)
     key = ("chain-still", stage.key, ctx.key, own, s, ctx.theme)
-    fig = shared_view(key, lambda: panels_figure(PANELS[stage.key](p, s), ctx.theme,
-                                                 highlight=SHUT_WORDS))  # fmt: skip
+    fig = shared_view(key, lambda: panels_figure(panels, ctx.theme, highlight=SHUT_WORDS))
     chart(fig, f"stage_{stage.key}")
+    export_buttons(panels, ctx, stage.export, stage_words(stage, ctx)[0])
 
 
 def motion_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple) -> None:
@@ -63,10 +67,13 @@ def motion_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple) -> None:
     ig = p.first.input_grad
     start = motion_start(ctx)
 
-    def build():
+    def motion():
         if stage.key == HANDOVER:
-            return motion_figure(handover_motion(p, s), ctx.theme, start=start)
-        return motion_figure(layer_one_motion(p, stage.key, s), ctx.theme, start=start)
+            return handover_motion(p, s)
+        return layer_one_motion(p, stage.key, s)
+
+    def build():
+        return motion_figure(motion(), ctx.theme, start=start)
 
     fig = shared_view(("chain-motion", stage.key, ctx.key, own, s, ctx.theme, start), build)
     cell = centre(ctx.spec.in_size)
@@ -77,6 +84,15 @@ def motion_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple) -> None:
         return input_grad_formula(ig, s.n, s.c, *at[1:], padded=True)
 
     animated_chart(fig, f"stage_{stage.key}", ctx, motion_captions(fig, ctx, sums), stage=stage)
+    if gif_fits(ctx.spec):  # layer 1's padded grid is the widest a motion of the page draws
+        st.download_button(
+            "⬇ GIF of this stage",
+            lambda: motion_gif(motion().coarser(3)),
+            file_name=f"convviz-{ctx.state['preset']}-{stage.export}.gif",
+            mime="image/gif",
+            on_click="ignore",
+            key=f"gif_{stage.key}",
+        )
 
 
 @page_body(own=own_query)

@@ -18,9 +18,11 @@ from convviz.render.chain_story import (
     forward_panels,
     gate_panels,
     handover_motion,
+    layer_one_motion,
     weight_panels,
 )
 from convviz.render.grids import panels_figure
+from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.theme import GATE_COLOR, THEME
 from convviz.spec import ConvSpec, ConvSpecError
@@ -103,6 +105,17 @@ def test_the_handover_draws_as_a_player_figure():
     fig = motion_figure(handover_motion(p, ChainSlice()), THEME)
     assert len(fig.frames) > 3
     assert "ReLU gate shut" in str(fig.layout.annotations)  # its legend says the outline
+
+
+def test_the_handover_and_layer_1s_motions_draw_as_gifs():
+    p = chain_of(b1=-200)
+    assert motion_gif(handover_motion(p, ChainSlice()).coarser(2))[:6] == b"GIF89a"
+    mask = layer_one_motion(p, "chain-mask", ChainSlice())
+    assert mask.names == {"mask": "7 · mask"}  # named as this page's stage, not the storyboard's
+    np.testing.assert_array_equal(  # its ∂L/∂y is the gated ∂L/∂h
+        layer_one_motion(p, "chain-dilate", ChainSlice()).scenes[0].groups["grad_out"].value,
+        p.grad_pre[0, 0].ravel(),
+    )
 
 
 # --- the still grids ------------------------------------------------------------------------------

@@ -40,6 +40,14 @@ def test_the_page_draws_every_stage_and_keeps_its_fields_in_the_link():
         assert "kH2=2" in share and "preset=recitation-s2" in share
 
 
+def test_a_still_stage_offers_its_picture_and_a_motion_its_gif():
+    at = open_page(CHAIN_PAGE, preset="recitation-s2", step=step_of("chain-weights"))
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert any("PNG" in label for label in labels) and any("SVG" in label for label in labels)
+    at = open_page(CHAIN_PAGE, preset="recitation-s2", step=step_of("handover"))
+    assert any("GIF" in b.proto.label for b in at.get("download_button"))
+
+
 def test_the_forward_chain_shows_the_engines_h_and_y():
     at = open_page(CHAIN_PAGE, preset="recitation-s2", step=step_of("chain-forward"))
     fig = figures(at)[0]

@@ -45,7 +45,8 @@ def forward_panels(p: TwoLayerPass, s: ChainSlice) -> list[Panel]:
     """x, layer 1's output before the ReLU (with one), h, y and the target t."""
     n, k, c = s.n, s.k, s.c
     one = p.spec.first
-    panels = [Panel(p.first.forward.x[n, c], slice_name("x", n=n, c=c), "x",
+    # keys of their own: a click here selects no cell of the other pages' grids ("x" is x̃ there)
+    panels = [Panel(p.first.forward.x[n, c], slice_name("x", n=n, c=c), "x_chain",
                     subtitle=shape_text(one.in_size))]  # fmt: skip
     closed = shut(p, s)
     if p.spec.relu:
