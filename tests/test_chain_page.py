@@ -21,10 +21,11 @@ from convviz.render.chain_story import (
     layer_one_motion,
     weight_panels,
 )
+from convviz.render.geometry import DIGIT_EM
 from convviz.render.grids import panels_figure
 from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
-from convviz.render.theme import GATE_COLOR, THEME
+from convviz.render.theme import GATE_COLOR, THEME, theme_for
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.state import (
     CHAIN_DEFAULTS,
@@ -118,6 +119,18 @@ def test_the_handover_and_layer_1s_motions_draw_as_gifs():
     )
 
 
+def test_a_motions_widest_number_fits_its_cells():
+    """Layer 1's ∂L/∂x here has 4-digit numbers: the motion writes them smaller than its
+    cells' usual font, as the still grids do (they ran into their neighbours on a projector)."""
+    p = chain_of(b1=-200)
+    theme = theme_for(True, (1280, 720))
+    fig = motion_figure(layer_one_motion(p, "chain-mask", ChainSlice()), theme)
+    sizes = [t.textfont.size for t in fig.data if t.mode and "text" in t.mode]
+    cell = min(px for px, _, _ in cell_widths(fig))
+    assert sizes and max(sizes) * DIGIT_EM * 4 <= 0.9 * cell + 1
+    assert max(sizes) < theme.cell_font(round(cell))  # smaller than a 1-digit grid's
+
+
 # --- the still grids ------------------------------------------------------------------------------
 
 
@@ -183,3 +196,15 @@ def test_the_work_limit_counts_both_layers():
     with pytest.raises(ConvSpecError, match=r"the two layers need .*\(layer 1 .*, layer 2 .*\)"):
         chain_spec(spec, big)
     assert chain_spec(spec, CHAIN_DEFAULTS).macs <= MAX_MACS
+
+
+def cell_widths(fig) -> list[tuple[float, float, float]]:
+    """(px of a cell, columns, rows) of each panel's axes in a figure."""
+    lay, out = fig.layout, []
+    plot_w = lay.width - lay.margin.l - lay.margin.r
+    for name in [k for k in lay if k.startswith("xaxis")]:
+        ax = lay[name]
+        if ax.range is not None:
+            cols = abs(ax.range[1] - ax.range[0])
+            out.append(((ax.domain[1] - ax.domain[0]) * plot_w / cols, cols, 0))
+    return out
