@@ -73,3 +73,13 @@ def test_a_clicker_walks_the_pages_stages(screen, app_url):
         no_error(screen)
     # the fields of the page stay in its link all the way
     assert "b1=-200" in screen.url and "kH2=2" in screen.url
+
+
+@pytest.mark.parametrize("pres", ["0", "1"])
+def test_axe_finds_nothing_serious_on_the_handover(screen, app_url, pres):
+    """axe-core on the page's busiest stage (the motion, the gate's grids, layer 2's fields)."""
+    from a11y_helpers import serious_violations
+
+    step = LECTURE.step_of(LECTURE.stage("handover"))
+    goto(screen, f"{app_url}{URL}&pres={pres}&play=stills&step={step}")
+    assert not serious_violations(screen)
