@@ -14,6 +14,7 @@ import streamlit as st
 from convviz.chain import TwoLayerPass, two_layer_pass
 from convviz.spec import ConvSpecError
 from convviz.state import CHAIN_DEFAULTS, CHAIN_FIELDS, VALUE_FIELDS, chain_values, parse_field
+from convviz.text import number
 from convviz.ui.compute import CACHE, layer_inputs
 from convviz.ui.controls import PROBLEMS, Context
 
@@ -102,7 +103,8 @@ def layer_two_controls() -> None:
     relu = "ReLU on" if own["relu"] else "no ReLU"
     said = (
         f"Layer 2: kernel {own['kH2']}×{own['kW2']}, stride {own['sh2']}×{own['sw2']}, "
-        f"padding {own['pad2']} · {relu} · layer 1's bias b₁ = {own['b1']}"
+        f"padding {own['pad2']} · {relu} · layer 1's bias b₁ = {number(own['b1'])} · "
+        "(the sidebar's ∂L/∂y choice is not used here: layer 2 computes it)"
     )
     box = st.expander(said, key="cv_chain_fields")
     with box, st.container(horizontal=True, key="cv_chain_controls"):
