@@ -226,13 +226,6 @@ def _layer_one(words: Callable[[Seen], str]) -> Callable[[Seen], str]:
     return said
 
 
-def _chain_mask_caption(s: Seen) -> str:
-    return (
-        "Layer 1's full correlation (as on the Input gradient page: rot180 w₁ over the padded "
-        f"grid) gives ∂L/∂x̃. {_mask_caption(s)}"
-    )
-
-
 _CHAIN_STAGES = (
     Stage("chain-forward", CHAIN_PAGE, "x → h → y", "x → conv₁ → h → conv₂ → y, and the loss",
           "Layer 1 is the sidebar's layer; layer 2 runs on its output h (after a ReLU, when "
@@ -254,7 +247,10 @@ _CHAIN_STAGES = (
           _layer_one(_pad_caption), "motion", "chain-pad"),
     Stage("chain-rotate", CHAIN_PAGE, "rotate 180°", "Layer 1: rotate its kernel 180°",
           _layer_one(_rotate_caption), "motion", "chain-rotate"),
-    Stage("chain-mask", CHAIN_PAGE, "mask", _layer_one(_mask_heading), _chain_mask_caption,
+    Stage("chain-correlate", CHAIN_PAGE, "correlate",
+          "Layer 1: full correlation at stride 1, rot180(w₁) over its padded ∂L/∂y",
+          _layer_one(_correlate_caption), "sweep", "chain-correlate", formula="grad_x_padded"),
+    Stage("chain-mask", CHAIN_PAGE, "mask", _layer_one(_mask_heading), _layer_one(_mask_caption),
           "motion", "chain-mask", formula="grad_x"),
     Stage("chain-weights", CHAIN_PAGE, "∂L/∂w₁, ∂L/∂w₂", "Both layers' weight gradients",
           "Each layer's weight gradient from its own input and the gradient of its own output: "

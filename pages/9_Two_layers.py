@@ -6,6 +6,7 @@ import streamlit as st
 
 from convviz.formulas import input_grad_formula
 from convviz.lecture import CHAIN_PAGE, LECTURE, Stage
+from convviz.render.animation_frames import player_meta, writes_captions
 from convviz.render.chain_story import (
     HANDOVER,
     PANELS,
@@ -16,19 +17,23 @@ from convviz.render.chain_story import (
     layer_one_motion,
 )
 from convviz.render.grids import panels_figure
+from convviz.render.input_story import input_grad_animation
 from convviz.render.motion import gif_fits
 from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import centre
+from convviz.render.sweep_animations import sweep_figure
+from convviz.sweeps import input_grad_sweep
 from convviz.text import shape_text
 from convviz.ui.chain import chain_pass, from_url, layer_two_controls, own_query
 from convviz.ui.clicker import stage_bar, stage_words
-from convviz.ui.compute import shared_view
+from convviz.ui.compute import CACHE, lean_sweep, shared_view
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import (
     animated_chart,
     chart,
     export_buttons,
+    frame_caption,
     motion_captions,
     motion_start,
     page_body,
@@ -49,7 +54,7 @@ page_header(
     "The sidebar's layer is layer 1, the layer the other pages explain: here its ∂L/∂y does not "
     "arrive from nowhere, a layer 2 (kernel, stride and padding below) computes it. Layer 2's "
     "input gradient ∂L/∂h is handed back to layer 1, through a ReLU's gate, and layer 1 runs "
-    "its own dilate, pad, rotate and mask on it.",
+    "its own dilate, pad, rotate, correlate and mask on it.",
 )
 
 
@@ -95,6 +100,29 @@ def motion_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple) -> None:
         )
 
 
+def sweep_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple) -> None:
+    """Layer 1's full correlation: rot180 w₁ slides over its dilated, padded ∂L/∂y, writing
+    ∂L/∂x̃ cell by cell (each frame's sum under the player)."""
+    ig = p.first.input_grad
+    sweep = CACHE.get(("chain-sweep", ctx.key, own, s.n, s.c),
+                      lambda: input_grad_sweep(ig, s.n, s.c, build=lean_sweep))  # fmt: skip
+    start = motion_start(ctx, sweep.steps)
+
+    def build():
+        panels = input_grad_animation(ig, sweep, s.n, s.k, s.c)
+        fig = sweep_figure(sweep, *panels, ctx.theme, channel=s.k, start=start,
+                           title=stage_words(stage, ctx)[0])  # fmt: skip
+        steps = player_meta(fig)["steps"]
+        if not writes_captions(sweep, len(steps)):
+            return fig, None
+        sums = [input_grad_formula(ig, s.n, s.c, int(r), int(q), padded=True)
+                for r, q in sweep.targets[steps]]  # fmt: skip
+        return fig, [frame_caption(f, ctx.theme) for f in sums]
+
+    fig, captions = shared_view(("chain-sweep", ctx.key, own, s, ctx.theme, start), build)
+    animated_chart(fig, f"stage_{stage.key}", ctx, captions, stage=stage)
+
+
 @page_body(own=own_query)
 def two_layers(ctx):
     """Layer 2's fields, the stage bar and its stage."""
@@ -114,6 +142,8 @@ def two_layers(ctx):
         st.markdown(caption)
     if stage.view == "motion":
         motion_view(ctx, p, stage, s, own)
+    elif stage.view == "sweep":
+        sweep_view(ctx, p, stage, s, own)
     else:
         still_view(ctx, p, stage, s, own)
     if stage.key == HANDOVER and ctx.theme.show_secondary:

@@ -41,7 +41,7 @@ def test_every_stage_draws_and_the_handover_plays_to_its_result(screen, app_url,
         goto(screen, f"{app_url}{URL}&pres={pres}&play=stills&step={step}")
         no_error(screen)
         assert screen.locator(".js-plotly-plot .main-svg").count() > 0, stage.key
-        if stage.view == "motion":
+        if stage.view in ("motion", "sweep"):
             screen.wait_for_function(AT_END)  # opened on its result (play=stills)
             player = screen.locator("[data-testid=player]").first
             box = player.bounding_box()

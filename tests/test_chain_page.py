@@ -112,7 +112,7 @@ def test_the_handover_and_layer_1s_motions_draw_as_gifs():
     p = chain_of(b1=-200)
     assert motion_gif(handover_motion(p, ChainSlice()).coarser(2))[:6] == b"GIF89a"
     mask = layer_one_motion(p, "chain-mask", ChainSlice())
-    assert mask.names == {"mask": "7 · mask"}  # named as this page's stage, not the storyboard's
+    assert mask.names == {"mask": "8 · mask"}  # named as this page's stage, not the storyboard's
     np.testing.assert_array_equal(  # its ∂L/∂y is the gated ∂L/∂h
         layer_one_motion(p, "chain-dilate", ChainSlice()).scenes[0].groups["grad_out"].value,
         p.grad_pre[0, 0].ravel(),

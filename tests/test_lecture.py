@@ -37,7 +37,7 @@ def test_the_lecture_walks_forward_the_input_gradient_the_whole_pass_the_weight_
     assert keys == ["forward", "grad-out", "dilate", "pad", "rotate", "correlate", "mask",
                     "whole", "weight-grad", "weight-window", "channels", "chain-forward",
                     "chain-grad-h", "handover", "chain-dilate", "chain-pad", "chain-rotate",
-                    "chain-mask", "chain-weights"]  # fmt: skip
+                    "chain-correlate", "chain-mask", "chain-weights"]  # fmt: skip
     labels = [LECTURE.label(s) for s in LECTURE.on_page(INPUT_PAGE)]
     assert labels == ["1 · ∂L/∂y", "2 · dilate", "3 · pad", "4 · rotate 180°", "5 · correlate",
                       "6 · mask", "1–6 · whole pass"]  # fmt: skip
@@ -51,7 +51,7 @@ def test_channels_are_a_stage_where_the_layer_has_several():
     many = PRESETS_BY_KEY["qa-channels"].spec()
     assert "channels" not in [s.key for s in LECTURE.of(one)]
     assert "channels" in [s.key for s in LECTURE.of(many)]
-    assert LECTURE.counter(LECTURE.stage("whole"), one) == (8, 18)
+    assert LECTURE.counter(LECTURE.stage("whole"), one) == (8, 19)
 
 
 def test_the_words_fit_the_layer():
@@ -69,7 +69,7 @@ def test_the_words_fit_the_layer():
 
 def test_the_url_step_ranges_over_the_most_stages_a_page_has_and_reads_an_older_whole_link():
     assert len(LECTURE.on_page(INPUT_PAGE)) == 7
-    assert FIELDS["step"].hi == len(LECTURE.on_page(CHAIN_PAGE)) == 8  # the most stages a page has
+    assert FIELDS["step"].hi == len(LECTURE.on_page(CHAIN_PAGE)) == 9  # the most stages a page has
     state, problems = from_query({"preset": "recitation-s2", "whole": "1"})
     assert not problems and state["step"] == LECTURE.step_of(LECTURE.stage("whole"))
     assert "whole" not in to_query(state)  # read, never written
@@ -90,7 +90,7 @@ def test_a_stage_added_to_the_model_appears_in_the_bar_the_url_range_and_the_exp
     lecture = LECTURE.with_stage(new_stage(), after="mask")
     bar = [lecture.label(s) for s in lecture.on_page(INPUT_PAGE)]
     assert bar[6] == "7 · Σ filters" and bar[-1] == "1–6 · whole pass"
-    assert step_field(lecture).hi == len(lecture.on_page(INPUT_PAGE)) == 8
+    assert len(lecture.on_page(INPUT_PAGE)) == 8 and step_field(lecture).hi == 9
     assert "input-grad-sum" in lecture.export_names()
     assert "input-grad-sum" not in LECTURE.export_names()  # the copy, not the lecture, changed
     before, after = lecture.neighbours(lecture.stage("sum-filters"))
