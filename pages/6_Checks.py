@@ -1,5 +1,7 @@
 """Checks: every independent witness of this layer's numbers, each with the number it rests on."""
 
+from dataclasses import replace
+
 import streamlit as st
 
 from convviz import checks
@@ -38,8 +40,15 @@ def checks_for(key: tuple) -> list[checks.Check]:
 def two_layer_check_for(key: tuple, own: tuple) -> checks.Check:
     """The two-layer check with layer 2 as the Two layers page last drew it (else its
     defaults); skipped, with the reason, when no such layer 2 fits this layer."""
+    o = dict(own)
+    layer_2 = (
+        f"layer 2 as the Two layers page draws it: kernel {o['kH2']}×{o['kW2']}, stride "
+        f"{o['sh2']}×{o['sw2']}, padding {o['pad2']}, {'a ReLU' if o['relu'] else 'no ReLU'} "
+        "between"
+    )
     try:
-        return checks.two_layer_check(chain_pass_of(key, own))
+        check = checks.two_layer_check(chain_pass_of(key, own))
+        return replace(check, note=f"{layer_2}; {check.note}")
     except ConvSpecError as exc:
         name, claim = "Finite differences through both layers", "the two-layer loss's slopes"
         return checks.Check(name, claim, note=f"skipped: {exc}")

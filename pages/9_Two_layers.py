@@ -43,7 +43,7 @@ from convviz.ui.views import (
 
 PAGE = CHAIN_PAGE
 # Above the figure: the stage bar and the stage's heading; on a projector the bar's two rows (its
-# eight stages do not fit beside Back and Next at 1280 px)
+# nine stages do not fit beside Back and Next at 1280 px)
 STAGE_PX, STAGE_PRES_PX = 140, 2 * 48
 page_config(PAGE)
 from_url()
