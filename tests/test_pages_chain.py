@@ -111,4 +111,4 @@ def test_the_checks_page_shows_the_two_layer_check_passing():
     assert "agrees" in row and "check_circle" in row, row
     why = " ".join(c.value for c in at.caption)
     assert "chain rule's ∂L/∂w₁" in why
-    assert "layer 2 as the Two layers page draws it: kernel 2×2, stride 1×1, padding 1" in why
+    assert "Layer 2 as the Two layers page draws it: kernel 2×2, stride 1×1, padding 1" in why
