@@ -29,6 +29,7 @@ INPUT_PAGE = "pages/2_Input_gradient.py"
 WEIGHT_PAGE = "pages/3_Weight_gradient.py"
 CHANNELS_PAGE = "pages/4_Channels.py"
 LEARN_PAGE = "pages/8_Learning.py"
+CHAIN_PAGE = "pages/9_Two_layers.py"
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,50 @@ _LEARN_STAGES = (
           "run", None),
 )  # fmt: skip
 
+
+# The two-layer page: the sidebar's layer is layer 1 (its ∂L/∂y, which "arrives from the next
+# layer" on the other pages, comes here from a real layer 2); layer 1's stages are drawn by the
+# input gradient's own panels and motions, from ∂L/∂h after the ReLU's gate.
+def _layer_one(words: Callable[[Seen], str]) -> Callable[[Seen], str]:
+    def said(s: Seen) -> str:
+        text = words(s)
+        return f"Layer 1: {text[:1].lower()}{text[1:]}"
+
+    return said
+
+
+_CHAIN_STAGES = (
+    Stage("chain-forward", CHAIN_PAGE, "x → h → y", "x → conv₁ → h → conv₂ → y, and the loss",
+          "Layer 1 is the sidebar's layer; layer 2 runs on its output h (after a ReLU, when "
+          "on). The loss is L = ½‖y − t‖² against a target t.",
+          "still", "chain-forward"),
+    Stage("chain-grad-h", CHAIN_PAGE, "∂L/∂h", "Layer 2's backward pass ends in ∂L/∂h",
+          "∂L/∂y = y − t arrives at layer 2; its input gradient (dilate, pad, rotate 180°, "
+          "correlate, mask, as on the Input gradient page) is ∂L/∂h, the gradient of its "
+          "input h.",
+          "still", "chain-grad-h"),
+    Stage("handover", CHAIN_PAGE, "hand over", "∂L/∂h is layer 1's ∂L/∂y",
+          "Layer 2's ∂L/∂x travels to layer 1: the gradient of h is the gradient of layer 1's "
+          "output. A ReLU passes it only where layer 1's output before the ReLU was > 0; the "
+          "other cells (outlined) become 0.",
+          "motion", "chain-handover"),
+    Stage("chain-dilate", CHAIN_PAGE, "dilate", "Layer 1: dilate its ∂L/∂y by its stride",
+          _layer_one(_dilate_caption), "motion", "chain-dilate"),
+    Stage("chain-pad", CHAIN_PAGE, "pad", "Layer 1: pad it for the full correlation",
+          _layer_one(_pad_caption), "motion", "chain-pad"),
+    Stage("chain-rotate", CHAIN_PAGE, "rotate 180°", "Layer 1: rotate its kernel 180°",
+          _layer_one(_rotate_caption), "motion", "chain-rotate"),
+    Stage("chain-correlate", CHAIN_PAGE, "correlate",
+          "Layer 1: full correlation at stride 1, rot180(w₁) over its padded ∂L/∂y",
+          _layer_one(_correlate_caption), "sweep", "chain-correlate", formula="grad_x_padded"),
+    Stage("chain-mask", CHAIN_PAGE, "mask", _layer_one(_mask_heading), _layer_one(_mask_caption),
+          "motion", "chain-mask", formula="grad_x"),
+    Stage("chain-weights", CHAIN_PAGE, "∂L/∂w₁, ∂L/∂w₂", "Both layers' weight gradients",
+          "Each layer's weight gradient from its own input and the gradient of its own output: "
+          "∂L/∂w₂ = h̃ ⋆ dilate(∂L/∂y), ∂L/∂w₁ = x̃ ⋆ dilate(∂L/∂h after the gate).",
+          "still", "chain-weights"),
+)  # fmt: skip
+
 STAGES: tuple[Stage, ...] = (
     Stage("forward", FORWARD_PAGE, "forward", "y = x ⋆ w (cross-correlation)",
           "The kernel slides over the padded input with the stride; every output cell is the "
@@ -252,6 +297,7 @@ STAGES: tuple[Stage, ...] = (
           "∂L/∂y spreads by the stride into the window, which steps over x̃ by the dilation.",
           "motion", "weight-window", animated=True, formula="grad_w"),
     *_LEARN_STAGES,
+    *_CHAIN_STAGES,
     Stage("channels", CHANNELS_PAGE, "channels", "Channels, filters and the batch",
           "∂L/∂w[k, c] = Σₙ x̃[n, c] ⋆ dilate(∂L/∂y[n, k]) for every filter k and channel c; "
           "∂L/∂x[n, c] = Σₖ full(dilate(∂L/∂y[n, k]), rot180 w[k, c]).",

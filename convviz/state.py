@@ -13,12 +13,21 @@ from functools import cache
 
 import numpy as np
 
+from convviz.chain import TwoLayerSpec
 from convviz.learn import MAX_LR, MAX_MOMENTUM, MAX_STEPS, REDUCTIONS, TARGET_SOURCES
 from convviz.lecture import LECTURE, PLAYBACK, Lecture
 from convviz.presets import DEFAULT_PRESET, PRESETS_BY_KEY, Preset
 from convviz.spec import PADDING_MODES, PADDING_WORDS, ConvSpec, ConvSpecError, parse_padding
 from convviz.text import MINUS, count, echo
-from convviz.values import DRAW, DRAWS, GRAD_OUT_KINDS, NAMED_KERNELS, layer_values
+from convviz.values import (
+    DRAW,
+    DRAWS,
+    GRAD_OUT_KINDS,
+    NAMED_KERNELS,
+    example_w,
+    layer_values,
+    mse_target,
+)
 
 EXPLICIT = "explicit"  # the padding kind of per-side amounts: the UI's word, not the engine's
 PAD_KINDS = (EXPLICIT, *PADDING_WORDS)
@@ -226,6 +235,44 @@ def decode_array(text: str, shape: tuple[int, ...], name: str) -> np.ndarray:
     return values.reshape(shape)
 
 
+# --- the two-layer page's own fields, and the stack they make (one block) -------------------
+
+CHAIN_FIELDS: dict[str, Field] = {
+    "kH2": Field("int", 1, 11, default=2),  # layer 2's kernel
+    "kW2": Field("int", 1, 11, default=2),
+    "sh2": Field("int", 1, 6, default=1),  # layer 2's stride
+    "sw2": Field("int", 1, 6, default=1),
+    "pad2": Field("int", 0, 16, default=1),  # layer 2's zero padding, every side
+    "relu": Field("bool", default=True),  # a ReLU between the layers
+    "b1": Field("int", -999, 999, default=0),  # layer 1's bias (a negative one shuts ReLU gates)
+}
+CHAIN_DEFAULTS = {name: f.default for name, f in CHAIN_FIELDS.items()}
+
+
+def chain_spec(spec: ConvSpec, own: dict) -> TwoLayerSpec:
+    """The sidebar's layer (layer 1) followed by layer 2 as the page's fields say; ConvSpecError
+    naming layer 2 when it cannot work, or when both layers together cost more than MAX_MACS."""
+    return TwoLayerSpec.create(
+        spec,
+        (1, spec.out_channels, own["kH2"], own["kW2"]),
+        stride=(own["sh2"], own["sw2"]),
+        padding=own["pad2"],
+        relu=own["relu"],
+        max_macs=MAX_MACS,
+    )
+
+
+def chain_values(
+    spec: ConvSpec, own: dict, seed: int, draw: int = DRAW
+) -> tuple[TwoLayerSpec, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(stack, (b1, w2, t)) beside the sidebar's x and w₁: b₁ the page's, w₂ integers drawn from
+    the seed, t the `gout=mse` target of y."""
+    stack = chain_spec(spec, own)
+    w2 = example_w(stack.second, seed + 2, draw=draw)
+    b1 = np.full(spec.out_channels, float(own["b1"]))
+    return stack, (b1, w2, mse_target(stack.second, None, seed))
+
+
 # Fields a page keeps in its link beside the layer's (the Quiz's seed and question): read by
 # the same rule as the layer's, and not part of the state the other pages share.
 PAGE_FIELDS: dict[str, Field] = {
@@ -233,6 +280,9 @@ PAGE_FIELDS: dict[str, Field] = {
     "qn": Field("int", 0, 99, default=0),  # the quiz's question
     "qr": Field("int", 0, 9999, default=0),  # the quiz's score: questions answered right …
     "qd": Field("int", 0, 9999, default=0),  # … of those done (answered right or shown)
+    # The two-layer page (pages/9_Two_layers.py): the sidebar's layer is layer 1; these are the
+    # layer after it (conv₂ on h, one output channel, zero padding), its ReLU and layer 1's bias.
+    **CHAIN_FIELDS,
 }
 URL_FIELDS: dict[str, Field] = FIELDS | PAGE_FIELDS  # every parameter any page reads
 # Longest text a "str" field takes from a link: a selection 'grid:row:col'; typed-in values

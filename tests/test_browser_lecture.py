@@ -57,7 +57,7 @@ def test_a_clicker_walks_the_lecture_each_stage_opening_on_its_first_frame_and_p
     page = projector
     spec = PRESETS_BY_KEY["recitation-s2"].spec()
     order = list(LECTURE.of(spec))
-    last_animated = [s for s in order if s.animated][-1]
+    last_played = max(i for i, s in enumerate(order) if s.animated)
     page.goto(f"{app_url}/Forward?preset=recitation-s2&pres=1")
     settle(page)
     for i, stage in enumerate(order):
@@ -75,8 +75,8 @@ def test_a_clicker_walks_the_lecture_each_stage_opening_on_its_first_frame_and_p
             )
             box = page.locator("[data-testid=player]").first.bounding_box()
             assert box["y"] + box["height"] <= 720, (stage.key, box)  # no scroll, at 1280×720
-        if stage is last_animated:  # (the Learning page's stages after it have no player)
-            page.keyboard.press("End")  # the result
+        if i == last_played:  # the lecture's last animation: End shows its result (the stages
+            page.keyboard.press("End")  # after it, the Learning and Two layers pages', have none)
             page.wait_for_function(
                 f"() => {{ const s = ({STATE})(); return s.frame === s.count - 1; }}"
             )

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from convviz.state import PAGE_FIELDS, URL_FIELDS, parse_field
+from convviz.state import CHAIN_FIELDS, PAGE_FIELDS, URL_FIELDS, parse_field
 from convviz.ui.controls import PAGES
 
 pytestmark = pytest.mark.apptest  # random links on every page, in AppTest
@@ -96,7 +96,9 @@ def shown(at: AppTest) -> str:
     return "\n".join(m.value for kind in (at.warning, at.info, at.error, at.toast) for m in kind)
 
 
-QUIZ = "pages/7_Quiz.py"  # the page that reads the page fields (PAGE_FIELDS)
+QUIZ = "pages/7_Quiz.py"  # the pages that read the page fields (PAGE_FIELDS): the quiz's …
+CHAIN = "pages/9_Two_layers.py"  # … and the two layers' (CHAIN_FIELDS)
+READER = {name: CHAIN if name in CHAIN_FIELDS else QUIZ for name in PAGE_FIELDS}
 PYTHON_WORDS = re.compile(r"\b(True|False|None)\b|\[\]|\{\}|\\x[0-9a-f]{2}")
 
 
@@ -123,7 +125,34 @@ def test_any_query_on_any_page(query, page):
     messages = shown(at)
     assert all(map(in_words, messages.splitlines())), messages
     for name, raw in query.items():
-        if name in PAGE_FIELDS and page != QUIZ:
+        if name in PAGE_FIELDS and page != READER[name]:
             continue  # only its page reads it
         if parse_field(name, raw)[1]:  # a value the link cannot use is named in a message
+            assert f"{name}=" in messages, (name, raw, messages)
+
+
+@st.composite
+def chain_queries(draw) -> dict[str, str]:
+    """Links to the two layers' page: its own fields (valid, nasty or any text) over a layer."""
+    names = draw(st.lists(st.sampled_from(sorted(CHAIN_FIELDS)), min_size=1, max_size=4,
+                          unique=True))  # fmt: skip
+    text = st.text(alphabet=string.printable + "٣３é∞−", max_size=30)
+    query = {n: draw(valid(n) | NASTY | text) for n in names}
+    return query | draw(st.sampled_from([{}, {"preset": "recitation-s2"}, {"H": "3", "W": "3"}]))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(query=chain_queries())
+def test_any_query_on_the_two_layers_page(query):
+    """Layer 2's fields from any link: no exception, a value it cannot use named; a layer 2 that
+    cannot work said in words."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(query)
+    at.switch_page(CHAIN)
+    at.run()
+    assert not at.exception, (query, [e.value for e in at.exception])
+    messages = shown(at)
+    assert all(map(in_words, messages.splitlines())), messages
+    for name, raw in query.items():
+        if parse_field(name, raw)[1]:
             assert f"{name}=" in messages, (name, raw, messages)

@@ -11,6 +11,7 @@ import pytest
 
 from convviz.export.story import Story
 from convviz.lecture import (
+    CHAIN_PAGE,
     INPUT_PAGE,
     KEYS,
     LECTURE,
@@ -35,6 +36,8 @@ def test_the_lecture_walks_forward_the_input_gradient_the_whole_pass_the_weight_
     keys = [s.key for s in LECTURE.stages]
     assert keys == ["forward", "grad-out", "dilate", "pad", "rotate", "correlate", "mask",
                     "whole", "weight-grad", "weight-window", "loss", "step", "train",
+                    "chain-forward", "chain-grad-h", "handover", "chain-dilate", "chain-pad",
+                    "chain-rotate", "chain-correlate", "chain-mask", "chain-weights",
                     "channels"]  # fmt: skip
     labels = [LECTURE.label(s) for s in LECTURE.on_page(INPUT_PAGE)]
     assert labels == ["1 · ∂L/∂y", "2 · dilate", "3 · pad", "4 · rotate 180°", "5 · correlate",
@@ -49,7 +52,7 @@ def test_channels_are_a_stage_where_the_layer_has_several():
     many = PRESETS_BY_KEY["qa-channels"].spec()
     assert "channels" not in [s.key for s in LECTURE.of(one)]
     assert "channels" in [s.key for s in LECTURE.of(many)]
-    assert LECTURE.counter(LECTURE.stage("whole"), one) == (8, 13)
+    assert LECTURE.counter(LECTURE.stage("whole"), one) == (8, 22)
 
 
 def test_the_words_fit_the_layer():
@@ -66,7 +69,8 @@ def test_the_words_fit_the_layer():
 
 
 def test_the_url_step_ranges_over_the_most_stages_a_page_has_and_reads_an_older_whole_link():
-    assert FIELDS["step"].hi == len(LECTURE.on_page(INPUT_PAGE)) == 7
+    assert len(LECTURE.on_page(INPUT_PAGE)) == 7
+    assert FIELDS["step"].hi == len(LECTURE.on_page(CHAIN_PAGE)) == 9  # the most stages a page has
     state, problems = from_query({"preset": "recitation-s2", "whole": "1"})
     assert not problems and state["step"] == LECTURE.step_of(LECTURE.stage("whole"))
     assert "whole" not in to_query(state)  # read, never written
@@ -87,7 +91,7 @@ def test_a_stage_added_to_the_model_appears_in_the_bar_the_url_range_and_the_exp
     lecture = LECTURE.with_stage(new_stage(), after="mask")
     bar = [lecture.label(s) for s in lecture.on_page(INPUT_PAGE)]
     assert bar[6] == "7 · Σ filters" and bar[-1] == "1–6 · whole pass"
-    assert step_field(lecture).hi == step_field().hi + 1 == 8
+    assert len(lecture.on_page(INPUT_PAGE)) == 8 and step_field(lecture).hi == 9
     assert "input-grad-sum" in lecture.export_names()
     assert "input-grad-sum" not in LECTURE.export_names()  # the copy, not the lecture, changed
     before, after = lecture.neighbours(lecture.stage("sum-filters"))

@@ -97,10 +97,11 @@ def test_checks_page(p):
     at = open_page(CHECKS, timeout=60, preset=p.key)
     assert_clean(at)
     heads = [m.value for m in at.markdown if m.value.startswith("## ")]
-    assert len(heads) == 4
+    assert len(heads) == 5
     assert all("agrees" in h for h in heads[:3]), heads
     assert "skipped" in heads[3] or "agrees" in heads[3]
-    assert at.success[0].value.startswith("All 3 checks agree") or "All 4" in at.success[0].value
+    assert "Finite differences through both layers: agrees" in heads[4], heads
+    assert at.success[0].value.startswith("All 4 checks agree") or "All 5" in at.success[0].value
     assert len(at.table) >= 3  # reference rows, finite differences, adjoint products
 
 

@@ -174,7 +174,7 @@ def legible(panel: Panel, theme: Theme, cell: int) -> bool:
     return max(panel.shape) <= theme.max_text_cells and cell >= 16
 
 
-_DIGIT_EM = 0.56  # width of a digit (and of "−") in the sans-serif of the grids, in font sizes
+DIGIT_EM = 0.56  # width of a digit (and of "−") in the sans-serif of the grids, in font sizes
 
 
 def number_font(panel: Panel, theme: Theme, cell: int) -> int:
@@ -184,7 +184,7 @@ def number_font(panel: Panel, theme: Theme, cell: int) -> int:
     if not legible(panel, theme, cell):
         return font
     widest = max((len(number(v)) for v in np.unique(panel.values)), default=1)
-    return max(8, min(font, int(0.9 * cell / (_DIGIT_EM * max(widest, 1)))))
+    return max(8, min(font, int(0.9 * cell / (DIGIT_EM * max(widest, 1)))))
 
 
 def _labels_px(theme: Theme) -> int:

@@ -27,6 +27,7 @@ from convviz.render.shapes import unread_items
 from convviz.render.theme import (
     DILATION_COLOR,
     EDGE_COLOR,
+    GATE_COLOR,
     HIGHLIGHT_COLOR,
     INK_DARK,
     PAD_COLOR,
@@ -58,8 +59,9 @@ ROLES = {
     "edge": ("rgba(0,0,0,0)", None, None),  # a window too big to tell its cells apart, outlined
     "ring": (None, None, PAD_TEXT),  # the padded ring's gradient, which the mask drops
     "fold": (None, None, PAD_TEXT),  # … or adds back onto its sources (reflect, replicate, …)
+    "shut": ("rgba(0,0,0,0)", None, None),  # a ReLU gate that passes no gradient (two layers)
 }
-HOLLOW = ("window", "outline", "edge")  # drawn as coloured outlines, no number
+HOLLOW = ("window", "outline", "edge", "shut")  # drawn as coloured outlines, no number
 LEGEND = {
     "inserted": (DILATION_COLOR, "■", "zero inserted by dilation"),
     "pad": (PAD_COLOR, "■", "zero padding"),  # how much: the pad stage says
@@ -71,6 +73,7 @@ LEGEND = {
     "edge": (EDGE_COLOR, "□", "the window's edge"),
     "ring": (PAD_TEXT, "▣", "ring's gradient (dropped)"),
     "fold": (PAD_TEXT, "▣", "ring's gradient (folded back)"),
+    "shut": (GATE_COLOR, "□", "ReLU gate shut (pre ≤ 0)"),
 }
 
 

@@ -12,7 +12,7 @@ from matplotlib.colors import to_rgb, to_rgba_array
 from PIL import Image
 
 from convviz.render.animation_frames import animated_figure, deep_update, grid_lines_trace
-from convviz.render.geometry import GridLayout, axis_ids
+from convviz.render.geometry import DIGIT_EM, GridLayout, axis_ids
 from convviz.render.grids import (
     base_layout,
     click_overlay,
@@ -109,12 +109,22 @@ class _Look:
     label: float | None = None
 
 
-def _looks(panels, theme: Theme, geo: GridLayout) -> list[_Look]:
+def _looks(motion: Motion, theme: Theme, geo: GridLayout) -> list[_Look]:
+    """Each panel's look; its numbers smaller where the widest number any scene writes on it
+    would not fit its cells (a 4-digit ∂L/∂x ran into its neighbours), as the still grids'."""
+    widest = [1] * len(motion.panels)
+    for scene in motion.scenes:
+        for name, c in scene.groups.items():
+            if len(c.value):
+                i = motion.where[name]
+                widest[i] = max(widest[i], max(map(len, format_values(np.unique(c.value)))))
     looks = []
-    for i, p in enumerate(panels):
+    for i, p in enumerate(motion.panels):
         cell = cell_px(i, p, geo)
         show = max(p.shape) <= theme.max_text_cells and cell >= 16
         font = theme.cell_font(round(cell))
+        if show:
+            font = max(8, min(font, int(0.9 * cell / (DIGIT_EM * widest[i]))))
         label = theme.tap_label_font(cell, font) if show else None
         looks.append(_Look(cell, font, show, label))
     return looks
@@ -275,7 +285,7 @@ def motion_figure(
     frames = motion.frames()
     start = len(frames) - 1 if start is None else int(np.clip(start, 0, len(frames) - 1))
     layout, geo = _motion_layout(motion, theme, title)
-    looks = _looks(motion.panels, theme, geo)
+    looks = _looks(motion, theme, geo)
     tracks = _tracks(frames[0].groups, motion, looks)
     names = [t.removesuffix(NAMES) for t in tracks]  # each track's group
     shown = [looks[motion.where[g]] for g in names]

@@ -81,6 +81,7 @@ def a11y_css_variables(high_contrast: bool = False) -> str:
 PENDING_COLOR = "#eceff3"  # output cells an animation has not computed yet
 FAINT_GRID = "#e2e8f0"  # the cells a motion's cells move into; rules between sections
 EDGE_COLOR = "#4363d8"  # a big window's edge: blue, clear of the value scale's oranges
+GATE_COLOR = "#7b2cbf"  # a shut ReLU gate's outline (two layers): purple, clear of the red
 
 # The page around the figures beside ACCENT and HINT_TEXT (above): the player, the stage bar, the
 # offline lecture

@@ -167,6 +167,7 @@ PAGES = (
     ("pages/2_Input_gradient.py", "Input gradient", ":material/undo:"),
     ("pages/3_Weight_gradient.py", "Weight gradient", ":material/tune:"),
     ("pages/8_Learning.py", "How the layer learns", ":material/school:"),
+    ("pages/9_Two_layers.py", "Two layers", ":material/stacks:"),
     ("pages/4_Channels.py", "Channels", ":material/layers:"),
     ("pages/5_Matrix.py", "Matrix view", ":material/grid_4x4:"),
     ("pages/6_Checks.py", "Checks", ":material/verified:"),

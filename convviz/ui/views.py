@@ -404,16 +404,25 @@ def export_buttons(
 GIF_FPS, GIF_SPEEDS = 4, (0.5, 1.0, 2.0)
 
 
-def page_body(draw: Callable[[Context], None]) -> Callable[[Context], None]:
+def page_body(draw: Callable[[Context], None] | None = None, *, own=None):
     """A page's body as a fragment: a cell click, a stage step or the cell picker reruns only the
     body (not the sidebar), so the browser redraws a part of the page, not all of it. It ends with
-    the share link, which holds the selection."""
+    the share link, which holds the selection.
+
+    own : a function giving the page's own query (its fields beside the layer's), put back in
+        the URL after the body and in the share link; `@page_body(own=…)`.
+    """
+    if draw is None:
+        return partial(page_body, own=own)
 
     @st.fragment
     def body(ctx: Context) -> None:
         ctx = with_selection(ctx)
         draw(ctx)
-        share_link(ctx)
+        query = own() if own else None
+        if query:
+            st.query_params.update(query)
+        share_link(ctx, query)
         st.session_state[_LINKED] = True
 
     return body
