@@ -365,8 +365,8 @@ def test_every_page_ends_with_the_way_on():
         at = open_page(page)
         assert at.button(key="nav_next_page").label == label
         assert at.button(key="nav_next_page").proto.shortcut == "pagedown"
-    at = open_page(WEIGHT_GRAD, step="2")  # its last stage
-    assert at.button(key="end_next_page").label == "next: how the layer learns ▶"  # the lecture goes on
+    at = open_page(WEIGHT_GRAD, step="2")  # its last stage: the lecture goes on
+    assert at.button(key="end_next_page").label == "next: how the layer learns ▶"
     at = open_page(INPUT_GRAD, step="7")
     assert at.button(key="end_next_page").label == "next: weight gradient ▶"
     assert at.button(key="nav_next_page").proto.shortcut == "pagedown"  # the bar's next stage
