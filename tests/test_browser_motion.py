@@ -9,6 +9,7 @@ step waits for the state it acts on (tests/live.py), never for a time.
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -96,6 +97,7 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     with rerun(tab):  # the whole pass: a stage of the bar
         tab.locator(".st-key-w_step button", has_text="1–6 · whole pass").click()
     assert "step=7" in tab.url  # in the link
+    tab.wait_for_function(f"() => ({STATE})() !== null")  # the whole pass's player is in place
     frame, count = tab.evaluate(STATE)
     assert frame == 0 and count > 40
     assert "stage 1 · ∂L/∂y" in label(tab)
@@ -236,13 +238,16 @@ def test_whole_pass_from_a_link_keys_and_formulas(tab: Page, app_url):
     # before it the mask
     with rerun(tab):
         tab.keyboard.press("PageDown")
-    assert "/Weight_gradient" in tab.url and "step=1" in tab.url
+    # a page switch: the URL changes with the next page's run, perhaps after the run awaited
+    tab.wait_for_url(re.compile(r"/Weight_gradient\?.*\bstep=1\b"))
+    settled(tab)
     with rerun(tab):
         tab.keyboard.press("PageUp")
-    assert "/Input_gradient" in tab.url and "step=7" in tab.url
+    tab.wait_for_url(re.compile(r"/Input_gradient\?.*\bstep=7\b"))
+    settled(tab)
     with rerun(tab):
         tab.keyboard.press("PageUp")
-    assert "step=6" in tab.url
+    tab.wait_for_url(re.compile(r"\bstep=6\b"))
 
 
 def test_the_laptops_stage_bar_stays_put_from_stage_to_stage(tab: Page, app_url):
