@@ -523,7 +523,7 @@ def test_stride_change_redraws_and_survives_a_page_switch(tab: Page, app_url):
     expect(link).to_have_attribute("href", re.compile(r"[?&]sh=1\b"))
     with rerun(tab):
         link.click()
-    assert "/Input_gradient" in tab.url
+    tab.wait_for_url(re.compile(r"/Input_gradient\?"))  # a page switch: its URL with its run
     expect(tab.locator(".js-plotly-plot")).to_have_count(2)
     expect(stride_input(tab)).to_have_value("1")
     assert "sh=1" in tab.url
