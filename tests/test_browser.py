@@ -329,6 +329,20 @@ def test_clicker_keys_walk_the_storyboard_and_the_pages(tab: Page, app_url):
     assert_no_traceback(tab)
 
 
+def test_a_screen_size_report_does_not_undo_a_page_switch(tab: Page, app_url):
+    """A clicker's PageDown went unanswered in a CI run: the screen-size reporter, about to
+    report a resize (there, presentation mode's bigger type), reported it after the Next button
+    had switched pages, carrying the page left, whose run undid the switch. The reporter now
+    goes silent when a button to another page is clicked."""
+    goto(tab, f"{app_url}/Forward?preset=recitation-s1")
+    tab.set_viewport_size({"width": 1180, "height": 720})  # reported in 250 ms
+    tab.keyboard.press("PageDown")
+    tab.wait_for_url(re.compile(r"/Input_gradient\?"))
+    settled(tab)
+    assert "/Input_gradient?" in tab.url
+    assert_no_traceback(tab)
+
+
 def test_keys_stay_the_lecturers_after_a_toggle_or_the_scrub_is_clicked(tab: Page, app_url):
     """A clicked button or scrub kept the keyboard: after the whole pass's button was clicked,
     space pressed it again; after the presentation toggle, ← and

@@ -157,7 +157,9 @@ def test_every_selector_of_the_stylesheet_still_finds_its_elements(app_url, brow
         settle(page)
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=LOAD_MS)
         selectors = (
-            rules("all") + rules(mode) + [STREAMLIT["main"], "a[data-testid='stPageLink-NavLink']"]
+            rules("all")
+            + rules(mode)
+            + [STREAMLIT["main"], STREAMLIT["leaves"], "a[data-testid='stPageLink-NavLink']"]
         )
         assert len(selectors) >= (1 if mode == "normal" else 12)
         missing = page.evaluate(

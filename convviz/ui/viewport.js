@@ -2,8 +2,9 @@
 // grows it with the screen) when they differ from what the server sized the figures for, so
 // figures fill the screen they are on (one rerun, not per frame).
 // A report sent while the reader is switching pages would rerun the page being left (it carries
-// that page's id) and undo the switch: after a click on a page link this page stays silent; the
-// next page mounts its own reporter.
+// that page's id) and undo the switch: after a click on a page link, or on a button to another
+// page (Next, Back: a clicker presses them), or once the URL has left the page, it stays silent;
+// the next page mounts its own reporter.
 // Streamlit calls this function again when `data` changes (the size the server now assumes)
 // without ending the call before: each call takes over from the last, whose listeners would
 // otherwise go on comparing with the old size and report again after every resize (a second
@@ -11,7 +12,8 @@
 // Where Streamlit draws the main column and its page links: sent by the Python side
 // (viewport.py: STREAMLIT), whose browser test checks they still match.
 export default function ({ data, setStateValue }) {
-  const { main: MAIN, links: PAGE_LINKS } = data.find;
+  const { main: MAIN, links: PAGE_LINKS, leaves: LEAVES } = data.find;
+  const here = location.pathname;
   window.__cvViewportGeneration = (window.__cvViewportGeneration || 0) + 1;
   const generation = window.__cvViewportGeneration;
   // not "fitted" until this call has measured: a page drawn for another size is not at rest
@@ -20,11 +22,11 @@ export default function ({ data, setStateValue }) {
   let leaving = false;
   const onClick = (event) => {
     const link = event.target.closest?.(PAGE_LINKS);
-    if (link && link.pathname !== location.pathname) leaving = true;
+    if ((link && link.pathname !== here) || event.target.closest?.(LEAVES)) leaving = true;
   };
   const measure = () => {
     if (generation !== window.__cvViewportGeneration) return stop(); // a newer call took over
-    if (leaving) return;
+    if (leaving || location.pathname !== here) return;
     const main = document.querySelector(MAIN);
     if (!main) return;
     const css = getComputedStyle(main);
@@ -40,6 +42,9 @@ export default function ({ data, setStateValue }) {
     if (!fits) setStateValue("viewport", [width, height, rem]);
   };
   const later = () => {
+    // a resize seen and not yet measured: not at rest (a report, and its rerun, may follow)
+    if (!leaving && location.pathname === here && generation === window.__cvViewportGeneration)
+      document.body.dataset.cvViewport = "measuring";
     clearTimeout(timer);
     timer = setTimeout(measure, 250);
   };

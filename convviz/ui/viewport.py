@@ -15,10 +15,12 @@ from convviz.render.theme import DEFAULT_VIEWPORT, PRESENTATION_VIEWPORT
 
 VIEWPORT = "cv_viewport"  # (width, height, rem) kept across pages
 # Streamlit's elements viewport.js reads: the main column it measures, the page links whose click
-# silences it (tests/test_browser_lecture.py checks they still match)
+# silences it (tests/test_browser_lecture.py checks they still match); and the lecture's buttons
+# to another page (clicker.py keys them `…_page`), whose click silences it too
 STREAMLIT = {
     "main": '[data-testid="stMainBlockContainer"]',
     "links": '[data-testid="stSidebarNav"] a, a[data-testid="stPageLink-NavLink"]',
+    "leaves": '[class*="st-key-"][class*="_page"] button',
 }
 _COMPONENT = st.components.v2.component(
     "convviz_viewport",
