@@ -22,7 +22,7 @@ from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import centre, feeding_cells, opening
 from convviz.render.stories import followed_only, unread_text, written_out
 from convviz.render.sweep_animations import scatter_figure
-from convviz.ui.clicker import page_stages, stage_bar, stage_words
+from convviz.ui.clicker import page_stages, stage_bar, stage_heading, stage_words
 from convviz.ui.compute import (
     MAX_SCATTER_BYTES,
     MAX_SCATTER_STEPS,
@@ -157,11 +157,6 @@ def sweep_view(ctx, stage: Stage, sweep, selected) -> None:
 
 def stage_view(ctx, stage: Stage, sweep, formula: Formula, focus: Focus) -> None:
     """One stage of the page, drawn as the lecture says (a motion, a still or a sweep)."""
-    if ctx.theme.show_secondary:  # on a projector the stage bar says where we are
-        heading, caption = stage_words(stage, ctx)
-        number = LECTURE.number(stage)
-        st.markdown(f"## {number}. {heading}" if number else f"## {heading}")
-        st.markdown(caption)
     if stage.view == "motion":
         motion_view(ctx, stage, sweep, formula, focus)
     elif stage.view == "still":
@@ -203,8 +198,7 @@ def input_gradient(ctx):
     focus = Focus(ctx.n, ctx.k, ctx.c, (key, *cell), feeding)
     stage = stage_bar(PAGE, ctx)
     rows = 1 if ctx.theme.figure_w >= STAGE_ROW_PX * ctx.theme.scale else 2
-    above = STAGE_PX if ctx.theme.show_secondary else rows * STAGE_PRES_PX
-    ctx = replace(ctx, theme=ctx.theme.reserve(above))
+    ctx = stage_heading(stage, ctx, STAGE_PX, rows * STAGE_PRES_PX)
     stage_view(ctx, stage, sweeps["input_grad"], formula, focus)
 
     if stage.key != "correlate":  # the full correlation's sweep has its own close-up

@@ -1,18 +1,16 @@
 """Weight gradient: the padded input correlated with ∂L/∂y, which the stride spreads out."""
 
-from dataclasses import replace
-
 import streamlit as st
 
 from convviz.formulas import weight_grad_formula
-from convviz.lecture import LECTURE, WEIGHT_PAGE, Stage
+from convviz.lecture import WEIGHT_PAGE, Stage
 from convviz.render.animation_frames import writes_captions
 from convviz.render.motion import MAX_WINDOW_STOPS
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import opening
 from convviz.render.stories import weight_grad_panels, window_motion, written_out
 from convviz.text import bias_gradient, number
-from convviz.ui.clicker import stage_bar, stage_words
+from convviz.ui.clicker import stage_bar, stage_heading, stage_words
 from convviz.ui.compute import shared_view, sweeps_for, weight_grad_formula_of
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import (
@@ -92,12 +90,7 @@ def weight_gradient(ctx):
     cell = opening(sweep, w_cell)[1]
     formula = weight_grad_formula_of(ctx.key, ctx.k, ctx.c, *cell)  # built once per cell
     stage = stage_bar(PAGE, ctx)
-    above = STAGE_PX if ctx.theme.show_secondary else STAGE_PRES_PX
-    ctx = replace(ctx, theme=ctx.theme.reserve(above))
-    if ctx.theme.show_secondary:
-        heading, caption = stage_words(stage, ctx)
-        st.markdown(f"## {LECTURE.number(stage)}. {heading}")
-        st.markdown(caption)
+    ctx = stage_heading(stage, ctx, STAGE_PX, STAGE_PRES_PX)
     if stage.view == "sweep":
         sweep_view(ctx, stage, sweep, w_cell, cell, formula)
     else:

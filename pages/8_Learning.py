@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from convviz.lecture import LEARN_PAGE, LECTURE
+from convviz.lecture import LEARN_PAGE
 from convviz.render.grids import panels_figure
 from convviz.render.learning import (
     bias_text,
@@ -17,7 +17,7 @@ from convviz.render.learning import (
 )
 from convviz.spec import ConvSpecError
 from convviz.text import count, number
-from convviz.ui.clicker import stage_bar, stage_words
+from convviz.ui.clicker import stage_bar, stage_heading
 from convviz.ui.compute import shared_view
 from convviz.ui.controls import controls, converted, page_config
 from convviz.ui.learning import (
@@ -225,12 +225,7 @@ def learning(ctx):
     if problem():
         st.warning(problem(), icon=":material/block:")
     lesson = the_lesson(ctx)
-    above = STAGE_PX if ctx.theme.show_secondary else STAGE_PRES_PX
-    ctx = replace(ctx, theme=ctx.theme.reserve(above))
-    if ctx.theme.show_secondary:
-        heading, caption = stage_words(stage, ctx)
-        st.markdown(f"## {LECTURE.number(stage)}. {heading}")
-        st.markdown(caption)
+    ctx = stage_heading(stage, ctx, STAGE_PX, STAGE_PRES_PX)
     VIEWS[stage.key](ctx, lesson)
     if ctx.theme.show_secondary:
         learning_exports(ctx, lesson)

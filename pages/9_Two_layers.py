@@ -1,11 +1,9 @@
 """Two layers: layer 2's ∂L/∂h is handed to layer 1 as its ∂L/∂y, through the ReLU's gate."""
 
-from dataclasses import replace
-
 import streamlit as st
 
 from convviz.formulas import input_grad_formula
-from convviz.lecture import CHAIN_PAGE, LECTURE, Stage
+from convviz.lecture import CHAIN_PAGE, Stage
 from convviz.render.animation_frames import player_meta, writes_captions
 from convviz.render.chain_story import (
     HANDOVER,
@@ -26,7 +24,7 @@ from convviz.render.sweep_animations import sweep_figure
 from convviz.sweeps import input_grad_sweep
 from convviz.text import shape_text
 from convviz.ui.chain import chain_pass, from_url, layer_two_controls, own_query
-from convviz.ui.clicker import stage_bar, stage_words
+from convviz.ui.clicker import stage_bar, stage_heading, stage_words
 from convviz.ui.compute import CACHE, lean_sweep, shared_view
 from convviz.ui.controls import controls, page_config
 from convviz.ui.views import (
@@ -134,12 +132,7 @@ def two_layers(ctx):
     own = tuple(own_query().items())
     s = ChainSlice(ctx.n, ctx.k, ctx.c)
     stage = stage_bar(PAGE, ctx)
-    above = STAGE_PX if ctx.theme.show_secondary else STAGE_PRES_PX
-    ctx = replace(ctx, theme=ctx.theme.reserve(above))
-    if ctx.theme.show_secondary:
-        heading, caption = stage_words(stage, ctx)
-        st.markdown(f"## {LECTURE.number(stage)}. {heading}")
-        st.markdown(caption)
+    ctx = stage_heading(stage, ctx, STAGE_PX, STAGE_PRES_PX)
     if stage.view == "motion":
         motion_view(ctx, p, stage, s, own)
     elif stage.view == "sweep":

@@ -7,7 +7,7 @@ the URL's `step=`. A clicker's keys press these buttons (player.js is told their
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
@@ -184,6 +184,19 @@ def stage_words(stage: Stage, ctx: Context) -> tuple[str, str]:
     """(heading, caption) of a stage, for this layer and slice."""
     seen = Seen(ctx.spec, ctx.n, ctx.k, ctx.c)
     return stage.heading_for(seen), stage.caption_for(seen)
+
+
+def stage_heading(stage: Stage, ctx: Context, laptop_px: int, projector_px: int) -> Context:
+    """The stage's numbered heading and caption on a laptop (on a projector the stage bar says
+    where we are); the context with the space above the figure (the stage bar, the heading:
+    `laptop_px` or `projector_px`) taken from its screen."""
+    if ctx.theme.show_secondary:
+        heading, caption = stage_words(stage, ctx)
+        number = LECTURE.number(stage)
+        st.markdown(f"## {number}. {heading}" if number else f"## {heading}")
+        st.markdown(caption)
+    above = laptop_px if ctx.theme.show_secondary else projector_px
+    return replace(ctx, theme=ctx.theme.reserve(above))
 
 
 def page_nav(page: str, ctx: Context, *, keys: bool = True) -> None:
