@@ -53,8 +53,8 @@ check: lint
 # Everything but the browser in parallel; then the browser tests in one process (one server, one
 # Chromium). A run that collects no test fails (pytest's exit code 5 is not masked).
 test: lint chromium nginx
-	$(PYTEST) -n auto -m "not browser and not ($(CI_ONLY))"
-	$(PYTEST) -m "browser and not ($(CI_ONLY))"
+	$(PYTEST) -n auto -m "not browser and not ($(CI_ONLY))" --durations=10
+	$(PYTEST) -m "browser and not ($(CI_ONLY))" --durations=20
 
 # CI (.ci/run): `make test`, then the rest of the full matrices (every preset × page × size in
 # Chromium).

@@ -48,7 +48,13 @@ export default function ({ data, setStateValue }) {
     clearTimeout(timer);
     timer = setTimeout(measure, 250);
   };
-  const observer = new ResizeObserver(later);
+  let seenWidth = null;
+  const observer = new ResizeObserver((entries) => {
+    const width = Math.round(entries[entries.length - 1].contentRect.width);
+    if (width === seenWidth) return; // the column grew or shrank in height only: nothing to report
+    seenWidth = width;
+    later();
+  });
   const main = document.querySelector(MAIN);
   if (main) observer.observe(main);
   window.addEventListener("resize", later);
