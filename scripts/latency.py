@@ -40,6 +40,9 @@ from pathlib import Path
 from playwright.sync_api import Error, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a script: this checkout's convviz
+from convviz.render.plotly_adapter import probing  # noqa: E402
+
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
     "--no-sandbox",
@@ -58,10 +61,10 @@ CHANGE_MS = 20_000  # a control change or a click that never shows is reported a
 # The chart: the Forward animation's container if the page has one, else the first plotly chart.
 CHART = """(document.querySelector('.st-key-chart_forward .js-plotly-plot')
   || document.querySelector('.js-plotly-plot'))"""
-DRAWN = f"""() => {{ const gd = {CHART};
-  return !!(gd && gd._fullLayout && gd.querySelector('.main-svg')); }}"""
-CHART_PRINT = f"""() => {{ const gd = {CHART};
-  return gd && gd._fullLayout ? JSON.stringify(gd.data) : null; }}"""
+DRAWN = probing(f"""() => {{ const gd = {CHART};
+  return !!(gd && cvPlotly.drawn(gd) && gd.querySelector('.main-svg')); }}""")
+CHART_PRINT = probing(f"""() => {{ const gd = {CHART};
+  return gd && cvPlotly.drawn(gd) ? JSON.stringify(gd.data) : null; }}""")
 FORMULA_PRINT = (
     "() => Array.from(document.querySelectorAll('.katex')).map(e => e.textContent).join('|')"
 )
@@ -97,15 +100,13 @@ ARM = """([src, timeout, name = '__latency']) => {
 }"""
 
 # Page pixels and customdata of the clickable (invisible scatter) cells of the output panel y.
-Y_CELLS = f"""() => {{
-  const gd = {CHART}, b = gd.getBoundingClientRect(), fl = gd._fullLayout;
-  const ax = (name, k) => fl[(k + 'axis' + (name || '').slice(1))];
-  return gd._fullData.filter(t => t.customdata && t.customdata.length && t.customdata[0][0] === 'y')
-    .flatMap(t => t.customdata.map((cd, i) => {{
-      const X = ax(t.xaxis, 'x'), Y = ax(t.yaxis, 'y');
-      return [cd[1], cd[2], b.left + X._offset + X.l2p(t.x[i]), b.top + Y._offset + Y.l2p(t.y[i])];
-    }}));
-}}"""
+Y_CELLS = probing(f"""() => {{
+  const gd = {CHART}, axis = (name, k) => k + 'axis' + (name || '').slice(1);
+  return cvPlotly.traces(gd)
+    .filter(t => t.customdata && t.customdata.length && t.customdata[0][0] === 'y')
+    .flatMap(t => t.customdata.map((cd, i) => [cd[1], cd[2], ...cvPlotly.pagePoint(
+      gd, axis(t.xaxis, 'x'), axis(t.yaxis, 'y'), t.x[i], t.y[i])]));
+}}""")
 
 
 def free_port() -> int:

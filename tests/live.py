@@ -30,6 +30,8 @@ from playwright.sync_api import Browser, Page, WebSocket, expect
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from convviz.render.plotly_adapter import probing
+
 # A bound on how long a state may take to come, not a pause: every wait ends when its state is
 # there. Generous because a failure here costs a whole CI run, and a 2-core machine shared with
 # a benchmark draws a big layer's page in ~10 s.
@@ -51,6 +53,11 @@ SETTLED = """() => {
     return meta && meta.names.length === p.count && (!p.shown || p.shown() === p.current());
   });
 }"""
+
+
+# Page pixels of cell (row, col) on the given axes of the page's first plotly chart.
+CELL_XY = probing("""([xa, ya, row, col]) =>
+  cvPlotly.pagePoint(document.querySelector('.js-plotly-plot'), xa, ya, col, row)""")
 
 
 def settled(page: Page, timeout: float = SETTLE_MS) -> None:

@@ -18,11 +18,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from live import SETTLE_MS, asks_for_a_run, hover, is_settled, rerun, settled
+from live import CELL_XY, SETTLE_MS, asks_for_a_run, hover, is_settled, rerun, settled
 from live import goto as goto_settled
 from PIL import Image
 from playwright.sync_api import Page, expect
 
+from convviz.render.plotly_adapter import probing
 from convviz.render.theme import GREY_TERM
 
 pytestmark = pytest.mark.browser
@@ -43,13 +44,6 @@ ANIMATION = """() => {
   const r = window.__convviz;
   const p = r && [...r.players.values()].find(p => p.primary);
   return p ? [p.current(), p.count] : null;
-}"""
-
-# Page pixels of cell (row, col) on the given axes of the first plotly figure.
-CELL_XY = """([xa, ya, row, col]) => {
-  const gd = document.querySelector('.js-plotly-plot');
-  const b = gd.getBoundingClientRect(), X = gd._fullLayout[xa], Y = gd._fullLayout[ya];
-  return [b.left + X._offset + X.d2p(col), b.top + Y._offset + Y.d2p(row)];
 }"""
 
 # The text of the grey (vanishing) terms of each displayed formula, as KaTeX drew it (in the
@@ -105,13 +99,12 @@ CLIPPED_BUTTONS = """() => Array.from(document.querySelectorAll('button'))
 # of its grids are drawn. The renderer top-aligns them; more than ~0 means the figure was
 # squeezed into a narrower column and plotly shrank each square-celled grid about its own
 # centre (misaligned panels, blank bands). The channel grids (several rows) are left out.
-GRID_TOP_SPREAD = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+GRID_TOP_SPREAD = probing("""() => Array.from(document.querySelectorAll('.js-plotly-plot'))
   .filter(gd => gd.data.some(d => /:values$/.test(d.name || '')))
   .map(gd => {
-    const fl = gd._fullLayout;
-    const tops = Object.keys(fl).filter(k => /^yaxis\\d*$/.test(k)).map(k => fl[k]._offset);
+    const tops = cvPlotly.axisNames(gd, 'y').map(k => cvPlotly.axis(gd, k).start);
     return Math.round(Math.max(...tops) - Math.min(...tops));
-  })"""
+  })""")
 
 
 def layout_at_rest(page: Page) -> tuple[list, list]:
@@ -625,10 +618,11 @@ def share_link(page: Page) -> str:
 def figure_fingerprint(page: Page) -> dict:
     """What the figure shows: its traces' values, the animation's steps and position."""
     return page.evaluate(
-        """() => { const gd = document.querySelector('.js-plotly-plot');
-        return {data: JSON.stringify(gd.data.map(d => [d.name, d.z, d.text])),
-                frames: gd._transitionData._frames.length,
-                meta: JSON.stringify(gd.layout.meta)}; }"""
+        probing(
+            """() => { const gd = document.querySelector('.js-plotly-plot');
+            return {data: JSON.stringify(gd.data.map(d => [d.name, d.z, d.text])),
+                    frames: cvPlotly.frameCount(gd), meta: JSON.stringify(gd.layout.meta)}; }"""
+        )
     )
 
 

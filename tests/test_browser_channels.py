@@ -10,28 +10,29 @@ from live import hover, rerun, settled
 from playwright.sync_api import Page, expect
 from test_browser import assert_no_traceback, goto
 
+from convviz.render.plotly_adapter import probing
+
 pytestmark = pytest.mark.browser
 SHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "channels"  # screenshots
 # A grid's chart (its key holds the slice; a replaced one lingers marked stale for a moment).
 GRID = "[class*='st-key-tiles_{}_']:not([data-stale='true'])"
 
 # Page pixels of cell (row, col) of tile (tr, tc) in the grid chart whose key starts with `grid`.
-TILE_XY = """([grid, tr, tc, row, col]) => {
+TILE_XY = probing("""([grid, tr, tc, row, col]) => {
   const gd = document.querySelector(
     `[class*='st-key-tiles_${grid}_']:not([data-stale='true']) .js-plotly-plot`);
-  const L = gd._fullLayout, i = tr * (L.annotations.filter(a => a.xanchor === 'center').length)
-    + tc + 1, s = i === 1 ? '' : String(i);
-  const b = gd.getBoundingClientRect(), X = L['xaxis' + s], Y = L['yaxis' + s];
-  return [b.left + X._offset + X.d2p(col), b.top + Y._offset + Y.d2p(row)];
-}"""
+  const across = cvPlotly.annotations(gd).filter(a => a.xanchor === 'center').length;
+  const i = tr * across + tc + 1, s = i === 1 ? '' : String(i);
+  return cvPlotly.pagePoint(gd, 'xaxis' + s, 'yaxis' + s, col, row);
+}""")
 
 # The paper x of the selected-tile outline of a grid, and the domain of tile (tr, tc).
-OUTLINE = """([grid, i]) => {
+OUTLINE = probing("""([grid, i]) => {
   const gd = document.querySelector(
     `[class*='st-key-tiles_${grid}_']:not([data-stale='true']) .js-plotly-plot`);
-  const box = gd.layout.shapes[0], d = gd._fullLayout['xaxis' + (i === 1 ? '' : i)].domain;
+  const box = gd.layout.shapes[0], d = cvPlotly.axis(gd, 'xaxis' + (i === 1 ? '' : i)).domain;
   return box.x0 < d[0] && d[1] < box.x1;
-}"""
+}""")
 
 
 # Scrolls the block that holds the chart (Streamlit scrolls its main block, not the page) by dy

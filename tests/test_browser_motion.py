@@ -18,6 +18,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from convviz.presets import PRESETS, PRESETS_BY_KEY
 from convviz.render.grids import format_values
+from convviz.render.plotly_adapter import probing
 from convviz.render.theme import ACCENT
 from convviz.stages import forward_stages, layer
 
@@ -26,18 +27,14 @@ pytestmark = pytest.mark.browser
 PLAYER = "window.__convviz && window.__convviz.players.get('chart_stage_whole')"
 STATE = f"() => {{ const p = {PLAYER}; return p ? [p.current(), p.count] : null; }}"
 # what the chart draws of a trace at this moment: text at (x, y)
-DRAWN = """(name) => {
+DRAWN = probing("""(name) => {
   const gd = document.querySelector('.st-key-chart_stage_whole .js-plotly-plot');
-  const t = gd._fullData.find(d => d.name === name);  // decoded: data keeps typed-array specs
+  const t = cvPlotly.trace(gd, name);  // decoded: data keeps typed-array specs
   return [Array.from(t.x), Array.from(t.y), Array.from(t.text || [])];
-}"""
+}""")
 # what the SVG shows of a trace: its text nodes' contents (a node plotly dropped is not drawn)
-PAINTED = """(name) => {
-  const gd = document.querySelector('.st-key-chart_stage_whole .js-plotly-plot');
-  const g = [...gd.querySelectorAll('.scatterlayer .trace')]
-    .find(el => el.__data__ && el.__data__[0] && el.__data__[0].trace.name === name);
-  return g ? [...g.querySelectorAll('.textpoint text')].map(t => t.textContent) : null;
-}"""
+PAINTED = probing("""(name) => cvPlotly.paintedText(
+  document.querySelector('.st-key-chart_stage_whole .js-plotly-plot'), name)""")
 # the stage bar's buttons the player lit up: [text, state] of each ('now', 'done' or '')
 LIT = """() => [...document.querySelectorAll('.st-key-w_step button')]
   .map(b => [b.innerText.trim(), b.dataset.cvStage || ''])"""
@@ -281,12 +278,12 @@ def stage_ends():
     }
 
 
-SHOWN = """(axis) => {
+SHOWN = probing("""(axis) => {
   const p = [...window.__convviz.players.values()].find(p => p.primary);
   const gd = document.querySelector(`.st-key-${p.chart} .js-plotly-plot`);
-  return gd._fullData.filter(d => (d.name || '').startsWith('motion:') && d.xaxis === axis)
+  return cvPlotly.traces(gd).filter(d => (d.name || '').startsWith('motion:') && d.xaxis === axis)
     .map(d => [Array.from(d.x), Array.from(d.y), Array.from(d.text || [])]);
-}"""
+}""")
 PRIMARY = "() => { const p = [...window.__convviz.players.values()].find(p => p.primary); "
 
 
@@ -322,20 +319,20 @@ def test_each_stage_motion_plays_to_the_engines_stage(tab: Page, app_url):
 
 # --- presentation mode: the whole pass on a projector --------------------------------------------
 
-MEASURE = """() => {
+MEASURE = probing("""() => {
   const gd = document.querySelector('.st-key-chart_stage_whole .js-plotly-plot');
-  const fl = gd._fullLayout, box = el => { const r = el.getBoundingClientRect();
-                                             return [r.left, r.top, r.right, r.bottom]; };
-  const panels = Object.keys(fl).filter(k => /^xaxis\\d*$/.test(k)).map(k => {
-    const ax = fl[k], ya = fl[k.replace('x', 'y')];
-    return [ax._length / Math.abs(ax.range[1] - ax.range[0]), Math.abs(ya.range[1] - ya.range[0])];
+  const box = el => { const r = el.getBoundingClientRect();
+                      return [r.left, r.top, r.right, r.bottom]; };
+  const panels = cvPlotly.axisNames(gd, 'x').map(k => {
+    const ax = cvPlotly.axis(gd, k), ya = cvPlotly.axis(gd, k.replace('x', 'y'));
+    return [ax.length / Math.abs(ax.range[1] - ax.range[0]), Math.abs(ya.range[1] - ya.range[0])];
   });
-  const fonts = gd._fullData.filter(d => (d.name || '').startsWith('motion:') && d.text)
+  const fonts = cvPlotly.traces(gd).filter(d => (d.name || '').startsWith('motion:') && d.text)
     .map(d => d.textfont.size);
   const player = document.querySelector('.st-key-player_stage_whole');
   return {panels, fonts, chart: box(gd), player: box(player), height: innerHeight,
           notes: Array.from(gd.querySelectorAll('g.annotation')).map(box)};
-}"""
+}""")
 # rows of the tallest grid (the padded ∂L/∂y) that 48 px cells fit with the player on the screen
 FITS = {720: 7, 1080: 13}
 

@@ -19,6 +19,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from convviz.lecture import LECTURE
 from convviz.presets import PRESETS
+from convviz.render.plotly_adapter import probing
 
 pytestmark = pytest.mark.browser
 
@@ -67,15 +68,14 @@ STAGED = {
 
 # Geometry of the drawn page: every chart's box, its panels' cell size, its annotations' boxes,
 # the heatmaps' number sizes, the first player's box and the first export row's.
-MEASURE = """() => {
+MEASURE = probing("""() => {
   const box = el => { const r = el.getBoundingClientRect();
                       return [r.left, r.top, r.right, r.bottom]; };
   const charts = Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => {
-    const fl = gd._fullLayout;
-    const cells = Object.keys(fl).filter(k => /^xaxis\\d*$/.test(k)).map(k => {
-      const ax = fl[k], cols = Math.abs(ax.range[1] - ax.range[0]);
-      const ya = fl[k.replace('x', 'y')], rows = Math.abs(ya.range[1] - ya.range[0]);
-      return [ax._length / cols, cols, rows];
+    const cells = cvPlotly.axisNames(gd, 'x').map(k => {
+      const ax = cvPlotly.axis(gd, k), cols = Math.abs(ax.range[1] - ax.range[0]);
+      const ya = cvPlotly.axis(gd, k.replace('x', 'y')), rows = Math.abs(ya.range[1] - ya.range[0]);
+      return [ax.length / cols, cols, rows];
     });
     const fonts = gd.data.filter(d => d.type === 'heatmap' && d.text)
       .map(d => d.textfont && d.textfont.size);
@@ -90,7 +90,7 @@ MEASURE = """() => {
   return {charts, player: player ? box(player) : null, exports: exports ? box(exports) : null,
           height: window.innerHeight, width: window.innerWidth,
           rem: px(document.documentElement), formula: formula ? px(formula) : null};
-}"""
+}""")
 
 
 def _overlap(a, b) -> bool:

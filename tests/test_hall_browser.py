@@ -14,9 +14,11 @@ import re
 import signal
 
 import pytest
+from live import CELL_XY
 from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from convviz.render.plotly_adapter import probing
 from tests.halls import Hall
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
@@ -40,14 +42,9 @@ WATCH = """window.__csp = [];
 document.addEventListener('securitypolicyviolation', e => window.__csp.push(
   `${e.effectiveDirective} blocked ${e.blockedURI || 'inline'} (${e.sourceFile}:${e.lineNumber})`));
 """
-DRAWN = """() => { const figs = [...document.querySelectorAll('.js-plotly-plot')];
-  return figs.length > 0 && figs.every(gd => gd._fullLayout
-    && gd.querySelector('.heatmaplayer, .scatterlayer .trace, .layer-above image')); }"""
-CELL_XY = """([xa, ya, row, col]) => {
-  const gd = document.querySelector('.js-plotly-plot');
-  const b = gd.getBoundingClientRect(), X = gd._fullLayout[xa], Y = gd._fullLayout[ya];
-  return [b.left + X._offset + X.d2p(col), b.top + Y._offset + Y.d2p(row)];
-}"""
+DRAWN = probing("""() => { const figs = [...document.querySelectorAll('.js-plotly-plot')];
+  return figs.length > 0 && figs.every(gd => cvPlotly.drawn(gd)
+    && gd.querySelector('.heatmaplayer, .scatterlayer .trace, .layer-above image')); }""")
 ANIMATION = """() => { const r = window.__convviz;
   const p = r && [...r.players.values()].find(p => p.primary);
   return p ? p.current() : null; }"""

@@ -8,12 +8,16 @@ dataframe libraries before encoding it (~20 %). Here the JSON is made from the d
 `tests/test_plotly_adapter.py` compares it with plotly's own `to_dict` on every figure the pages
 draw and validates each the slow way. The one private plotly field this module sets (a figure's
 frames without validation, for tests' object view) is checked there too.
+
+Its browser side, for tests and scripts only: plotly_probe.js reads what plotly.js has drawn
+(`probing` hands it to a page function); no other file reads plotly's private fields.
 """
 
 from __future__ import annotations
 
 import base64
 from functools import cache, cached_property
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -23,6 +27,20 @@ import plotly.io as pio
 _TYPED = {"int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2", "int32": "i4",
           "uint32": "u4", "float32": "f4", "float64": "f8"}  # fmt: skip
 _PLAIN_KEYS = frozenset({"geojson", "layer", "layers", "range"})  # plotly sends these as lists
+
+
+PROBE_JS = Path(__file__).with_name("plotly_probe.js")
+
+
+@cache
+def _probe() -> str:
+    return PROBE_JS.read_text()
+
+
+def probing(page_function: str) -> str:
+    """`page_function` (for Playwright's evaluate or wait_for_function, taking one argument or
+    none) with plotly_probe.js's `cvPlotly` in its scope."""
+    return f"(arg) => {{\n{_probe()}\nreturn ({page_function})(arg);\n}}"
 
 
 class Figure:
