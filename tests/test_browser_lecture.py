@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from live import settled
 
 from convviz.lecture import LECTURE
 from convviz.presets import PRESETS_BY_KEY
@@ -123,7 +124,9 @@ def test_a_readers_reduced_motion_wins_no_autoplay_the_result(app_url, browser):
         settle(page)
         arrived(page, LECTURE.stage("dilate"))
         page.wait_for_function(f"() => ({STATE})().frame === ({STATE})().count - 1")
-        page.wait_for_timeout(300)  # would have moved on by a frame (110 ms) if it played
+        # an autoplay starts as the stage arrives (player.js), in the same task that shows the
+        # frame: at rest, a player that played would be playing or past the result
+        settled(page)
         state = page.evaluate(STATE)
         assert not state["playing"] and state["frame"] == state["count"] - 1
     finally:
