@@ -8,9 +8,10 @@ STAMP := $(VENV)/.installed
 PYTEST := $(PY) -m pytest
 # Why a test is slow, by marker (pyproject.toml; tests/conftest.py refuses an unmarked one):
 # browser (Chromium), server (a real server), encoder (ffmpeg, long GIFs), apptest (pages in
-# AppTest: `sample` picks a few for the quick tier), full (the rest of a matrix `make test` samples).
+# AppTest: `sample` picks a few for the quick tier), full (left to CI: the rest of a matrix
+# `make test` samples, the hall's kill tests, the measuring scripts' own runs).
 QUICK := (not browser and not server and not encoder and not apptest) or sample
-# the cases of the full matrices that `make test` leaves to CI
+# what `make test` leaves to CI
 CI_ONLY := full
 # pytest keeps its rewritten test modules in __pycache__: a rerun skips rewriting them again
 unexport PYTHONDONTWRITEBYTECODE

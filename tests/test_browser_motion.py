@@ -356,8 +356,8 @@ def whole_pass_problems(view: dict) -> list[str]:
 # The presets `make test` plays at each size (`make ci`: every preset, the others marked `full`):
 # the lecture's example at both, with a folding ring (reflect) and the biggest layer.
 WHOLE_SAMPLE = {
-    (1280, 720): ("recitation-s2", "reflect"),
-    (1920, 1080): ("recitation-s2", "qa-channels"),
+    (1280, 720): ("recitation-s2",),
+    (1920, 1080): ("qa-channels",),
 }
 
 

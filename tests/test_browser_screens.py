@@ -27,8 +27,8 @@ SIZES = ((1280, 720), (1920, 1080))
 # The presets `make test` draws at each size: the lecture's example and the biggest layer (100×100,
 # 10 filters) on the laptop-sized projector; the default and a multi-channel layer on the big one.
 SAMPLE = {
-    (1280, 720): ("recitation-s2", "qa-channels"),
-    (1920, 1080): ("classroom", "channels-small"),
+    (1280, 720): ("recitation-s2",),
+    (1920, 1080): ("classroom",),
 }
 
 

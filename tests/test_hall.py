@@ -165,6 +165,7 @@ def test_the_processes_share_the_cookie_secret_kept_beside_the_pids(hall):
 
 
 @pytest.mark.server
+@pytest.mark.full  # the hall's kill test: `make ci` (45 s of a 2-core machine)
 def test_a_killed_process_restarts_alone_while_its_sessions_move_on(tmp_path):
     """Two processes under a short load (scripts/load.py through nginx); one is killed: its
     sessions reconnect and rebuild their view from their URL, the other keeps serving, the

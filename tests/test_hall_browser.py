@@ -145,6 +145,7 @@ def test_presentation_mode_draws_under_the_policy(tab: Page, hall):
     assert_clean(tab, "Input gradient, presentation mode")
 
 
+@pytest.mark.full  # the hall's kill test in Chromium: `make ci` (30 s)
 def test_a_browser_whose_process_dies_goes_on_on_the_other(browser, browser_context_args, tmp_path):
     """Its page reconnects to the other process (a fresh session, from the URL) and its pin
     follows it there: once the dead process is started again and back in nginx's rotation, the

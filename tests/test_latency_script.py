@@ -11,7 +11,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # Chromium present (else a skip, or in CI a failure): the fixture the browser tests use. The
 # script starts its own two servers and Chromium: `browser` (which allows the servers).
-pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("browser_type_launch_args")]
+# A measuring tool's own test: `make ci` runs it (`full`), `make test` leaves it out.
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.full,
+    pytest.mark.usefixtures("browser_type_launch_args"),
+]
 
 
 def latency(*flags: str) -> str:
