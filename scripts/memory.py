@@ -23,7 +23,8 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]  # run as a script: this checkout's convviz
-from load import Server, Session, tree  # noqa: E402
+from load_class import Session  # noqa: E402
+from load_measure import Server, tree  # noqa: E402
 from rerun_bench import BIG, CUSTOM  # noqa: E402
 
 from convviz.spec import ConvSpecError  # noqa: E402

@@ -24,7 +24,8 @@ import pytest
 from tests.halls import HALL, NGINX, ROOT, Hall, alive, environ, free_port, need_nginx
 
 sys.path.insert(0, str(ROOT / "deploy"))
-import hall as recipe
+import hall_nginx
+import hall_supervisor
 
 HEADERS = {
     "X-Frame-Options": "SAMEORIGIN",
@@ -42,7 +43,7 @@ def csp_of(headers) -> dict[str, list[str]]:
 
 
 def test_the_upstream_list_is_written_from_the_process_count(tmp_path):
-    site = recipe.render_site([9001, 9002, 9003], "127.0.0.1", 8123)
+    site = hall_nginx.render_site([9001, 9002, 9003], "127.0.0.1", 8123)
     rules = "\n".join(line.split("#")[0] for line in site.splitlines())  # without comments
     blocks = dict(re.findall(r"upstream (\w+) \{(.*?)\}", rules, re.S))
     servers = {name: re.findall(r"server 127\.0\.0\.1:(\d+)( backup)?", body)
@@ -55,20 +56,20 @@ def test_the_upstream_list_is_written_from_the_process_count(tmp_path):
     assert '"~:9003$" "convviz_affinity=p3; ' in rules  # answered by 9003 → pinned to p3
     assert "listen 127.0.0.1:8123;" in rules and "ip_hash" not in rules
     assert "@" not in rules
-    assert recipe.upstream_ports(8501, 3) == [8501, 8502, 8503]
+    assert hall_nginx.upstream_ports(8501, 3) == [8501, 8502, 8503]
     need_nginx()
     (tmp_path / "convviz.conf").write_text(site)
-    (tmp_path / "nginx.conf").write_text(recipe.render_main(tmp_path))
+    (tmp_path / "nginx.conf").write_text(hall_nginx.render_main(tmp_path))
     for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
         (tmp_path / "tmp" / kind).mkdir(parents=True)
     test = subprocess.run(
-        [NGINX, "-t", *recipe.nginx_paths(tmp_path)], capture_output=True, text=True
+        [NGINX, "-t", *hall_nginx.nginx_paths(tmp_path)], capture_output=True, text=True
     )
     assert test.returncode == 0, test.stderr
 
 
 def test_the_policy_allows_only_the_apps_own_origin():
-    site = recipe.render_site([9001], "127.0.0.1", 8123)
+    site = hall_nginx.render_site([9001], "127.0.0.1", 8123)
     policy = re.search(r'add_header Content-Security-Policy "([^"]+)" always;', site).group(1)
     csp = {d.split()[0]: d.split()[1:] for d in policy.split(";") if d.strip()}
     assert csp["default-src"] == ["'self'"]
@@ -205,7 +206,7 @@ def test_a_killed_process_restarts_alone_while_its_sessions_move_on(tmp_path):
         # the supervisor starts it again, on its port, alone
         def restarted() -> bool:
             now = hall.streamlit()
-            return now.get(victim) not in (None, before[victim]) and recipe.answers(
+            return now.get(victim) not in (None, before[victim]) and hall_supervisor.answers(
                 f"http://127.0.0.1:{victim}/_stcore/health"
             )
 
@@ -276,7 +277,7 @@ def test_start_daemon_status_and_stop(tmp_path):
     while time.monotonic() < deadline and any(alive(pid) for pid in pids):
         time.sleep(0.1)
     assert not [pid for pid in pids if alive(pid)]
-    assert recipe.port_free("127.0.0.1", port)
+    assert hall_supervisor.port_free("127.0.0.1", port)
 
 
 def test_hall_help_and_bad_arguments():
