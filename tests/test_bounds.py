@@ -4,7 +4,6 @@ draws is computed, and a layer beyond the work budget is refused with the reason
 from __future__ import annotations
 
 import threading
-import time
 import tracemalloc
 
 import numpy as np
@@ -45,15 +44,20 @@ def test_a_value_larger_than_the_budget_is_returned_not_kept():
 
 def test_one_computation_per_key_when_sessions_ask_at_once():
     cache, calls = ByteCache(10 * MB), []
+    entered, release = threading.Event(), threading.Event()
 
     def make():
         calls.append(1)
-        time.sleep(0.05)
+        entered.set()
+        release.wait(30)  # the others ask while it is being made (or just after: kept by then)
         return np.ones(10)
 
     threads = [threading.Thread(target=cache.get, args=("k", make)) for _ in range(8)]
-    for t in threads:
+    threads[0].start()
+    assert entered.wait(30)
+    for t in threads[1:]:
         t.start()
+    release.set()
     for t in threads:
         t.join()
     assert len(calls) == 1

@@ -132,10 +132,10 @@ class ByteCache:
                     return self._entries[key][0]
             try:
                 value = make()
+                self._put(key, value)  # kept before the key is free: no one makes it twice
             finally:
                 with self._lock:
                     self._making.pop(key, None)
-            self._put(key, value)
             return value
 
     def _put(self, key: Hashable, value) -> None:
