@@ -140,7 +140,9 @@ class Session(Tab):
         if kind not in ("slider", "number_input"):
             raise ValueError(f"control {self.args.control!r} is a {kind}; use a slider or number")
         now = int(proto.value[0] if kind == "slider" else proto.value)
-        lo, hi = int(proto.min), min(int(proto.max), int(proto.min) + 999)
+        bounded = kind == "slider" or proto.has_min  # a number input without a minimum: from 0
+        lo = int(proto.min) if bounded else 0
+        hi = min(int(proto.max) if kind == "slider" or proto.has_max else lo + 999, lo + 999)
         value = self.rng.choice([v for v in range(lo, hi + 1) if v != now])
         state = self.number(self.args.control, value)
         key = state.id.split("-", 2)[-1]
