@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from browser_helpers import assert_no_traceback, goto
 from live import hover, rerun, settled
 from playwright.sync_api import Page, expect
-from test_browser import assert_no_traceback, goto
 
 from convviz.render.plotly_adapter import probing
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
+from browser_helpers import assert_no_traceback
 from live import goto, rerun
 from playwright.sync_api import Page, expect
-from test_browser import assert_no_traceback
 
 pytestmark = pytest.mark.browser
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from browser_helpers import assert_no_traceback
 from live import SETTLE_MS, goto, open_tab, rerun
 from playwright.sync_api import Browser, Page, expect
-from test_browser import assert_no_traceback
 
 from convviz.ui.controls import PAGES as APP_PAGES
 

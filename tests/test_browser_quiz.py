@@ -4,9 +4,9 @@ an entry of M lighting the cells it links (what AppTest cannot simulate)."""
 from __future__ import annotations
 
 import pytest
+from browser_helpers import assert_no_traceback, click_cell, goto
 from live import rerun, settled
 from playwright.sync_api import Page, expect
-from test_browser import assert_no_traceback, click_cell, goto
 
 from convviz import quiz
 from convviz.presets import PRESETS_BY_KEY
