@@ -248,6 +248,7 @@ def test_number_fields_show_their_numbers_and_refuse_empty_or_out_of_range(tab: 
 def test_a_refused_value_is_said_at_the_projectors_size(tab: Page, app_url):
     """Presentation mode: a refused field's toast was 14 px text beside 21.6 px page text, and at
     the page's size it wrapped into a box cut to "view more"; now one line at the page's size."""
+    tab.set_viewport_size({"width": 1280, "height": 720})  # the projector's
     goto(tab, f"{app_url}/Forward?preset=recitation-s2&pres=1")
     tab.get_by_test_id("stExpandSidebarButton").click()
     field = tab.get_by_label("Input height")
