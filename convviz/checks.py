@@ -16,10 +16,12 @@ import numpy as np
 from convviz import reference
 from convviz.chain import TwoLayerPass
 from convviz.conv import conv2d
-from convviz.learn import Loss, Run, Step, mse_loss
+from convviz.learn import Step
+from convviz.loss import Loss, mse_loss
 from convviz.ops import source_index
 from convviz.spec import TORCH_PAD_MODES, ConvSpec
 from convviz.stages import Layer
+from convviz.training import Run
 
 TOLERANCE = 1e-9  # relative: all four checks are exact up to floating-point rounding
 FD_STEP = 1e-3

@@ -14,11 +14,13 @@ from functools import cache
 import numpy as np
 
 from convviz.chain import TwoLayerSpec
-from convviz.learn import MAX_LR, MAX_MOMENTUM, MAX_STEPS, REDUCTIONS, TARGET_SOURCES
+from convviz.learn import MAX_LR, MAX_MOMENTUM
 from convviz.lecture import LECTURE, PLAYBACK, Lecture
+from convviz.loss import REDUCTIONS, TARGET_SOURCES
 from convviz.presets import DEFAULT_PRESET, PRESETS_BY_KEY, Preset
 from convviz.spec import PADDING_MODES, PADDING_WORDS, ConvSpec, ConvSpecError, parse_padding
 from convviz.text import MINUS, count, echo
+from convviz.training import MAX_STEPS
 from convviz.values import (
     DRAW,
     DRAWS,

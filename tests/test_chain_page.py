@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from convviz.chain import two_layer_pass
-from convviz.learn import layer_macs
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.chain_story import (
     GAP,
@@ -39,6 +38,7 @@ from convviz.state import (
     preset_state,
     values_of,
 )
+from convviz.training import layer_macs
 
 
 def chain_of(preset: str = "recitation-s2", **own):

@@ -13,10 +13,11 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
-from convviz import learn
+from convviz import learn, training
 from convviz.export.learn_snippet import numpy_training_snippet, torch_training_snippet
 from convviz.export.video import gif_frames, mp4_bytes
 from convviz.lesson import Lesson, Settings, lesson
+from convviz.loss import TARGET_SOURCES
 from convviz.render import static
 from convviz.render.learning import loss_curve_static, run_gif, step_panels
 from convviz.spec import ConvSpecError
@@ -69,7 +70,7 @@ def _take_rate() -> None:
 def _take_steps() -> None:
     value = st.session_state["w_steps"]
     try:
-        _set("steps", learn.check_steps(value if value is None else int(value)))
+        _set("steps", training.check_steps(value if value is None else int(value)))
     except ConvSpecError as exc:
         _refuse(f"Steps refused: {exc}")
 
@@ -147,7 +148,11 @@ def learn_controls(ctx: Context) -> None:
             help="0: plain SGD; 0.9 the usual choice",
         )
         st.number_input(
-            "Steps", key="w_steps", on_change=_take_steps, step=10, help=f"1 to {learn.MAX_STEPS}"
+            "Steps",
+            key="w_steps",
+            on_change=_take_steps,
+            step=10,
+            help=f"1 to {training.MAX_STEPS}",
         )
         ss.setdefault(LOG_SCALE, True)
         st.toggle("log scale", key=LOG_SCALE, help="The loss curve on a log scale")
@@ -173,7 +178,7 @@ def settings_of(ctx: Context) -> tuple[Settings, list[str]]:
     state, spec = ctx.state, ctx.spec
     notes = []
     target = state["tgt"]
-    if target in learn.TARGET_SOURCES[2:] and named_kernel(target, spec.kernel_size) is None:
+    if target in TARGET_SOURCES[2:] and named_kernel(target, spec.kernel_size) is None:
         notes.append(
             f"The {target} kernel is not {shape_text(spec.kernel_size)} like this "
             "layer's: the target is made with the box kernel"
@@ -191,7 +196,7 @@ def settings_of(ctx: Context) -> tuple[Settings, list[str]]:
                 f"{shape_text(spec.output_shape)}); until then the target is random"
             )
             target = "random"
-    steps, most = state["steps"], learn.max_steps(spec, MAX_MACS)
+    steps, most = state["steps"], training.max_steps(spec, MAX_MACS)
     if steps > most >= 1:
         notes.append(
             f"{steps} steps of this layer are beyond the app's work limit: {most} steps are taken"
