@@ -5,8 +5,8 @@ from dataclasses import replace
 import streamlit as st
 
 from convviz import checks
+from convviz.fields import CHAIN_DEFAULTS
 from convviz.spec import ConvSpecError
-from convviz.state import CHAIN_DEFAULTS
 from convviz.ui.chain import LAST, chain_pass_of
 from convviz.ui.compute import compute_layer
 from convviz.ui.controls import controls, page_config

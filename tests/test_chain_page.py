@@ -8,6 +8,14 @@ import numpy as np
 import pytest
 
 from convviz.chain import two_layer_pass
+from convviz.fields import (
+    CHAIN_DEFAULTS,
+    CHAIN_FIELDS,
+    PAGE_FIELDS,
+    URL_FIELDS,
+    parse_field,
+    preset_state,
+)
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.chain_story import (
     GAP,
@@ -26,18 +34,7 @@ from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.theme import GATE_COLOR, THEME, theme_for
 from convviz.spec import ConvSpec, ConvSpecError
-from convviz.state import (
-    CHAIN_DEFAULTS,
-    CHAIN_FIELDS,
-    MAX_MACS,
-    PAGE_FIELDS,
-    URL_FIELDS,
-    chain_spec,
-    chain_values,
-    parse_field,
-    preset_state,
-    values_of,
-)
+from convviz.state import MAX_MACS, chain_spec, chain_values, values_of
 from convviz.training import layer_macs
 
 

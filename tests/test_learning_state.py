@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from convviz import learn, loss, training
-from convviz.state import DEFAULTS, FIELDS, from_query, parse_field, to_query
+from convviz.fields import DEFAULTS, FIELDS, parse_field
+from convviz.state import from_query, to_query
 
 LEARN_FIELDS = ("lr", "steps", "mom", "tgt", "red", "t")
 

@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 
 from convviz import learn
+from convviz.fields import preset_state
 from convviz.lesson import Settings, largest_curvature_bound, lesson, safe_rate
 from convviz.loss import REDUCTIONS
 from convviz.presets import PRESETS_BY_KEY
@@ -25,7 +26,7 @@ from convviz.render.learning import (
     step_motion,
     step_panels,
 )
-from convviz.state import preset_state, values_of
+from convviz.state import values_of
 from convviz.text import number
 
 

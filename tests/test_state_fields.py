@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from convviz.presets import DEFAULT_PRESET, PRESETS
-from convviz.state import (
+from convviz.fields import (
     DEFAULTS,
     EDITABLE,
     FIELDS,
@@ -13,10 +12,10 @@ from convviz.state import (
     PAD_KINDS,
     SOURCE_FIELDS,
     VALUE_FIELDS,
-    from_query,
     preset_state,
-    to_query,
 )
+from convviz.presets import DEFAULT_PRESET, PRESETS
+from convviz.state import from_query, to_query
 from convviz.ui import controls
 
 # The sets as they were written by hand before FIELDS owned them: a change to a field's role that

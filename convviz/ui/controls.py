@@ -16,6 +16,15 @@ import pandas  # noqa: F401  (see below)
 import plotly.graph_objects as go
 import streamlit as st
 
+from convviz.fields import (
+    DEFAULTS,
+    FIELDS,
+    KERNEL_CHOICES,
+    LAYER_FIELDS,
+    PAD_KINDS,
+    READER_FIELDS,
+    preset_state,
+)
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grids import PLOTLY_CONFIG
 from convviz.render.plotly_adapter import Figure, sent
@@ -23,18 +32,11 @@ from convviz.render.theme import Theme, theme_for
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer
 from convviz.state import (
-    DEFAULTS,
-    FIELDS,
-    KERNEL_CHOICES,
-    LAYER_FIELDS,
-    PAD_KINDS,
-    READER_FIELDS,
     clip_slice,
     drop_misfit_edits,
     from_query,
     picked_slice,
     preset_of,
-    preset_state,
     selection_of,
     slice_of,
     spec_of,

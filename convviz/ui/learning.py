@@ -1,6 +1,6 @@
 """The Learning page's controls and its lesson: the rate, momentum, steps, target and reduction.
 
-They live in the state (URL fields lr, mom, steps, tgt, red, t: `convviz.state`) like every
+They live in the state (URL fields lr, mom, steps, tgt, red, t: `convviz.fields`) like every
 other control; a value that cannot work is refused with a short message and the last valid one
 kept. The lesson itself is the engine's (`convviz.lesson`), computed once per layer and settings.
 """
@@ -16,19 +16,13 @@ import streamlit as st
 from convviz import learn, training
 from convviz.export.learn_snippet import numpy_training_snippet, torch_training_snippet
 from convviz.export.video import gif_frames, mp4_bytes
+from convviz.fields import FIELDS, VALUE_FIELDS, decode_array, encode_array, number_text
 from convviz.lesson import Lesson, Settings, lesson
 from convviz.loss import TARGET_SOURCES
 from convviz.render import static
 from convviz.render.learning import loss_curve_static, run_gif, step_panels
 from convviz.spec import ConvSpecError
-from convviz.state import (
-    FIELDS,
-    MAX_MACS,
-    VALUE_FIELDS,
-    decode_array,
-    encode_array,
-    number_text,
-)
+from convviz.state import MAX_MACS
 from convviz.text import echo, number, shape_text
 from convviz.ui.compute import _cached, compute_layer, layer_inputs
 from convviz.ui.controls import STATE, Context
