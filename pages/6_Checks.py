@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from convviz import checks
+from convviz import checks, learn_checks
 from convviz.fields import CHAIN_DEFAULTS
 from convviz.spec import ConvSpecError
 from convviz.ui.chain import LAST, chain_pass_of
@@ -47,7 +47,7 @@ def two_layer_check_for(key: tuple, own: tuple) -> checks.Check:
         "between"
     )
     try:
-        check = checks.two_layer_check(chain_pass_of(key, own))
+        check = learn_checks.two_layer_check(chain_pass_of(key, own))
         return replace(check, note=f"{layer_2}; {check.note}")
     except ConvSpecError as exc:
         name, claim = "Finite differences through both layers", "the two-layer loss's slopes"
