@@ -6,7 +6,7 @@ import streamlit as st
 
 from convviz.formulas import Formula, input_grad_formula
 from convviz.lecture import INPUT_PAGE, LECTURE, Stage
-from convviz.render.grids import panels_figure
+from convviz.render.grid_figure import panels_figure
 from convviz.render.input_story import (
     PANELS,
     Focus,

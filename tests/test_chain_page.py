@@ -29,7 +29,7 @@ from convviz.render.chain_story import (
     weight_panels,
 )
 from convviz.render.geometry import DIGIT_EM
-from convviz.render.grids import panels_figure
+from convviz.render.grid_figure import panels_figure
 from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.theme import GATE_COLOR, THEME, theme_for

@@ -12,7 +12,8 @@ import pytest
 from matplotlib.path import Path
 
 from convviz.render import animation_frames, geometry, grids, selection, sweep_animations
-from convviz.render.grids import format_value, panels_figure
+from convviz.render.grid_figure import panels_figure
+from convviz.render.grids import format_value
 from convviz.render.panel import Panel
 from convviz.render.theme import (
     DILATION_COLOR,

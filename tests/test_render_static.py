@@ -27,7 +27,8 @@ from convviz.render import (
     static_panel,
     sweep_animations,
 )
-from convviz.render.grids import format_value, panels_figure
+from convviz.render.grid_figure import panels_figure
+from convviz.render.grids import format_value
 from convviz.render.input_story import input_grad_animation
 from convviz.render.panel import Panel
 from convviz.render.selection import GIF_FRAMES

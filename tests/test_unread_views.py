@@ -12,7 +12,7 @@ from matplotlib.collections import LineCollection
 from convviz.export import latex
 from convviz.export.story import Story
 from convviz.render import static
-from convviz.render.grids import panels_figure
+from convviz.render.grid_figure import panels_figure
 from convviz.render.motion import legend_items
 from convviz.render.static_legend import LEGEND_WORDS, legend_marks
 from convviz.render.stories import feeds_text, overview_panels, unread_text

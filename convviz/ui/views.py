@@ -18,7 +18,8 @@ from convviz.render import static, static_gif
 from convviz.render.animation_frames import cell_lines, player_meta, writes_captions
 from convviz.render.animation_frames import formula_lines as formula_lines_of
 from convviz.render.geometry import NARROW_PX
-from convviz.render.grids import PLOTLY_CONFIG, format_values, panels_figure
+from convviz.render.grid_figure import panels_figure
+from convviz.render.grids import PLOTLY_CONFIG, format_values
 from convviz.render.panel import Panel
 from convviz.render.selection import close_up as close_up_panel
 from convviz.render.selection import zoom_panels
