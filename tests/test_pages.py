@@ -39,8 +39,8 @@ from convviz.fields import KERNEL_CHOICES
 from convviz.presets import PRESETS, PRESETS_BY_KEY
 from convviz.render.theme import THEME, theme_for
 from convviz.ui.compute import MAX_SCATTER_STEPS
-from convviz.ui.controls import CHANNELS_OPEN
 from convviz.ui.controls import PAGES as APP_PAGES
+from convviz.ui.sidebar import CHANNELS_OPEN
 
 pytestmark = pytest.mark.apptest  # every page × preset and every control, in AppTest
 

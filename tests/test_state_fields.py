@@ -16,7 +16,7 @@ from convviz.fields import (
 )
 from convviz.presets import DEFAULT_PRESET, PRESETS
 from convviz.state import from_query, to_query
-from convviz.ui import controls
+from convviz.ui import sidebar
 
 # The sets as they were written by hand before FIELDS owned them: a change to a field's role that
 # moves a field in or out of a set (and so the cache key, 'custom' or the edits' reset) shows here.
@@ -53,8 +53,8 @@ def test_pad_kinds_are_explicit_then_the_engines_words():
     assert PAD_KINDS == ("explicit", "valid", "same", "full")
 
 
-def test_controls_use_the_state_sets():
-    assert controls.LAYER_FIELDS is LAYER_FIELDS
+def test_the_sidebar_uses_the_state_sets():
+    assert sidebar.LAYER_FIELDS is LAYER_FIELDS
 
 
 @pytest.mark.parametrize("p", PRESETS, ids=lambda p: p.key)

@@ -30,15 +30,9 @@ from convviz.sweeps import Sweep
 from convviz.text import grey, number
 from convviz.ui.clicker import mount, page_nav, stage_id
 from convviz.ui.compute import formula_at, shared_view
-from convviz.ui.controls import (
-    STATE,
-    Context,
-    converted,
-    share_link,
-    sidebar,
-    with_selection,
-)
+from convviz.ui.controls import STATE, Context, converted, share_link, with_selection
 from convviz.ui.player import player
+from convviz.ui.sidebar import sidebar
 
 _grey = partial(grey, color=GREY_TERM)  # a vanishing term, readable on white (KaTeX: a hex)
 
