@@ -15,12 +15,13 @@ from convviz.render.input_story import (
     mask_panels,
     scatter_panels,
     stage_motion,
+    unread_text,
 )
 from convviz.render.motion import gif_fits
 from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import centre, feeding_cells, opening
-from convviz.render.stories import followed_only, unread_text, written_out
+from convviz.render.stories import followed_only, written_out
 from convviz.render.sweep_animations import scatter_figure
 from convviz.ui.clicker import page_stages, stage_bar, stage_heading, stage_words
 from convviz.ui.compute import (

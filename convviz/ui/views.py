@@ -20,10 +20,10 @@ from convviz.render.animation_frames import formula_lines as formula_lines_of
 from convviz.render.geometry import NARROW_PX
 from convviz.render.grid_figure import panels_figure
 from convviz.render.grids import PLOTLY_CONFIG, format_values
+from convviz.render.input_story import unread_text
 from convviz.render.panel import Panel
 from convviz.render.selection import close_up as close_up_panel
 from convviz.render.selection import zoom_panels
-from convviz.render.stories import unread_text
 from convviz.render.sweep_animations import sweep_figure
 from convviz.render.theme import GREY_TERM
 from convviz.sweeps import Sweep
