@@ -5,7 +5,7 @@ from functools import partial
 import streamlit as st
 
 from convviz.presets import PRESETS_BY_KEY
-from convviz.render.grids import panels_figure
+from convviz.render.grid_figure import panels_figure
 from convviz.render.stories import overview_panels, shape_rows
 from convviz.state import to_query
 from convviz.ui.compute import reference_check, shared_view

@@ -3,8 +3,8 @@
 Prints median wall times (ms) of conv2d, conv2d_input, conv2d_weight and conv2d_bias, their total
 (median, and best of the runs: the machine is shared), PyTorch's total when torch is installed, the
 plain loop reference on one case, the peak extra memory of each call, the sweeps' build time, and
-a 200-step training run (convviz.learn) on the recitation's stride-2 layer and the classroom preset
-(and on qa-channels, as many steps as the app's work limit allows).
+a 200-step training run (convviz.training) on the recitation's stride-2 layer and the classroom
+preset (and on qa-channels, as many steps as the app's work limit allows).
 By default the engine runs as a library does (OpenBLAS's own threads); `--server` runs it as the
 app's server does (BLAS pinned to one thread once, large work split over two threads; see
 convviz/_threads.py). The header says which.
@@ -28,8 +28,10 @@ from convviz import (
     conv2d_input,
     conv2d_weight,
     learn,
+    loss,
     stages,
     sweeps,
+    training,
 )
 from convviz.presets import PRESETS_BY_KEY
 from convviz.reference import conv2d_loop
@@ -186,13 +188,13 @@ def train_timing(repeats: int) -> None:
         p = PRESETS_BY_KEY[key]
         spec, (x, w) = p.spec(), p.values()
         source = "sobel x" if spec.kernel_size == (3, 3) else "random"
-        target = learn.make_target(spec, x, source).t
+        target = loss.make_target(spec, x, source).t
         curvature = learn.curvature(spec, x)
         lr = 1e-8 if curvature is None else 0.4 * curvature.critical_lr(0.9)
-        steps = learn.max_steps(spec, MAX_MACS)
+        steps = training.max_steps(spec, MAX_MACS)
 
         def run(spec=spec, x=x, w=w, target=target, lr=lr, steps=steps):
-            return learn.train(spec, x, w, None, target, lr, steps, momentum=0.9)
+            return training.train(spec, x, w, None, target, lr, steps, momentum=0.9)
 
         ms = median_ms(run, max(3, repeats // 10))
         tracemalloc.start()

@@ -16,13 +16,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from convviz.conv import conv2d
-from convviz.learn import (
+from convviz.learn import layer_params
+from convviz.loss import (
     Loss,
     Target,
     check_reduction,
     checked_array,
-    layer_macs,
-    layer_params,
     mse_loss,
     random_target,
     target_kernel,
@@ -36,6 +35,7 @@ from convviz.stages import (
     weight_grad_stages,
 )
 from convviz.text import shape_text
+from convviz.training import layer_macs
 from convviz.values import NAMED_KERNELS
 
 

@@ -9,7 +9,7 @@ them: Forward → the input gradient's six stages → the whole backward pass �
 is its place on its page, never written by hand.
 
 Everything that orders or names the story reads this table: the pages and their stage bar, the
-URL's `step=` range (`convviz.state`), the clicker's keys, every export (PNG/SVG/GIF/MP4/HTML/.tex/
+URL's `step=` range (`convviz.fields`), the clicker's keys, every export (PNG/SVG/GIF/MP4/HTML/.tex/
 PDF/CLI) and the offline lecture. What a stage draws is the renderers' (`render.lecture_views`);
 adding a stage is a row here and the code that draws its picture.
 

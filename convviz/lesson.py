@@ -1,7 +1,8 @@
 """One layer's learning lesson: its target, one gradient step and a training run, from settings.
 
 The Learning page, its exports and its tests read this record; every number in it is
-`convviz.learn`'s. Engine layer: NumPy and the standard library only.
+`convviz.loss`'s, `convviz.learn`'s or `convviz.training`'s. Engine layer: NumPy and the
+standard library only.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import numpy as np
 
 from convviz import learn
 from convviz.fastpath import forward_padded
+from convviz.loss import Target, make_target
 from convviz.ops import pad
 from convviz.spec import ConvSpec, ConvSpecError
+from convviz.training import Run, train
 
 
 @dataclass(frozen=True)
@@ -49,11 +52,11 @@ class Lesson:
     """The target, the rate used, the loss's curvature, one step from w and a run of steps."""
 
     settings: Settings
-    target: learn.Target
+    target: Target
     lr: float
     curvature: learn.Curvature | None
     step: learn.Step
-    run: learn.Run
+    run: Run
 
     @property
     def auto_rate(self) -> bool:
@@ -117,7 +120,7 @@ def lesson(
     x : (N, C_in, H, W); w : (C_out, C_in, kH, kW); y : the layer's output (for the random
     target, drawn as the app's `gout=mse` draws it).
     """
-    target = learn.make_target(spec, x, settings.target, seed=seed, values=settings.typed, y=y)
+    target = make_target(spec, x, settings.target, seed=seed, values=settings.typed, y=y)
     curv = learn.curvature(spec, x, reduction=settings.reduction)
     if settings.lr is not None:
         lr = settings.lr
@@ -128,7 +131,7 @@ def lesson(
     step = learn.learning_step(
         spec, x, w, None, target.t, lr, momentum=settings.momentum, reduction=settings.reduction
     )
-    run = learn.train(
+    run = train(
         spec,
         x,
         w,

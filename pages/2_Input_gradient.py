@@ -6,7 +6,7 @@ import streamlit as st
 
 from convviz.formulas import Formula, input_grad_formula
 from convviz.lecture import INPUT_PAGE, LECTURE, Stage
-from convviz.render.grids import panels_figure
+from convviz.render.grid_figure import panels_figure
 from convviz.render.input_story import (
     PANELS,
     Focus,
@@ -15,12 +15,13 @@ from convviz.render.input_story import (
     mask_panels,
     scatter_panels,
     stage_motion,
+    unread_text,
 )
 from convviz.render.motion import gif_fits
 from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.selection import centre, feeding_cells, opening
-from convviz.render.stories import followed_only, unread_text, written_out
+from convviz.render.stories import followed_only, written_out
 from convviz.render.sweep_animations import scatter_figure
 from convviz.ui.clicker import page_stages, stage_bar, stage_heading, stage_words
 from convviz.ui.compute import (

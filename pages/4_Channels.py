@@ -6,7 +6,7 @@ import streamlit as st
 
 from convviz.lecture import CHANNELS_PAGE, LECTURE, Seen
 from convviz.render.channels import heatmap_grid, oriented
-from convviz.render.grids import panels_figure
+from convviz.render.grid_figure import panels_figure
 from convviz.render.selection import zoom_panels
 from convviz.render.stories import (
     channel_grids,

@@ -11,7 +11,8 @@ from convviz.matrix import (
     transpose_difference,
     transpose_plan,
 )
-from convviz.render.grids import PLOTLY_CONFIG, panels_figure
+from convviz.render.grid_figure import panels_figure
+from convviz.render.grids import PLOTLY_CONFIG
 from convviz.render.matrix_view import (
     SECTIONS,
     app_selection,

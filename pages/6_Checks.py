@@ -4,9 +4,9 @@ from dataclasses import replace
 
 import streamlit as st
 
-from convviz import checks
+from convviz import checks, learn_checks
+from convviz.fields import CHAIN_DEFAULTS
 from convviz.spec import ConvSpecError
-from convviz.state import CHAIN_DEFAULTS
 from convviz.ui.chain import LAST, chain_pass_of
 from convviz.ui.compute import compute_layer
 from convviz.ui.controls import controls, page_config
@@ -47,7 +47,7 @@ def two_layer_check_for(key: tuple, own: tuple) -> checks.Check:
         "between"
     )
     try:
-        check = checks.two_layer_check(chain_pass_of(key, own))
+        check = learn_checks.two_layer_check(chain_pass_of(key, own))
         return replace(check, note=f"{layer_2}; {check.note}")
     except ConvSpecError as exc:
         name, claim = "Finite differences through both layers", "the two-layer loss's slopes"

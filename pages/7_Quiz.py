@@ -8,11 +8,11 @@ import secrets
 import streamlit as st
 
 from convviz import quiz
+from convviz.fields import DEFAULTS, EXPLICIT, PAGE_FIELDS, parse_field, typed_number
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grids import PLOTLY_CONFIG
 from convviz.render.quiz_view import given_figures, given_rows
 from convviz.spec import ConvSpecError
-from convviz.state import DEFAULTS, EXPLICIT, PAGE_FIELDS, parse_field, typed_number
 from convviz.text import count
 from convviz.ui.compute import compute_layer, shared_view
 from convviz.ui.controls import (

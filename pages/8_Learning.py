@@ -5,7 +5,7 @@ from dataclasses import replace
 import streamlit as st
 
 from convviz.lecture import LEARN_PAGE
-from convviz.render.grids import panels_figure
+from convviz.render.grid_figure import panels_figure
 from convviz.render.learning import (
     bias_text,
     loss_curve,

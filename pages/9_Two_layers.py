@@ -14,7 +14,7 @@ from convviz.render.chain_story import (
     handover_motion,
     layer_one_motion,
 )
-from convviz.render.grids import panels_figure
+from convviz.render.grid_figure import panels_figure
 from convviz.render.input_story import input_grad_animation
 from convviz.render.motion import gif_fits
 from convviz.render.motion_gif import motion_gif

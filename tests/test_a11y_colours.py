@@ -16,7 +16,8 @@ from matplotlib.colors import to_hex
 
 from convviz.render import motion, theme
 from convviz.render.channels import value_colours
-from convviz.render.grids import panels_figure, plain
+from convviz.render.grid_figure import panels_figure
+from convviz.render.grids import plain
 from convviz.render.panel import Panel
 from convviz.render.static_panel import text_colors as static_inks
 from convviz.render.theme import (

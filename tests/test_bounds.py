@@ -9,15 +9,10 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from convviz.fields import DEFAULTS
 from convviz.formulas import forward_formula, input_grad_formula, weight_grad_formula
 from convviz.spec import ConvSpecError
-from convviz.state import (
-    DEFAULTS,
-    MAX_MACS,
-    from_query,
-    macs,
-    spec_of,
-)
+from convviz.state import MAX_MACS, from_query, macs, spec_of
 from convviz.sweeps import forward_sweep, sweep
 from convviz.ui import compute
 from convviz.ui.compute import ByteCache, compute_layer, lean_sweep, nbytes, value_key

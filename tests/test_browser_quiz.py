@@ -9,8 +9,8 @@ from live import rerun, settled
 from playwright.sync_api import Page, expect
 
 from convviz import quiz
+from convviz.fields import preset_state
 from convviz.presets import PRESETS_BY_KEY
-from convviz.state import preset_state
 from convviz.ui.compute import compute_layer, value_key
 
 pytestmark = pytest.mark.browser

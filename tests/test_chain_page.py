@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from convviz.chain import two_layer_pass
-from convviz.learn import layer_macs
+from convviz.fields import (
+    CHAIN_DEFAULTS,
+    CHAIN_FIELDS,
+    PAGE_FIELDS,
+    URL_FIELDS,
+    parse_field,
+    preset_state,
+)
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.chain_story import (
     GAP,
@@ -22,23 +29,13 @@ from convviz.render.chain_story import (
     weight_panels,
 )
 from convviz.render.geometry import DIGIT_EM
-from convviz.render.grids import panels_figure
+from convviz.render.grid_figure import panels_figure
 from convviz.render.motion_gif import motion_gif
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.theme import GATE_COLOR, THEME, theme_for
 from convviz.spec import ConvSpec, ConvSpecError
-from convviz.state import (
-    CHAIN_DEFAULTS,
-    CHAIN_FIELDS,
-    MAX_MACS,
-    PAGE_FIELDS,
-    URL_FIELDS,
-    chain_spec,
-    chain_values,
-    parse_field,
-    preset_state,
-    values_of,
-)
+from convviz.state import MAX_MACS, chain_spec, chain_values, values_of
+from convviz.training import layer_macs
 
 
 def chain_of(preset: str = "recitation-s2", **own):

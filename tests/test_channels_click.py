@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from convviz.fields import DEFAULTS
 from convviz.render.channels import CLICK_BLOCKS, CLICK_CELLS, heatmap_grid
 from convviz.render.stories import channel_grids
-from convviz.state import DEFAULTS, picked_slice
+from convviz.state import picked_slice
 from convviz.sweeps import channel_contributions
 from convviz.ui import controls
 from convviz.ui.compute import compute_layer, value_key

@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from convviz.fields import DEFAULTS
 from convviz.spec import ConvSpec
 from convviz.stages import input_grad_stages, layer
-from convviz.state import DEFAULTS, from_query, to_query, values_of
+from convviz.state import from_query, to_query, values_of
 from convviz.values import GRAD_OUT_KINDS, NAMED_KERNELS, example_w, layer_values
 
 SEEDS = range(21)

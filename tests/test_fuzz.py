@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from convviz.state import CHAIN_FIELDS, PAGE_FIELDS, URL_FIELDS, parse_field
+from convviz.fields import CHAIN_FIELDS, PAGE_FIELDS, URL_FIELDS, parse_field
 from convviz.ui.controls import PAGES
 
 pytestmark = pytest.mark.apptest  # random links on every page, in AppTest

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from convviz.presets import PRESETS_BY_KEY
-from convviz.render.grids import panels_figure, plain, scale_color
+from convviz.render.grid_figure import panels_figure
+from convviz.render.grids import plain, scale_color
 from convviz.render.input_story import input_grad_animation, input_grad_story
 from convviz.render.selection import zoom_panels
 from convviz.render.stories import forward_panels, overview_panels, weight_grad_panels

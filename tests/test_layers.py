@@ -72,6 +72,7 @@ NO_STREAMLIT = [
         for m in pkgutil.iter_modules([str(ROOT / "convviz" / "render")])
         if not m.ispkg
     ),
+    "convviz.fields",
     "convviz.state",
 ]
 

@@ -1,4 +1,4 @@
-"""How a layer learns (convviz.learn): the loss and its ∂L/∂y, one SGD step, a training run.
+"""How a layer learns (convviz.loss, learn, training): the loss and ∂L/∂y, an SGD step, a run.
 
 Oracles: hand-worked steps; today's `gout=mse` numbers (old links keep them); the public API
 (conv2d, conv2d_weight, conv2d_bias) stepped by hand; finite differences; the least-squares
@@ -18,8 +18,9 @@ from oracles import assert_array, conv_cases, grid, numeric_grad, read_only
 from quick import examples
 
 import convviz
-from convviz import learn
+from convviz import training
 from convviz.conv import conv2d, conv2d_bias, conv2d_weight
+from convviz.loss import REDUCTIONS
 from convviz.matrix import im2col
 from convviz.presets import PRESETS, PRESETS_BY_KEY
 from convviz.spec import ConvSpec, ConvSpecError
@@ -244,7 +245,7 @@ def test_a_step_never_mutates_its_inputs():
 
 
 @settings(max_examples=examples(60), deadline=None)
-@given(conv_cases(), st.sampled_from([0.0, 0.5, 0.9]), st.sampled_from(learn.REDUCTIONS))
+@given(conv_cases(), st.sampled_from([0.0, 0.5, 0.9]), st.sampled_from(REDUCTIONS))
 def test_a_step_is_the_public_api_stepped_by_hand(case, momentum, reduction):
     """learning_step == conv2d, ∂L/∂y, conv2d_weight, conv2d_bias and the SGD rule by hand."""
     kw, t = case.kwargs, np.zeros(case.grad_out.shape) + 0.5
@@ -351,7 +352,7 @@ def test_the_recitation_layer_falls_at_every_step_below_2_over_lambda_max():
     assert f"at step {run.stopped_at} the loss reached" in run.message
     assert "too large" in run.message and f"below {2 / lam:.3g}" in run.message
     assert all(np.isfinite(a).all() for a in (run.loss, run.w, run.b, run.y, run.grad_w))
-    assert run.loss[-1] <= learn.GROWTH_LIMIT * run.loss[0]
+    assert run.loss[-1] <= training.GROWTH_LIMIT * run.loss[0]
 
 
 def test_the_recitation_layer_learns_a_kernel_that_fits_not_the_target_kernel():
@@ -444,12 +445,12 @@ def test_a_momentum_run_may_rise_and_says_where():
 def test_a_big_layer_keeps_evenly_spaced_steps():
     spec, x, w = preset_layer("qa-channels")
     t = convviz.make_target(spec, x, "random").t
-    kept = learn.kept_steps(spec, 200)
+    kept = training.kept_steps(spec, 200)
     assert kept[0] == 0 and kept[-1] == 200 and 2 <= len(kept) < 201
     per_step = 3 * np.prod(spec.weight_shape) + np.prod(spec.output_shape)
-    assert len(kept) * per_step <= learn.KEPT_VALUES
+    assert len(kept) * per_step <= training.KEPT_VALUES
     run = convviz.train(spec, x, w, None, t, 1e-8, 20)
-    assert np.array_equal(run.kept, learn.kept_steps(spec, 20)) and len(run.loss) == 21
+    assert np.array_equal(run.kept, training.kept_steps(spec, 20)) and len(run.loss) == 21
     missing = sorted(set(range(21)) - set(run.kept.tolist()))
     assert missing and run.index(missing[0]) is None
     assert [run.index(int(s)) for s in run.kept] == list(range(len(run.kept)))
@@ -487,8 +488,8 @@ def test_layer_macs_is_the_apps_count():
     from convviz.state import macs
 
     for p in PRESETS:
-        assert learn.layer_macs(p.spec()) == macs(p.spec()), p.key
-        assert learn.max_steps(p.spec(), None) == learn.MAX_STEPS
+        assert training.layer_macs(p.spec()) == macs(p.spec()), p.key
+        assert training.max_steps(p.spec(), None) == training.MAX_STEPS
 
 
 def test_curvature_is_none_beyond_its_bound():

@@ -1,4 +1,4 @@
-"""The learning checks (convviz.checks, section 5): they pass on every preset, through the ReLU's
+"""The learning checks (convviz.learn_checks): they pass on every preset, through the ReLU's
 kinks included, and they catch a wrong gradient."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 import convviz
-from convviz import checks
+from convviz import learn_checks
 from convviz.chain import TwoLayerSpec
+from convviz.checks import Check
 from convviz.presets import PRESETS, PRESETS_BY_KEY
 from convviz.spec import ConvSpec
 from convviz.stages import layer
@@ -36,7 +37,7 @@ def preset_chain(p, relu: bool = True) -> convviz.TwoLayerPass:
     return convviz.two_layer_pass(spec, x, w1, None, w2, None, t)
 
 
-def assert_passes(check: checks.Check) -> None:
+def assert_passes(check: Check) -> None:
     assert check.passed, (check.name, check.worst, check.tolerance, check.rows, check.note)
     assert all(r.difference <= check.tolerance for r in check.rows)
 
@@ -44,7 +45,7 @@ def assert_passes(check: checks.Check) -> None:
 @pytest.mark.parametrize("reduction", ["sum", "mean"])
 @pytest.mark.parametrize("p", PRESETS, ids=lambda p: p.key)
 def test_the_loss_check_passes_on_every_preset(p, reduction):
-    check = checks.loss_gradient_check(preset_step(p, reduction=reduction))
+    check = learn_checks.loss_gradient_check(preset_step(p, reduction=reduction))
     assert_passes(check)
     assert len(check.rows) >= 2 and any("∂L/∂b" in r.label for r in check.rows)
 
@@ -52,7 +53,7 @@ def test_the_loss_check_passes_on_every_preset(p, reduction):
 @pytest.mark.parametrize("relu", [True, False], ids=["ReLU", "linear"])
 @pytest.mark.parametrize("p", PRESETS, ids=lambda p: p.key)
 def test_the_two_layer_check_passes_on_every_preset(p, relu):
-    check = checks.two_layer_check(preset_chain(p, relu))
+    check = learn_checks.two_layer_check(preset_chain(p, relu))
     assert_passes(check)
     labels = " ".join(r.label for r in check.rows)
     for name in ("∂L/∂w₂", "∂L/∂b₂", "∂L/∂w₁", "∂L/∂x"):
@@ -68,7 +69,7 @@ def test_a_cell_at_the_relus_kink_is_compared_with_the_gate_held_and_said_so():
     b1 = np.array([-1.0])  # pre = x − 1: 0 at [0, 0], the cell x = 1 feeds
     p = convviz.two_layer_pass(spec, x, np.ones((1, 1, 1, 1)), b1, np.ones((1, 1, 1, 1)), None,
                                np.zeros((1, 1, 2, 2)))  # fmt: skip
-    check = checks.two_layer_check(p)
+    check = learn_checks.two_layer_check(p)
     assert_passes(check)
     labels = [r.label for r in check.rows]
     assert "∂L/∂x[0, 0, 0, 0] (gate held)" in labels and "∂L/∂b₁[0] (gate held)" in labels
@@ -83,7 +84,7 @@ def test_a_cell_at_the_relus_kink_is_compared_with_the_gate_held_and_said_so():
             ),
         ),
     )
-    assert not checks.two_layer_check(wrong).passed, "a held row still catches a wrong number"
+    assert not learn_checks.two_layer_check(wrong).passed, "a held row still catches a wrong number"
 
 
 def test_a_kink_within_h_holds_the_gate_and_says_so():
@@ -93,11 +94,12 @@ def test_a_kink_within_h_holds_the_gate_and_says_so():
     b1 = np.array([-1.0 + 5e-4])  # pre[0, 0] = 5e-4: ±1e-3 on x[0, 0] or b₁ crosses 0
     p = convviz.two_layer_pass(spec, x, np.ones((1, 1, 1, 1)), b1, np.ones((1, 1, 1, 1)), None,
                                np.zeros((1, 1, 2, 2)))  # fmt: skip
-    check = checks.two_layer_check(p)
+    check = learn_checks.two_layer_check(p)
     assert_passes(check)
     assert "∂L/∂b₁[0] (gate held)" in [r.label for r in check.rows]
     assert "within h of 0" in check.note
-    assert "(gate held)" not in " ".join(r.label for r in checks.two_layer_check(p, 1e-4).rows)
+    finer = learn_checks.two_layer_check(p, 1e-4)
+    assert "(gate held)" not in " ".join(r.label for r in finer.rows)
 
 
 def _with_grad(step: convviz.Step, name: str) -> convviz.Step:
@@ -109,7 +111,7 @@ def _with_grad(step: convviz.Step, name: str) -> convviz.Step:
 @pytest.mark.parametrize("name", ["grad_w", "grad_b"])
 @pytest.mark.parametrize("key", ["recitation-s2", "reflect", "channels-small"])
 def test_the_loss_check_catches_a_wrong_gradient(key, name):
-    check = checks.loss_gradient_check(_with_grad(preset_step(PRESETS_BY_KEY[key]), name))
+    check = learn_checks.loss_gradient_check(_with_grad(preset_step(PRESETS_BY_KEY[key]), name))
     assert not check.passed and check.worst >= 0.5
 
 
@@ -119,7 +121,7 @@ def test_the_two_layer_check_catches_a_missing_gate():
     assert not p.gate.all(), "the example needs a shut gate"
     one = p.first.forward
     ungated = layer(one.spec, one.x, one.w, p.grad_h, one.bias)
-    check = checks.two_layer_check(replace(p, first=ungated))
+    check = learn_checks.two_layer_check(replace(p, first=ungated))
     assert not check.passed
 
 
@@ -127,7 +129,7 @@ def test_the_two_layer_check_catches_a_wrong_layer_2_gradient():
     p = preset_chain(PRESETS_BY_KEY["recitation-s2"])
     wg = p.second.weight_grad
     wrong = replace(p.second, weight_grad=replace(wg, grad_w=wg.grad_w + 1.0))
-    assert not checks.two_layer_check(replace(p, second=wrong)).passed
+    assert not learn_checks.two_layer_check(replace(p, second=wrong)).passed
 
 
 def test_the_training_check_is_run_or_said_skipped():
@@ -135,7 +137,7 @@ def test_the_training_check_is_run_or_said_skipped():
     spec, (x, w) = p.spec(), p.values()
     target = convviz.make_target(spec, x, "sobel x").t
     run = convviz.train(spec, x, w, None, target, 1e-3, 30, momentum=0.9)
-    check = checks.training_torch_check(run)
+    check = learn_checks.training_torch_check(run)
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -150,4 +152,4 @@ def test_the_training_check_catches_a_wrong_step():
     p = PRESETS_BY_KEY["classroom"]
     spec, (x, w) = p.spec(), p.values()
     run = convviz.train(spec, x, w, None, convviz.make_target(spec, x, "box").t, 1e-4, 10)
-    assert not checks.training_torch_check(replace(run, lr=1.01e-4)).passed
+    assert not learn_checks.training_torch_check(replace(run, lr=1.01e-4)).passed

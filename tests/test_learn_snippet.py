@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from convviz.export.learn_snippet import numpy_training_snippet, torch_training_snippet
+from convviz.fields import preset_state
 from convviz.lesson import Settings, lesson
 from convviz.presets import PRESETS_BY_KEY
-from convviz.state import preset_state, values_of
+from convviz.state import values_of
 
 CASES = [
     ("recitation-s2", Settings(steps=40)),

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from convviz import learn
-from convviz.state import DEFAULTS, FIELDS, from_query, parse_field, to_query
+from convviz import learn, loss, training
+from convviz.fields import DEFAULTS, FIELDS, parse_field
+from convviz.state import from_query, to_query
 
 LEARN_FIELDS = ("lr", "steps", "mom", "tgt", "red", "t")
 
@@ -19,10 +20,10 @@ LEARN_FIELDS = ("lr", "steps", "mom", "tgt", "red", "t")
 def test_the_fields_are_the_engines_bounds():
     assert FIELDS["lr"].kind == FIELDS["mom"].kind == "float"
     assert (FIELDS["lr"].lo, FIELDS["lr"].hi, FIELDS["lr"].above) == (0, learn.MAX_LR, True)
-    assert (FIELDS["steps"].lo, FIELDS["steps"].hi) == (1, learn.MAX_STEPS)
+    assert (FIELDS["steps"].lo, FIELDS["steps"].hi) == (1, training.MAX_STEPS)
     assert (FIELDS["mom"].lo, FIELDS["mom"].hi) == (0, learn.MAX_MOMENTUM)
-    assert FIELDS["tgt"].choices == learn.TARGET_SOURCES
-    assert FIELDS["red"].choices == learn.REDUCTIONS
+    assert FIELDS["tgt"].choices == loss.TARGET_SOURCES
+    assert FIELDS["red"].choices == loss.REDUCTIONS
 
 
 @pytest.mark.parametrize(
@@ -94,9 +95,9 @@ def test_an_older_link_keeps_its_numbers_and_the_safe_rate():
 @given(
     lr=st.floats(min_value=1e-12, max_value=learn.MAX_LR),
     mom=st.floats(min_value=0, max_value=learn.MAX_MOMENTUM),
-    steps=st.integers(1, learn.MAX_STEPS),
-    tgt=st.sampled_from(learn.TARGET_SOURCES),
-    red=st.sampled_from(learn.REDUCTIONS),
+    steps=st.integers(1, training.MAX_STEPS),
+    tgt=st.sampled_from(loss.TARGET_SOURCES),
+    red=st.sampled_from(loss.REDUCTIONS),
 )
 def test_the_learning_fields_round_trip_through_a_link(lr, mom, steps, tgt, red):
     state = dict(DEFAULTS, lr=lr, mom=mom, steps=steps, tgt=tgt, red=red, t="1,-2.5,3,4")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from convviz.export.story import Story
+from convviz.fields import FIELDS, step_field
 from convviz.lecture import (
     CHAIN_PAGE,
     INPUT_PAGE,
@@ -21,7 +22,7 @@ from convviz.lecture import (
     keys_hint,
 )
 from convviz.presets import PRESETS_BY_KEY
-from convviz.state import FIELDS, from_query, step_field, to_query
+from convviz.state import from_query, to_query
 
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCTION = [

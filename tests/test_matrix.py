@@ -148,7 +148,7 @@ def test_engine_module_imports_no_ui():
     import sys
 
     code = (
-        "import sys, convviz.matrix, convviz.checks, convviz.quiz; "
+        "import sys, convviz.matrix, convviz.checks, convviz.learn_checks, convviz.quiz; "
         "print([m for m in ('streamlit', 'plotly', 'matplotlib') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

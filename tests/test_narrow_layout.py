@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from convviz.fields import preset_state
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.geometry import NARROW_PX, grid_layout
-from convviz.render.grids import panels_figure
+from convviz.render.grid_figure import panels_figure
 from convviz.render.stories import forward_panels
 from convviz.render.theme import theme_for
-from convviz.state import preset_state
 from convviz.ui.compute import compute_layer, sweeps_for, value_key
 
 PHONE = theme_for(False, (358, 844))  # a 390 px phone's main column

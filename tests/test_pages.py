@@ -35,12 +35,12 @@ from apptest_pages import (
     z_of,
 )
 
+from convviz.fields import KERNEL_CHOICES
 from convviz.presets import PRESETS, PRESETS_BY_KEY
 from convviz.render.theme import THEME, theme_for
-from convviz.state import KERNEL_CHOICES
 from convviz.ui.compute import MAX_SCATTER_STEPS
-from convviz.ui.controls import CHANNELS_OPEN
 from convviz.ui.controls import PAGES as APP_PAGES
+from convviz.ui.sidebar import CHANNELS_OPEN
 
 pytestmark = pytest.mark.apptest  # every page × preset and every control, in AppTest
 

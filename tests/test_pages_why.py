@@ -10,11 +10,11 @@ import pytest
 from apptest_pages import assert_clean, figures, open_page, query, shown, trace, z_of
 
 from convviz import matrix, quiz
+from convviz.fields import preset_state
 from convviz.presets import PRESETS
 from convviz.render.matrix_view import SECTIONS
 from convviz.render.quiz_view import given_figures, given_rows
 from convviz.render.theme import tap_colors, theme_for
-from convviz.state import preset_state
 from convviz.ui.compute import compute_layer, value_key
 
 pytestmark = pytest.mark.apptest  # the Matrix, Checks and Quiz pages in AppTest

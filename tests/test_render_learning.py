@@ -11,7 +11,9 @@ import pytest
 from PIL import Image
 
 from convviz import learn
+from convviz.fields import preset_state
 from convviz.lesson import Settings, largest_curvature_bound, lesson, safe_rate
+from convviz.loss import REDUCTIONS
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.learning import (
     STEP_FRAMES,
@@ -24,7 +26,7 @@ from convviz.render.learning import (
     step_motion,
     step_panels,
 )
-from convviz.state import preset_state, values_of
+from convviz.state import values_of
 from convviz.text import number
 
 
@@ -139,7 +141,7 @@ def test_the_step_in_motion_counts_each_tap_from_its_old_value_to_its_new_one(re
 
 
 @pytest.mark.parametrize("key", ["recitation-s2", "classroom", "channels-small", "dilation-2"])
-@pytest.mark.parametrize("reduction", learn.REDUCTIONS)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_the_big_layers_bound_is_the_hessians_trace(key, reduction):
     """Where the curvature is computed, the bound a big layer's safe rate uses is the sum of the
     Hessian's eigenvalues (its trace), so never below λ_max."""

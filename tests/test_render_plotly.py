@@ -14,7 +14,8 @@ import pytest
 from plotly_cases import forward_case, hex_at, input_grad_case, trace
 
 from convviz.render import geometry, grids, sweep_animations
-from convviz.render.grids import format_value, panels_figure
+from convviz.render.grid_figure import panels_figure
+from convviz.render.grids import format_value
 from convviz.render.panel import Panel
 from convviz.render.theme import (
     DILATION_COLOR,

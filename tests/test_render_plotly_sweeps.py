@@ -378,9 +378,10 @@ def test_scatter_controls_and_start(scat):
 def test_several_filters_scatter_shows_each_frames_own_filter():
     """channels-small (3 filters): a frame shows the ∂L/∂y and kernel of the filter it stamps
     from, and its stamp is that ∂L/∂y cell times that kernel (not a sum over filters)."""
+    from convviz.fields import preset_state
     from convviz.presets import PRESETS_BY_KEY
     from convviz.render.input_story import scatter_panels
-    from convviz.state import preset_state, spec_of
+    from convviz.state import spec_of
     from convviz.values import layer_values
 
     state = preset_state(PRESETS_BY_KEY["channels-small"])

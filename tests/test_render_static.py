@@ -17,7 +17,8 @@ from matplotlib.figure import Figure
 from static_cases import cell_of
 
 from convviz.render import geometry, mask_geometry, static, static_panel
-from convviz.render.grids import format_value, panels_figure
+from convviz.render.grid_figure import panels_figure
+from convviz.render.grids import format_value
 from convviz.render.panel import Panel
 from convviz.render.static_legend import LEGEND_WORDS, legend_marks
 from convviz.render.theme import (

@@ -12,7 +12,7 @@ import pytest
 from apptest_pages import assert_clean, open_page, query
 from streamlit.testing.v1 import AppTest
 
-from convviz.state import number_text, typed_number
+from convviz.fields import number_text, typed_number
 from convviz.ui import controls
 from convviz.ui.editors import EDITORS
 

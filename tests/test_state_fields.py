@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from convviz.presets import DEFAULT_PRESET, PRESETS
-from convviz.state import (
+from convviz.fields import (
     DEFAULTS,
     EDITABLE,
     FIELDS,
@@ -13,11 +12,11 @@ from convviz.state import (
     PAD_KINDS,
     SOURCE_FIELDS,
     VALUE_FIELDS,
-    from_query,
     preset_state,
-    to_query,
 )
-from convviz.ui import controls
+from convviz.presets import DEFAULT_PRESET, PRESETS
+from convviz.state import from_query, to_query
+from convviz.ui import sidebar
 
 # The sets as they were written by hand before FIELDS owned them: a change to a field's role that
 # moves a field in or out of a set (and so the cache key, 'custom' or the edits' reset) shows here.
@@ -54,8 +53,8 @@ def test_pad_kinds_are_explicit_then_the_engines_words():
     assert PAD_KINDS == ("explicit", "valid", "same", "full")
 
 
-def test_controls_use_the_state_sets():
-    assert controls.LAYER_FIELDS is LAYER_FIELDS
+def test_the_sidebar_uses_the_state_sets():
+    assert sidebar.LAYER_FIELDS is LAYER_FIELDS
 
 
 @pytest.mark.parametrize("p", PRESETS, ids=lambda p: p.key)

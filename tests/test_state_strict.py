@@ -5,15 +5,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from convviz.fields import DEFAULTS, decode_array, parse_field, typed_number
 from convviz.spec import ConvSpecError
-from convviz.state import (
-    DEFAULTS,
-    decode_array,
-    from_query,
-    parse_field,
-    selection_of,
-    typed_number,
-)
+from convviz.state import from_query, selection_of
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 

@@ -12,6 +12,7 @@ from convviz.presets import PRESETS
 from convviz.render import static_gif
 from convviz.render.input_story import (
     Focus,
+    feeds_text,
     input_grad_animation,
     input_grad_story,
     scatter_panels,
@@ -20,7 +21,6 @@ from convviz.render.input_story import (
 from convviz.render.motion import legend_items
 from convviz.render.stories import (
     channel_grids,
-    feeds_text,
     forward_panels,
     layer_summary,
     overview_panels,

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from convviz.render.geometry import HIDDEN_NOTE, _wrap_clauses, subtitle_lines, title_lines
-from convviz.render.grids import panels_figure
+from convviz.render.grid_figure import panels_figure
 from convviz.render.panel import Panel
 from convviz.render.theme import PRESENTATION, THEME
 

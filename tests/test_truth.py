@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from convviz.fields import EDITABLE, VALUE_FIELDS, decode_array, preset_state
 from convviz.formulas import input_grad_formula
 from convviz.presets import PRESETS
 from convviz.render.input_story import Step, formula_notes, input_grad_story
@@ -27,15 +28,7 @@ from convviz.render.stories import (
 )
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import layer
-from convviz.state import (
-    EDITABLE,
-    VALUE_FIELDS,
-    decode_array,
-    from_query,
-    preset_state,
-    spec_of,
-    to_query,
-)
+from convviz.state import from_query, spec_of, to_query
 from convviz.sweeps import channel_contributions, forward_sweep, weight_grad_sweep
 from convviz.values import layer_values
 

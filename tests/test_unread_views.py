@@ -12,10 +12,11 @@ from matplotlib.collections import LineCollection
 from convviz.export import latex
 from convviz.export.story import Story
 from convviz.render import static
-from convviz.render.grids import panels_figure
+from convviz.render.grid_figure import panels_figure
+from convviz.render.input_story import feeds_text, unread_text
 from convviz.render.motion import legend_items
 from convviz.render.static_legend import LEGEND_WORDS, legend_marks
-from convviz.render.stories import feeds_text, overview_panels, unread_text
+from convviz.render.stories import overview_panels
 from convviz.spec import ConvSpec
 
 LINK = "?H=8&W=8&kH=1&kW=1&sh=3&sw=3&pad=explicit&pt=0&pb=0&pl=0&pr=0&step=5"

@@ -125,7 +125,7 @@ def test_an_unreadable_file_gets_a_message(data):
 def test_the_app_loads_an_upload_through_the_bounded_reader(monkeypatch):
     """editors._load_image (the uploader's callback) takes x from load_image: a 16-bit ramp keeps
     its steps, an animation's note reaches the page, a broken file gets a message."""
-    from convviz.state import DEFAULTS, decode_array
+    from convviz.fields import DEFAULTS, decode_array
     from convviz.ui import editors
     from convviz.ui.controls import STATE
 

@@ -30,7 +30,8 @@ from convviz.render.animation_frames import (
     player_meta,
     writes_captions,
 )
-from convviz.render.grids import PLOTLY_CONFIG, panels_figure
+from convviz.render.grid_figure import panels_figure
+from convviz.render.grids import PLOTLY_CONFIG
 from convviz.render.motion import gif_fits
 from convviz.render.motion_plotly import motion_figure
 from convviz.render.plotly_adapter import Figure, wire

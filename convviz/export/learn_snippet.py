@@ -2,7 +2,7 @@
 
 Each holds the exact x, w and target (every digit), the layer's stride, padding, dilation and
 padding mode, the rate, momentum, steps and reduction, and trains the layer (bias from 0) as
-`convviz.learn.train` does; it prints the loss at every step and the last w and b, and leaves
+`convviz.training.train` does; it prints the loss at every step and the last w and b, and leaves
 `losses`, `w` and `b` as module-level names, so a test can run it and compare with the engine.
 The NumPy one needs nothing but NumPy.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 
 from convviz.export.snippet import _literal
-from convviz.learn import Run
 from convviz.spec import NUMPY_PAD_MODES, TORCH_PAD_MODES
+from convviz.training import Run
 
 
 def _values(run: Run, w0) -> str:

@@ -15,6 +15,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
 
+from convviz.fields import URL_FIELDS, preset_state
 from convviz.formulas import (
     Formula,
     forward_formula,
@@ -42,15 +43,7 @@ from convviz.render.stories import (
 )
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.stages import Layer, layer
-from convviz.state import (
-    URL_FIELDS,
-    from_query,
-    preset_state,
-    selection_of,
-    slice_of,
-    spec_of,
-    values_of,
-)
+from convviz.state import from_query, selection_of, slice_of, spec_of, values_of
 from convviz.sweeps import Sweep, forward_sweep, input_grad_sweep, weight_grad_sweep
 from convviz.text import echo
 

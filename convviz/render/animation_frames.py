@@ -21,16 +21,8 @@ import numpy as np
 
 from convviz.formulas import FULL_TERMS
 from convviz.render.geometry import GridLayout, axis_ids
-from convviz.render.grids import (
-    add_panels,
-    base_layout,
-    format_values,
-    heatmap,
-    inked,
-    layout_with_legend,
-    tap_heatmap,
-    tap_inks,
-)
+from convviz.render.grid_figure import add_panels, base_layout, layout_with_legend
+from convviz.render.grids import format_values, heatmap, inked, tap_heatmap, tap_inks
 from convviz.render.panel import Panel
 from convviz.render.plotly_adapter import Figure, figure
 from convviz.render.shapes import legend_items

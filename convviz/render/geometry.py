@@ -1,6 +1,6 @@
 """Geometry of a row of grids: square cells, columns as wide as a grid or its title, headers.
 
-Pure arithmetic in pixels (no plotly): the static grids (`convviz.render.grids`), the sliding
+Pure arithmetic in pixels (no plotly): the static grids (`convviz.render.grid_figure`), the sliding
 windows (`animate`) and the motions (`motion_plotly`) all lay their panels out with
 `grid_layout`. Cells are one size unless a big panel hides its numbers; then small panels keep
 readable cells of their own.

@@ -1,6 +1,7 @@
 """What the input gradient's stages draw: each stage's grids and motion (by the lecture's stage
 keys, `convviz.lecture`, which owns their titles and words), the full correlation's panels and
-the scatter route's.
+the scatter route's; and a gradient cell in words: what the mask did to it, the windows that read
+it (the terms of its gradient), or why none does.
 """
 
 from __future__ import annotations
@@ -26,14 +27,23 @@ from convviz.render.selection import (
     copies_of,
     grad_x_marks,
     in_panel,
+    reads,
     step_of,
     tap_grid,
     tap_names,
     window_mask,
 )
-from convviz.stages import InputGradStages, Layer, remainder_mask
+from convviz.spec import ConvSpec
+from convviz.stages import (
+    InputGradStages,
+    Layer,
+    read_lines,
+    remainder_mask,
+    unread_input_mask,
+    unread_mask,
+)
 from convviz.sweeps import Sweep
-from convviz.text import count, shape_text, slice_name
+from convviz.text import cell_name, count, number, shape_text, slice_name
 
 
 @dataclass(frozen=True)
@@ -291,6 +301,9 @@ def scatter_panels(lay: Layer, n: int, k: int, c: int) -> list[Panel]:
     ]
 
 
+# --- a gradient cell in words: what the mask did, the windows that read it, or why none does -----
+
+
 def formula_notes(formula: Formula) -> str:
     """What the mask did to a gradient cell, in words."""
     if formula.dropped:
@@ -302,3 +315,89 @@ def formula_notes(formula: Formula) -> str:
             "ring: their gradients fold back onto it, so its ∂L/∂x is its own ∂L/∂x̃ plus theirs."
         )
     return ""
+
+
+def _sub(r: int, c: int) -> str:
+    return f"{r},{c}" if max(abs(r), abs(c)) > 9 or min(r, c) < 0 else f"{r}{c}"
+
+
+def feeds_text(sweep: Sweep, cell: tuple[int, int], spec: ConvSpec) -> str:
+    """Which output cells read padded-input cell `cell` (array indices), through which tap: the
+    forward pass seen from one input, which is exactly the list of terms of its gradient."""
+    (pt, _), (pl, _) = spec.padding
+    origin = (-pt, -pl)
+    r, q = cell
+    hit_r, hit_c = sweep.rows == r, sweep.cols == q  # (T, kh), (T, kw): the taps
+    steps = np.flatnonzero(reads(sweep, cell))
+    label = (r + origin[0], q + origin[1])
+    padding = not all(0 <= v < n for v, n in zip(label, spec.in_size))  # not a cell of x
+    name = ("\\tilde{x}" if padding else "x") + f"_{{{_sub(*label)}}}"
+    if steps.size == 0:
+        return f"${name}$ is read by no window: its gradient is 0. {unread_reasons(spec, cell)}"
+    pairs = [(sweep.targets[t], hit_r[t].argmax(), hit_c[t].argmax()) for t in steps]
+    read_by = ", ".join(f"$y_{{{_sub(*o)}}}$ through $w_{{{a}{b}}}$" for o, a, b in pairs)
+    grad = " + ".join(
+        rf"\frac{{\partial L}}{{\partial y_{{{_sub(*o)}}}}} w_{{{a}{b}}}" for o, a, b in pairs
+    )
+    rule = rf"$\frac{{\partial L}}{{\partial {name}}} = {grad}$"
+    if not padding:
+        chain = f"${name}$ is read by {read_by}. So, by the chain rule, {rule}"
+        return f"{chain} (see the Input gradient page)."
+    fate = (
+        "which the mask drops: the padding is a constant"
+        if spec.padding_mode == "zeros"
+        else f"which the mask adds to the cell of x it copies ({spec.padding_mode} padding)"
+    )
+    return (
+        f"${name}$ is padding, not a cell of x. It is read by {read_by}, so {rule} lands on the "
+        f"padded ring, {fate} (stage 6 of the Input gradient page)."
+    )
+
+
+def _listed(labels: list[int], most: int = 6) -> str:
+    """'0, 3, 6' or '0, 3, 6, 9, 12, …, 96' for a long list."""
+    shown = labels if len(labels) <= most else [*labels[: most - 1], "…", labels[-1]]
+    return ", ".join(x if x == "…" else number(x) for x in shown)
+
+
+def unread_reasons(spec: ConvSpec, cell: tuple[int, int]) -> str:
+    """Why no window reads padded-input cell `cell` (array indices), axis by axis: it lies
+    between the windows, or in the remainder past the last one ("" when some window reads it)."""
+    reasons = []
+    for axis, (line, p, (lo, _), s) in enumerate(
+        zip(read_lines(spec), cell, spec.padding, spec.stride)
+    ):
+        if line[p]:
+            continue
+        word = ("row", "column")[axis]
+        read = (np.flatnonzero(line) - lo).tolist()  # labelled as the grid's axes (x̃: −pad)
+        at = number(p - lo)
+        if p >= spec.reach[axis]:
+            reasons.append(
+                f"{word} {at} is in the remainder: the last window ends at {word} "
+                f"{number(read[-1])}"
+            )
+        else:
+            reasons.append(
+                f"{word} {at} lies between the windows: they start every "
+                f"{count(s, word)} and read {word}s {_listed(read)} only"
+            )
+    return "; ".join(reasons)[:1].upper() + "; ".join(reasons)[1:] + "." if reasons else ""
+
+
+def unread_text(spec: ConvSpec, cell: tuple[int, int], padded: bool = False) -> str:
+    """The formula box's words for a gradient cell no window reads: "No window reads x[1, 0]:
+    its gradient is 0." and why; "" for a cell some window reads.
+
+    cell : (row, col) of x, or with `padded` the array indices of x̃.
+    """
+    if padded:
+        if not unread_mask(spec)[cell]:
+            return ""
+        name, at = cell_name("x̃", *map(number, spec.padded_label(cell))), cell
+    else:
+        if not unread_input_mask(spec)[cell]:
+            return ""
+        name, at = cell_name("x", *cell), spec.padded_index(cell)
+    copies = "" if padded or spec.padding_mode == "zeros" else ", nor any padded copy of it"
+    return f"No window reads {name}{copies}: its gradient is 0. {unread_reasons(spec, at)}"

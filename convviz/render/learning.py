@@ -1,9 +1,10 @@
 """Figures of how the layer learns: the loss and its ∂L/∂y, one gradient step, a training run.
 
-They take the engine's records (`convviz.learn`: Loss, Step, Run) and return figures: grids as
-`Panel`s (drawn by `grids.panels_figure` in the app and `static.panels_figure` in exports), the
-loss curve in plotly (the app) and matplotlib (its SVG), and the run as a GIF. Every number is
-the engine's; a kernel's taps keep their colours from w before a step to w after it.
+They take the engine's records (`convviz.loss`'s Loss, `learn`'s Step, `training`'s Run) and
+return figures: grids as `Panel`s (drawn by `grid_figure.panels_figure` in the app and
+`static.panels_figure` in exports), the loss curve in plotly (the app) and matplotlib (its SVG),
+and the run as a GIF. Every number is the engine's; a kernel's taps keep their colours from w
+before a step to w after it.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import numpy as np
 from matplotlib.figure import Figure as MplFigure
 from PIL import Image  # Pillow is a dependency of matplotlib
 
-from convviz.learn import Loss, Run, Step
+from convviz.learn import Step
+from convviz.loss import Loss
 from convviz.render import static
-from convviz.render.grids import panels_figure
+from convviz.render.grid_figure import panels_figure
 from convviz.render.panel import Panel
 from convviz.render.plotly_adapter import Figure, figure
 from convviz.render.theme import (
@@ -34,6 +36,7 @@ from convviz.render.theme import (
     Theme,
 )
 from convviz.text import number, shape_text
+from convviz.training import Run
 
 
 def _taps(shape: tuple[int, int]) -> np.ndarray:

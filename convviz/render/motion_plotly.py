@@ -13,14 +13,8 @@ from PIL import Image
 
 from convviz.render.animation_frames import animated_figure, deep_update, grid_lines_trace
 from convviz.render.geometry import DIGIT_EM, GridLayout, axis_ids
-from convviz.render.grids import (
-    base_layout,
-    click_overlay,
-    format_values,
-    layout_with_legend,
-    panel_axes,
-    panel_header,
-)
+from convviz.render.grid_figure import base_layout, layout_with_legend, panel_axes, panel_header
+from convviz.render.grids import click_overlay, format_values
 from convviz.render.motion import (
     HOLLOW,
     MOTION_FRAME_MS,
@@ -93,7 +87,7 @@ def _nested(flat: dict) -> dict:
 
 def cell_px(i: int, panel: Panel, geo: GridLayout) -> float:
     """The px edge of panel i's cells, as its axis draws them (a small panel beside a big one may
-    get cells of its own: see `grids.grid_layout`)."""
+    get cells of its own: see `geometry.grid_layout`)."""
     x0, x1 = geo.x_domains[i]
     return (x1 - x0) * geo.plot_w / panel.shape[1]
 
@@ -372,7 +366,7 @@ def _motion_layout(motion: Motion, theme: Theme, title: str | None):
     """(layout, geometry): the panels' axes and headers, the legend.
 
     On a projector there is no title and no panel subtitles (each panel's title stays): fewer
-    words, bigger cells (the sizing rule is `grids.grid_layout`'s, for the room left).
+    words, bigger cells (the sizing rule is `geometry.grid_layout`'s, for the room left).
     """
     shown_title = title if theme.show_secondary else None
     top = theme.title_font_size + 18 if shown_title else 6

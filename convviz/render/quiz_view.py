@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from convviz.quiz import Lit, padding_words
-from convviz.render.grids import panels_figure, panels_layout
+from convviz.render.grid_figure import panels_figure, panels_layout
 from convviz.render.panel import Panel
 from convviz.render.plotly_adapter import Figure
 from convviz.render.selection import tap_grid

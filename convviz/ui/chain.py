@@ -1,4 +1,4 @@
-"""The two-layer page's own state (layer 2, the ReLU, layer 1's bias: `state.CHAIN_FIELDS`), its
+"""The two-layer page's own state (layer 2, the ReLU, layer 1's bias: `fields.CHAIN_FIELDS`), its
 controls and its pass, computed once per layer and shared by the sessions.
 
 The page's fields are read from the link on a session's first visit by the state's one reader
@@ -12,8 +12,9 @@ from __future__ import annotations
 import streamlit as st
 
 from convviz.chain import TwoLayerPass, two_layer_pass
+from convviz.fields import CHAIN_DEFAULTS, CHAIN_FIELDS, VALUE_FIELDS, parse_field
 from convviz.spec import ConvSpecError
-from convviz.state import CHAIN_DEFAULTS, CHAIN_FIELDS, VALUE_FIELDS, chain_values, parse_field
+from convviz.state import chain_values
 from convviz.text import number
 from convviz.ui.compute import CACHE, layer_inputs
 from convviz.ui.controls import PROBLEMS, Context

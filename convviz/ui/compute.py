@@ -21,6 +21,7 @@ from typing import TypeVar
 import numpy as np
 
 from convviz import _threads, reference
+from convviz.fields import VALUE_FIELDS
 from convviz.formulas import Formula, forward_formula, input_grad_formula, weight_grad_formula
 from convviz.render.plotly_adapter import Figure, parts
 from convviz.spec import ConvSpec
@@ -33,7 +34,7 @@ from convviz.stages import (
     input_grad_stages,
     weight_grad_stages,
 )
-from convviz.state import VALUE_FIELDS, values_of
+from convviz.state import values_of
 from convviz.sweeps import (
     Scatter,
     Sweep,

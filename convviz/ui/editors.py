@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from convviz.fields import encode_array, number_text, typed_number
 from convviz.spec import ConvSpecError
-from convviz.state import encode_array, number_text, typed_number
 from convviz.text import slice_name
 from convviz.ui.controls import STATE, Context, self_rerun
 from convviz.values import load_image

@@ -1,6 +1,6 @@
 """The Learning page's controls and its lesson: the rate, momentum, steps, target and reduction.
 
-They live in the state (URL fields lr, mom, steps, tgt, red, t: `convviz.state`) like every
+They live in the state (URL fields lr, mom, steps, tgt, red, t: `convviz.fields`) like every
 other control; a value that cannot work is refused with a short message and the last valid one
 kept. The lesson itself is the engine's (`convviz.lesson`), computed once per layer and settings.
 """
@@ -13,21 +13,16 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
-from convviz import learn
+from convviz import learn, training
 from convviz.export.learn_snippet import numpy_training_snippet, torch_training_snippet
 from convviz.export.video import gif_frames, mp4_bytes
+from convviz.fields import FIELDS, VALUE_FIELDS, decode_array, encode_array, number_text
 from convviz.lesson import Lesson, Settings, lesson
+from convviz.loss import TARGET_SOURCES
 from convviz.render import static
 from convviz.render.learning import loss_curve_static, run_gif, step_panels
 from convviz.spec import ConvSpecError
-from convviz.state import (
-    FIELDS,
-    MAX_MACS,
-    VALUE_FIELDS,
-    decode_array,
-    encode_array,
-    number_text,
-)
+from convviz.state import MAX_MACS
 from convviz.text import echo, number, shape_text
 from convviz.ui.compute import _cached, compute_layer, layer_inputs
 from convviz.ui.controls import STATE, Context
@@ -69,7 +64,7 @@ def _take_rate() -> None:
 def _take_steps() -> None:
     value = st.session_state["w_steps"]
     try:
-        _set("steps", learn.check_steps(value if value is None else int(value)))
+        _set("steps", training.check_steps(value if value is None else int(value)))
     except ConvSpecError as exc:
         _refuse(f"Steps refused: {exc}")
 
@@ -147,7 +142,11 @@ def learn_controls(ctx: Context) -> None:
             help="0: plain SGD; 0.9 the usual choice",
         )
         st.number_input(
-            "Steps", key="w_steps", on_change=_take_steps, step=10, help=f"1 to {learn.MAX_STEPS}"
+            "Steps",
+            key="w_steps",
+            on_change=_take_steps,
+            step=10,
+            help=f"1 to {training.MAX_STEPS}",
         )
         ss.setdefault(LOG_SCALE, True)
         st.toggle("log scale", key=LOG_SCALE, help="The loss curve on a log scale")
@@ -173,7 +172,7 @@ def settings_of(ctx: Context) -> tuple[Settings, list[str]]:
     state, spec = ctx.state, ctx.spec
     notes = []
     target = state["tgt"]
-    if target in learn.TARGET_SOURCES[2:] and named_kernel(target, spec.kernel_size) is None:
+    if target in TARGET_SOURCES[2:] and named_kernel(target, spec.kernel_size) is None:
         notes.append(
             f"The {target} kernel is not {shape_text(spec.kernel_size)} like this "
             "layer's: the target is made with the box kernel"
@@ -191,7 +190,7 @@ def settings_of(ctx: Context) -> tuple[Settings, list[str]]:
                 f"{shape_text(spec.output_shape)}); until then the target is random"
             )
             target = "random"
-    steps, most = state["steps"], learn.max_steps(spec, MAX_MACS)
+    steps, most = state["steps"], training.max_steps(spec, MAX_MACS)
     if steps > most >= 1:
         notes.append(
             f"{steps} steps of this layer are beyond the app's work limit: {most} steps are taken"

@@ -18,26 +18,21 @@ from convviz.render import static, static_gif
 from convviz.render.animation_frames import cell_lines, player_meta, writes_captions
 from convviz.render.animation_frames import formula_lines as formula_lines_of
 from convviz.render.geometry import NARROW_PX
-from convviz.render.grids import PLOTLY_CONFIG, format_values, panels_figure
+from convviz.render.grid_figure import panels_figure
+from convviz.render.grids import PLOTLY_CONFIG, format_values
+from convviz.render.input_story import unread_text
 from convviz.render.panel import Panel
 from convviz.render.selection import close_up as close_up_panel
 from convviz.render.selection import zoom_panels
-from convviz.render.stories import unread_text
 from convviz.render.sweep_animations import sweep_figure
 from convviz.render.theme import GREY_TERM
 from convviz.sweeps import Sweep
 from convviz.text import grey, number
 from convviz.ui.clicker import mount, page_nav, stage_id
 from convviz.ui.compute import formula_at, shared_view
-from convviz.ui.controls import (
-    STATE,
-    Context,
-    converted,
-    share_link,
-    sidebar,
-    with_selection,
-)
+from convviz.ui.controls import STATE, Context, converted, share_link, with_selection
 from convviz.ui.player import player
+from convviz.ui.sidebar import sidebar
 
 _grey = partial(grey, color=GREY_TERM)  # a vanishing term, readable on white (KaTeX: a hex)
 
