@@ -2,6 +2,7 @@
 
 from dataclasses import replace
 
+import pyarrow as pa
 import streamlit as st
 
 from convviz import checks, learn_checks
@@ -76,17 +77,14 @@ def show(check: checks.Check) -> None:
     if ctx.theme.show_secondary:
         st.caption(WHY[check.name])
     if check.rows:
-        st.table(
-            [
-                {
-                    "what": r.label,
-                    "engine": num(r.engine),
-                    "independent": num(r.independent),
-                    "difference": f"{r.difference:.1e}",
-                }
-                for r in check.rows
-            ]
-        )
+        rows = check.rows
+        columns = {
+            "what": [r.label for r in rows],
+            "engine": [num(r.engine) for r in rows],
+            "independent": [num(r.independent) for r in rows],
+            "difference": [f"{r.difference:.1e}" for r in rows],
+        }
+        st.table(pa.table(columns), hide_index=True)  # arrow as it is sent: no pandas on the way
     note = f"{check.note[0].upper()}{check.note[1:]}" if check.note else ""
     tolerance = "" if check.skipped else f" Rounding allows up to {check.tolerance:.1e}."
     st.caption(f"{note}.{tolerance}" if note else tolerance)
