@@ -108,6 +108,7 @@ def test_a_too_large_rate_stops_the_run_with_the_engines_message():
     assert np.isfinite(loss_curve(run).traces[0]["y"]).all()
 
 
+@pytest.mark.encoder  # the run as a GIF of every step: ~6 s, the quick tier's slowest test
 def test_the_static_curve_and_the_gif(recitation):
     fig = loss_curve_static(recitation.run, log=True)
     assert fig.axes[0].get_yscale() == "log"
