@@ -4,10 +4,10 @@ from functools import partial
 
 import streamlit as st
 
-from convviz.presets import PRESETS_BY_KEY
-from convviz.render.grid_figure import panels_figure
-from convviz.render.stories import overview_panels, shape_rows
-from convviz.state import to_query
+from convviz.model.presets import PRESETS_BY_KEY
+from convviz.model.state import to_query
+from convviz.render.plotly.grid_figure import panels_figure
+from convviz.render.story.panels import overview_panels, shape_rows
 from convviz.ui.compute import reference_check, shared_view
 from convviz.ui.controls import PAGES, controls, page_config
 from convviz.ui.editors import value_editors

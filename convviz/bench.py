@@ -3,12 +3,11 @@
 Prints median wall times (ms) of conv2d, conv2d_input, conv2d_weight and conv2d_bias, their total
 (median, and best of the runs: the machine is shared), PyTorch's total when torch is installed, the
 plain loop reference on one case, the peak extra memory of each call, the sweeps' build time, and
-a 200-step training run (convviz.training) on the recitation's stride-2 layer and the classroom
-preset (and on qa-channels, as many steps as the app's work limit allows).
-By default the engine runs as a library does (OpenBLAS's own threads); `--server` runs it as the
-app's server does (BLAS pinned to one thread once, large work split over two threads; see
-convviz/_threads.py). The header says which.
-Figures for the issues' closing notes: nothing here asserts a time.
+a 200-step training run (convviz.learning.training) on the recitation's stride-2 layer and the
+classroom preset (and on qa-channels, as many steps as the app's work limit allows). By default the
+engine runs as a library does (OpenBLAS's own threads); `--server` runs it as the app's server does
+(BLAS pinned to one thread once, large work split over two threads; see convviz/engine/_threads.py).
+The header says which. Figures for the issues' closing notes: nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -21,22 +20,13 @@ import tracemalloc
 
 import numpy as np
 
-from convviz import (
-    _threads,
-    conv2d,
-    conv2d_bias,
-    conv2d_input,
-    conv2d_weight,
-    learn,
-    loss,
-    stages,
-    sweeps,
-    training,
-)
-from convviz.presets import PRESETS_BY_KEY
-from convviz.reference import conv2d_loop
-from convviz.spec import ConvSpec
-from convviz.state import MAX_MACS
+from convviz import conv2d, conv2d_bias, conv2d_input, conv2d_weight
+from convviz.engine import _threads, arrays, sweeps
+from convviz.engine.reference import conv2d_loop
+from convviz.engine.spec import ConvSpec
+from convviz.learning import loss, sgd, training
+from convviz.model.presets import PRESETS_BY_KEY
+from convviz.model.state import MAX_MACS
 
 # name, input shape (N, C_in, H, W), weight shape (C_out, C_in, kH, kW), layer arguments
 CASES = [
@@ -159,13 +149,13 @@ def sweep_timing(repeats: int) -> None:
     x, w, g = (
         rng.standard_normal(s) for s in (spec.input_shape, spec.weight_shape, spec.output_shape)
     )
-    lay = stages.layer(spec, x, w, g)
+    lay = arrays.layer(spec, x, w, g)
     build = [
         lambda: sweeps.forward_sweep(lay.forward),
         lambda: sweeps.input_grad_sweep(lay.input_grad),
         lambda: sweeps.weight_grad_sweep(lay.weight_grad),
     ]
-    stage_ms = median_ms(lambda: stages.layer(spec, x, w, g), repeats)
+    stage_ms = median_ms(lambda: arrays.layer(spec, x, w, g), repeats)
     sweep_ms = median_ms(lambda: [b() for b in build], repeats)
     print(
         f"\nsweeps, 64×64 input, 3×3 kernel: stages {stage_ms:.2f} ms, "
@@ -189,7 +179,7 @@ def train_timing(repeats: int) -> None:
         spec, (x, w) = p.spec(), p.values()
         source = "sobel x" if spec.kernel_size == (3, 3) else "random"
         target = loss.make_target(spec, x, source).t
-        curvature = learn.curvature(spec, x)
+        curvature = sgd.curvature(spec, x)
         lr = 1e-8 if curvature is None else 0.4 * curvature.critical_lr(0.9)
         steps = training.max_steps(spec, MAX_MACS)
 

@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from convviz.formulas import forward_formula
-from convviz.lecture import FORWARD_PAGE, LECTURE
-from convviz.render.input_story import feeds_text
+from convviz.engine.formulas import forward_formula
+from convviz.model.lecture import FORWARD_PAGE, LECTURE
 from convviz.render.selection import first_reader, opening
-from convviz.render.stories import forward_panels, written_out
+from convviz.render.story.input_grad import feeds_text
+from convviz.render.story.panels import forward_panels, written_out
 from convviz.ui.clicker import stage_words
 from convviz.ui.compute import forward_formula_of, sweeps_for
 from convviz.ui.controls import controls, page_config

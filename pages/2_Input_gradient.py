@@ -4,10 +4,15 @@ from dataclasses import replace
 
 import streamlit as st
 
-from convviz.formulas import Formula, input_grad_formula
-from convviz.lecture import INPUT_PAGE, LECTURE, Stage
-from convviz.render.grid_figure import panels_figure
-from convviz.render.input_story import (
+from convviz.engine.formulas import Formula, input_grad_formula
+from convviz.model.lecture import INPUT_PAGE, LECTURE, Stage
+from convviz.render.motion.frames import motion_figure
+from convviz.render.motion.gif import motion_gif
+from convviz.render.motion.model import gif_fits
+from convviz.render.plotly.grid_figure import panels_figure
+from convviz.render.plotly.sweeps import scatter_figure
+from convviz.render.selection import centre, feeding_cells, opening
+from convviz.render.story.input_grad import (
     PANELS,
     Focus,
     formula_notes,
@@ -17,12 +22,7 @@ from convviz.render.input_story import (
     stage_motion,
     unread_text,
 )
-from convviz.render.motion import gif_fits
-from convviz.render.motion_gif import motion_gif
-from convviz.render.motion_plotly import motion_figure
-from convviz.render.selection import centre, feeding_cells, opening
-from convviz.render.stories import followed_only, written_out
-from convviz.render.sweep_animations import scatter_figure
+from convviz.render.story.panels import followed_only, written_out
 from convviz.ui.clicker import page_stages, stage_bar, stage_heading, stage_words
 from convviz.ui.compute import (
     MAX_SCATTER_BYTES,

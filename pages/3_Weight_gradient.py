@@ -2,14 +2,14 @@
 
 import streamlit as st
 
-from convviz.formulas import weight_grad_formula
-from convviz.lecture import WEIGHT_PAGE, Stage
-from convviz.render.animation_frames import writes_captions
-from convviz.render.motion import MAX_WINDOW_STOPS
-from convviz.render.motion_plotly import motion_figure
+from convviz.engine.formulas import weight_grad_formula
+from convviz.engine.text import bias_gradient, number
+from convviz.model.lecture import WEIGHT_PAGE, Stage
+from convviz.render.motion.frames import motion_figure
+from convviz.render.motion.model import MAX_WINDOW_STOPS
+from convviz.render.plotly.frames import writes_captions
 from convviz.render.selection import opening
-from convviz.render.stories import weight_grad_panels, window_motion, written_out
-from convviz.text import bias_gradient, number
+from convviz.render.story.panels import weight_grad_panels, window_motion, written_out
 from convviz.ui.clicker import stage_bar, stage_heading, stage_words
 from convviz.ui.compute import shared_view, sweeps_for, weight_grad_formula_of
 from convviz.ui.controls import controls, page_config

@@ -41,7 +41,7 @@ from playwright.sync_api import Error, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: this checkout's convviz
-from convviz.render.plotly_adapter import probing  # noqa: E402
+from convviz.render.plotly.adapter import probing  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [

@@ -21,9 +21,9 @@ from load_wire import Tab
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from convviz.presets import PRESETS_BY_KEY
-from convviz.spec import ConvSpecError
-from convviz.state import from_query, spec_of
+from convviz.engine.spec import ConvSpecError
+from convviz.model.presets import PRESETS_BY_KEY
+from convviz.model.state import from_query, spec_of
 
 CLASS_PAGES = ("", "Forward", "Input_gradient", "Weight_gradient", "Channels", "Matrix")
 # What a student does between two looks, and how often (weights).

@@ -27,8 +27,8 @@ from load_class import Session  # noqa: E402
 from load_measure import Server, tree  # noqa: E402
 from rerun_bench import BIG, CUSTOM  # noqa: E402
 
-from convviz.spec import ConvSpecError  # noqa: E402
-from convviz.state import from_query, spec_of  # noqa: E402
+from convviz.engine.spec import ConvSpecError  # noqa: E402
+from convviz.model.state import from_query, spec_of  # noqa: E402
 
 PAGES = ("", "Forward", "Input_gradient", "Weight_gradient", "Channels", "Matrix", "Checks", "Quiz")
 

@@ -21,7 +21,7 @@ OVERVIEW = "app.py"
 FORWARD = "pages/1_Forward.py"
 INPUT_GRAD = "pages/2_Input_gradient.py"
 WEIGHT_GRAD = "pages/3_Weight_gradient.py"
-CHANNELS = "pages/4_Channels.py"
+CHANNELS = "pages/6_Channels.py"
 PAGES = (OVERVIEW, FORWARD, INPUT_GRAD, WEIGHT_GRAD, CHANNELS)
 SLOW = {"qa-channels"}  # 5×100×100 input, 10 filters: seconds, not tenths
 

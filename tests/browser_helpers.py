@@ -13,7 +13,7 @@ from live import CELL_XY, SETTLE_MS, hover
 from live import goto as goto_settled
 from playwright.sync_api import Page, expect
 
-# The page's main animation, as its player (convviz/ui/player.js) holds it: (frame, frames).
+# The page's main animation, as its player (convviz/player/player.js) holds it: (frame, frames).
 ANIMATION = """() => {
   const r = window.__convviz;
   const p = r && [...r.players.values()].find(p => p.primary);

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 from oracles import grid
 
-from convviz.formulas import Formula
-from convviz.spec import ConvSpec
+from convviz.engine.formulas import Formula
+from convviz.engine.spec import ConvSpec
 
 
 def pairs(f: Formula) -> list[tuple[str, str]]:

@@ -9,7 +9,7 @@ before it measures (`settled`, `goto`, `rerun`):
 - no lazily loaded element is still a skeleton, and the fonts are loaded;
 - the page is sized to this screen: the screen-size reporter (convviz/ui/viewport.js) says
   `fitted` (else it is about to ask for the one rerun that sizes the figures);
-- every plotly chart is drawn (its SVG exists) and every player (convviz/ui/player.js) drives a
+- every plotly chart is drawn (its SVG exists) and every player (convviz/player/player.js) drives a
   chart that carries its own frames, and shows the frame it is at (`shown()`: plotly's animate
   has finished drawing it; a transition in flight is not settled).
 
@@ -30,7 +30,7 @@ from playwright.sync_api import Browser, Page, WebSocket, expect
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from convviz.render.plotly_adapter import probing
+from convviz.render.plotly.adapter import probing
 
 # A bound on how long a state may take to come, not a pause: every wait ends when its state is
 # there. Generous because a failure here costs a whole CI run, and a 2-core machine shared with

@@ -13,10 +13,10 @@ import json
 
 import numpy as np
 
-import convviz.render.motion as mv
-from convviz.presets import PRESETS
-from convviz.render.grids import format_values
-from convviz.stages import forward_stages, layer
+import convviz.render.motion.model as mv
+from convviz.engine.arrays import forward_stages, layer
+from convviz.model.presets import PRESETS
+from convviz.render.plotly.grids import format_values
 
 # --- layers --------------------------------------------------------------------------------------
 

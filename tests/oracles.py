@@ -16,7 +16,7 @@ import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from convviz.spec import PADDING_MODES, ConvSpec, ConvSpecError
+from convviz.engine.spec import PADDING_MODES, ConvSpec, ConvSpecError
 
 
 def grid(rows) -> np.ndarray:

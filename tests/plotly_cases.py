@@ -13,10 +13,10 @@ import itertools
 import numpy as np
 import pytest
 
+from convviz.engine.arrays import layer
+from convviz.engine.spec import ConvSpec
+from convviz.engine.sweeps import forward_sweep, input_grad_sweep
 from convviz.render.panel import Panel
-from convviz.spec import ConvSpec
-from convviz.stages import layer
-from convviz.sweeps import forward_sweep, input_grad_sweep
 
 # --- examples from the engine --------------------------------------------------------------------
 

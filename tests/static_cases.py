@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
+from convviz.engine.arrays import layer
+from convviz.engine.spec import ConvSpec
+from convviz.engine.sweeps import forward_sweep
 from convviz.render.panel import Panel
-from convviz.spec import ConvSpec
-from convviz.stages import layer
-from convviz.sweeps import forward_sweep
 
 
 @pytest.fixture(scope="module")

@@ -14,12 +14,13 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_hex
 
-from convviz.render import motion, theme
-from convviz.render.channels import value_colours
-from convviz.render.grid_figure import panels_figure
-from convviz.render.grids import plain
+from convviz.render import theme
+from convviz.render.motion import model as motion
+from convviz.render.mpl.panel import text_colors as static_inks
 from convviz.render.panel import Panel
-from convviz.render.static_panel import text_colors as static_inks
+from convviz.render.plotly.channels import value_colours
+from convviz.render.plotly.grid_figure import panels_figure
+from convviz.render.plotly.grids import plain
 from convviz.render.theme import (
     BACKGROUND,
     DILATION_COLOR,

@@ -1,7 +1,7 @@
 """The public API (conv2d, conv2d_input, conv2d_weight, conv2d_bias) against four oracles:
 
 1. known answers worked by hand (the seeds' examples, corrected where they are wrong);
-2. the plain-loop reference in `convviz.reference`, over random configurations (hypothesis);
+2. the plain-loop reference in `convviz.engine.reference`, over random configurations (hypothesis);
 3. central finite differences of the forward;
 4. the adjoint identity ⟨conv2d(x, w), g⟩ = ⟨x, conv2d_input⟩ = ⟨w, conv2d_weight⟩.
 Then dtypes and the promise not to mutate inputs.
@@ -16,7 +16,7 @@ from oracles import assert_array, conv_cases, grid, inner, numeric_grad, read_on
 from quick import examples
 
 from convviz import conv2d, conv2d_bias, conv2d_input, conv2d_weight
-from convviz.reference import conv2d_input_loop, conv2d_loop, conv2d_weight_loop
+from convviz.engine.reference import conv2d_input_loop, conv2d_loop, conv2d_weight_loop
 
 # =================================================================================================
 # 1. Known answers, by hand

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from convviz.fields import preset_state
-from convviz.presets import PRESETS_BY_KEY
-from convviz.render.channels import compact, heatmap_grid, oriented
-from convviz.render.grid_figure import panels_figure, panels_layout
-from convviz.render.grids import click_overlay
+from convviz.model.fields import preset_state
+from convviz.model.presets import PRESETS_BY_KEY
 from convviz.render.panel import Panel
+from convviz.render.plotly.channels import compact, heatmap_grid, oriented
+from convviz.render.plotly.grid_figure import panels_figure, panels_layout
+from convviz.render.plotly.grids import click_overlay
 from convviz.render.selection import close_up
-from convviz.render.stories import channel_grids, grad_x_panel
+from convviz.render.story.panels import channel_grids, grad_x_panel
 from convviz.render.theme import theme_for
 from convviz.ui.compute import compute_layer, contributions_for, value_key
 

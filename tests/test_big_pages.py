@@ -43,7 +43,7 @@ def zooms(at: AppTest) -> dict[str, list[str]]:
     [
         ("app.py", {"sel": "grad_x:99:3"}, ("y[n=0, k=0]", "∂L/∂x[n=0, c=0]")),
         ("pages/2_Input_gradient.py", {"sel": "grad_x:99:3"}, ("∂L/∂x[n=0, c=0]",)),
-        ("pages/4_Channels.py", {"sel": "grad_w:1:2"}, ("input x[n=0, c=0]", "∂L/∂x[n=0, c=0]")),
+        ("pages/6_Channels.py", {"sel": "grad_w:1:2"}, ("input x[n=0, c=0]", "∂L/∂x[n=0, c=0]")),
         ("pages/3_Weight_gradient.py", {}, ("input x[n=0, c=0]",)),
         ("pages/1_Forward.py", {}, ("input x[n=0, c=0]",)),
     ],

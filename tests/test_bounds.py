@@ -9,11 +9,11 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from convviz.fields import DEFAULTS
-from convviz.formulas import forward_formula, input_grad_formula, weight_grad_formula
-from convviz.spec import ConvSpecError
-from convviz.state import MAX_MACS, from_query, macs, spec_of
-from convviz.sweeps import forward_sweep, sweep
+from convviz.engine.formulas import forward_formula, input_grad_formula, weight_grad_formula
+from convviz.engine.spec import ConvSpecError
+from convviz.engine.sweeps import forward_sweep, sweep
+from convviz.model.fields import DEFAULTS
+from convviz.model.state import MAX_MACS, from_query, macs, spec_of
 from convviz.ui import compute
 from convviz.ui.compute import ByteCache, compute_layer, lean_sweep, nbytes, value_key
 

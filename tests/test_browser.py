@@ -23,7 +23,7 @@ from live import SETTLE_MS, asks_for_a_run, is_settled, rerun, settled
 from PIL import Image
 from playwright.sync_api import Page, expect
 
-from convviz.render.plotly_adapter import probing
+from convviz.render.plotly.adapter import probing
 from convviz.render.theme import GREY_TERM
 
 pytestmark = pytest.mark.browser

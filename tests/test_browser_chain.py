@@ -10,7 +10,7 @@ import pytest
 from live import goto, open_tab, settled
 from playwright.sync_api import expect
 
-from convviz.lecture import CHAIN_PAGE, LECTURE
+from convviz.model.lecture import CHAIN_PAGE, LECTURE
 
 pytestmark = pytest.mark.browser
 

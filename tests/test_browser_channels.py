@@ -10,7 +10,7 @@ from browser_helpers import assert_no_traceback, goto
 from live import hover, rerun, settled
 from playwright.sync_api import Page, expect
 
-from convviz.render.plotly_adapter import probing
+from convviz.render.plotly.adapter import probing
 
 pytestmark = pytest.mark.browser
 SHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "channels"  # screenshots

@@ -1,6 +1,6 @@
 """What a reader sent is shown as literal text, in the DOM Chromium draws: a URL value or a typed
 answer quoted in a message never becomes a heading, a code block, a link, bold text, an image
-or maths (`convviz.text.echo` quotes them all; the page's Markdown renders the rest)."""
+or maths (`convviz.engine.text.echo` quotes them all; the page's Markdown renders the rest)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import ARTIFACTS
 from live import goto, open_tab, settled
 
-from convviz.lecture import LEARN_PAGE, LECTURE
+from convviz.model.lecture import LEARN_PAGE, LECTURE
 
 pytestmark = pytest.mark.browser
 

@@ -11,8 +11,8 @@ import re
 import pytest
 from live import settled
 
-from convviz.lecture import LECTURE
-from convviz.presets import PRESETS_BY_KEY
+from convviz.model.lecture import LECTURE
+from convviz.model.presets import PRESETS_BY_KEY
 from convviz.ui import assets
 from convviz.ui.viewport import STREAMLIT
 

@@ -16,11 +16,11 @@ import pytest
 from live import SETTLE_MS, goto, open_tab, rerun, settled
 from playwright.sync_api import Browser, Page, expect
 
-from convviz.presets import PRESETS, PRESETS_BY_KEY
-from convviz.render.grids import format_values
-from convviz.render.plotly_adapter import probing
+from convviz.engine.arrays import forward_stages, layer
+from convviz.model.presets import PRESETS, PRESETS_BY_KEY
+from convviz.render.plotly.adapter import probing
+from convviz.render.plotly.grids import format_values
 from convviz.render.theme import ACCENT
-from convviz.stages import forward_stages, layer
 
 pytestmark = pytest.mark.browser
 

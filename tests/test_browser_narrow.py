@@ -18,7 +18,7 @@ from convviz.ui.controls import PAGES as APP_PAGES
 pytestmark = pytest.mark.browser
 
 SCREENS = {"phone": (390, 844), "tablet": (820, 1180)}
-# every page of the sidebar, by its URL path ("" the overview; pages/8_Learning.py: "Learning")
+# every page of the sidebar, by its URL path ("" the overview; pages/4_Learning.py: "Learning")
 PAGES = tuple("" if p == "app.py" else Path(p).stem.split("_", 1)[1] for p, _, _ in APP_PAGES)
 TAP_PX = 44
 

@@ -82,9 +82,9 @@ WINDOW_CORNER = """() => { const gd = document.querySelector('.js-plotly-plot');
 
 def test_the_formula_follows_the_frame_shown(tab: Page, app_url):
     """Stepping, scrubbing and playing: the window drawn and the formula under it agree."""
-    from convviz.formulas import forward_formula
-    from convviz.presets import PRESETS_BY_KEY
-    from convviz.stages import layer
+    from convviz.engine.arrays import layer
+    from convviz.engine.formulas import forward_formula
+    from convviz.model.presets import PRESETS_BY_KEY
 
     p = PRESETS_BY_KEY["classroom"]
     spec, (x, w) = p.spec(), p.values()

@@ -8,9 +8,9 @@ from browser_helpers import assert_no_traceback, click_cell, goto
 from live import rerun, settled
 from playwright.sync_api import Page, expect
 
-from convviz import quiz
-from convviz.fields import preset_state
-from convviz.presets import PRESETS_BY_KEY
+from convviz.model import quiz
+from convviz.model.fields import preset_state
+from convviz.model.presets import PRESETS_BY_KEY
 from convviz.ui.compute import compute_layer, value_key
 
 pytestmark = pytest.mark.browser

@@ -17,9 +17,9 @@ import pytest
 from live import goto, open_tab
 from playwright.sync_api import Browser, Page, expect
 
-from convviz.lecture import LECTURE
-from convviz.presets import PRESETS
-from convviz.render.plotly_adapter import probing
+from convviz.model.lecture import LECTURE
+from convviz.model.presets import PRESETS
+from convviz.render.plotly.adapter import probing
 
 pytestmark = pytest.mark.browser
 

@@ -1,4 +1,4 @@
-"""Two stacked convolutions (convviz.chain): ∂L/∂h from layer 2 is layer 1's ∂L/∂y.
+"""Two stacked convolutions (convviz.learning.chain): ∂L/∂h from layer 2 is layer 1's ∂L/∂y.
 
 Oracles: a plain loop of the chain rule (the loop reference of each layer, the ReLU gate and
 ∂L/∂y cell by cell) over random configurations; finite differences of the two-layer loss; each
@@ -15,12 +15,12 @@ from oracles import assert_array, conv_cases, numeric_grad, read_only
 from quick import examples
 
 import convviz
-from convviz.chain import TwoLayerSpec, two_layer_forward
-from convviz.ops import dilate, pad
-from convviz.presets import PRESETS_BY_KEY
-from convviz.reference import conv2d_input_loop, conv2d_loop, conv2d_weight_loop
-from convviz.spec import PADDING_MODES, ConvSpec, ConvSpecError
-from convviz.values import example_w
+from convviz.engine.ops import dilate, pad
+from convviz.engine.reference import conv2d_input_loop, conv2d_loop, conv2d_weight_loop
+from convviz.engine.spec import PADDING_MODES, ConvSpec, ConvSpecError
+from convviz.engine.values import example_w
+from convviz.learning.chain import TwoLayerSpec, two_layer_forward
+from convviz.model.presets import PRESETS_BY_KEY
 
 
 def chain_loop(spec: TwoLayerSpec, x, w1, b1, w2, b2, t, reduction: str) -> dict:

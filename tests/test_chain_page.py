@@ -7,8 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from convviz.chain import two_layer_pass
-from convviz.fields import (
+from convviz.engine.spec import ConvSpec, ConvSpecError
+from convviz.learning.chain import two_layer_pass
+from convviz.learning.training import layer_macs
+from convviz.model.fields import (
     CHAIN_DEFAULTS,
     CHAIN_FIELDS,
     PAGE_FIELDS,
@@ -16,8 +18,13 @@ from convviz.fields import (
     parse_field,
     preset_state,
 )
-from convviz.presets import PRESETS_BY_KEY
-from convviz.render.chain_story import (
+from convviz.model.presets import PRESETS_BY_KEY
+from convviz.model.state import MAX_MACS, chain_spec, chain_values, values_of
+from convviz.render.geometry import DIGIT_EM
+from convviz.render.motion.frames import motion_figure
+from convviz.render.motion.gif import motion_gif
+from convviz.render.plotly.grid_figure import panels_figure
+from convviz.render.story.chain import (
     GAP,
     PANELS,
     SHUT_WORDS,
@@ -28,14 +35,7 @@ from convviz.render.chain_story import (
     layer_one_motion,
     weight_panels,
 )
-from convviz.render.geometry import DIGIT_EM
-from convviz.render.grid_figure import panels_figure
-from convviz.render.motion_gif import motion_gif
-from convviz.render.motion_plotly import motion_figure
 from convviz.render.theme import GATE_COLOR, THEME, theme_for
-from convviz.spec import ConvSpec, ConvSpecError
-from convviz.state import MAX_MACS, chain_spec, chain_values, values_of
-from convviz.training import layer_macs
 
 
 def chain_of(preset: str = "recitation-s2", **own):

@@ -16,16 +16,16 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from convviz.fields import DEFAULTS
-from convviz.render.channels import CLICK_BLOCKS, CLICK_CELLS, heatmap_grid
-from convviz.render.stories import channel_grids
-from convviz.state import picked_slice
-from convviz.sweeps import channel_contributions
+from convviz.engine.sweeps import channel_contributions
+from convviz.model.fields import DEFAULTS
+from convviz.model.state import picked_slice
+from convviz.render.plotly.channels import CLICK_BLOCKS, CLICK_CELLS, heatmap_grid
+from convviz.render.story.panels import channel_grids
 from convviz.ui import controls
 from convviz.ui.compute import compute_layer, value_key
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
-CHANNELS = "pages/4_Channels.py"
+CHANNELS = "pages/6_Channels.py"
 LAYER = DEFAULTS | {"batch": 2, "cout": 3, "cin": 2}  # channels-small's counts
 
 

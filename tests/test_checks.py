@@ -1,4 +1,5 @@
-"""The visible checks (convviz.checks): they pass on every preset, and they catch a wrong engine."""
+"""The visible checks (convviz.engine.checks): they pass on every preset, and they catch a wrong
+engine."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from hypothesis import given, settings
 from quick import examples
 from test_matrix import layers
 
-from convviz import checks, reference
-from convviz.conv import conv2d
-from convviz.presets import PRESETS
-from convviz.stages import layer
+from convviz.engine import checks, reference
+from convviz.engine.arrays import layer
+from convviz.engine.conv import conv2d
+from convviz.model.presets import PRESETS
 
 
 def preset_layer(p):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from convviz.ops import copies_mask, pad, unpad
+from convviz.engine.ops import copies_mask, pad, unpad
 
 
 @pytest.mark.parametrize("mode", ["zeros", "reflect", "replicate", "circular"])

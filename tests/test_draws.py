@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from convviz.fields import DEFAULTS
-from convviz.spec import ConvSpec
-from convviz.stages import input_grad_stages, layer
-from convviz.state import from_query, to_query, values_of
-from convviz.values import GRAD_OUT_KINDS, NAMED_KERNELS, example_w, layer_values
+from convviz.engine.arrays import input_grad_stages, layer
+from convviz.engine.spec import ConvSpec
+from convviz.engine.values import GRAD_OUT_KINDS, NAMED_KERNELS, example_w, layer_values
+from convviz.model.fields import DEFAULTS
+from convviz.model.state import from_query, to_query, values_of
 
 SEEDS = range(21)
 KERNELS = range(1, 12)

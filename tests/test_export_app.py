@@ -156,7 +156,7 @@ def test_the_gif_animates_the_figures_panels_not_the_slides(monkeypatch):
     from streamlit.runtime.media_file_manager import MediaFileManager
     from streamlit.testing.v1 import app_test
 
-    from convviz.render import static_gif
+    from convviz.render.mpl import sweep_gif as static_gif
 
     made: dict[str, object] = {}
 

@@ -11,7 +11,7 @@ import pytest
 
 from convviz.export import cli
 from convviz.export.story import ANIMATIONS, Story
-from convviz.presets import PRESETS_BY_KEY
+from convviz.model.presets import PRESETS_BY_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,7 @@ import pytest
 
 from convviz.export import html
 from convviz.export.story import Story
-from convviz.lecture import LECTURE
+from convviz.model.lecture import LECTURE
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 

@@ -11,7 +11,7 @@ import pytest
 
 from convviz.export import latex
 from convviz.export.story import Story
-from convviz.presets import PRESETS as ALL
+from convviz.model.presets import PRESETS as ALL
 
 PRESETS = [p.key for p in ALL]
 

@@ -11,7 +11,7 @@ import pytest
 
 from convviz.export.snippet import numpy_snippet, torch_snippet
 from convviz.export.story import Story
-from convviz.presets import PRESETS
+from convviz.model.presets import PRESETS
 
 LAYERS = [
     *((p.key, None) for p in PRESETS),  # remainders, 'same' on even kernels, dilation, channels

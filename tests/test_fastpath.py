@@ -16,8 +16,9 @@ from oracles import assert_array, conv_cases
 from quick import examples
 from threadpoolctl import threadpool_info
 
-from convviz import _threads, conv2d, conv2d_input, conv2d_weight, fastpath
-from convviz.reference import conv2d_input_loop, conv2d_loop, conv2d_weight_loop
+from convviz import conv2d, conv2d_input, conv2d_weight
+from convviz.engine import _threads, fastpath
+from convviz.engine.reference import conv2d_input_loop, conv2d_loop, conv2d_weight_loop
 
 
 @contextmanager

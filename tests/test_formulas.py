@@ -17,11 +17,16 @@ from oracles import conv_cases
 from quick import examples
 
 from convviz import conv2d, conv2d_input, conv2d_weight
-from convviz.formulas import Formula, forward_formula, input_grad_formula, weight_grad_formula
-from convviz.reference import conv2d_input_loop
-from convviz.spec import ConvSpec
-from convviz.stages import forward_stages, input_grad_stages, weight_grad_stages
-from convviz.terms import Symbol
+from convviz.engine.arrays import forward_stages, input_grad_stages, weight_grad_stages
+from convviz.engine.formulas import (
+    Formula,
+    forward_formula,
+    input_grad_formula,
+    weight_grad_formula,
+)
+from convviz.engine.reference import conv2d_input_loop
+from convviz.engine.spec import ConvSpec
+from convviz.engine.terms import Symbol
 
 # Formulas loop over terms in Python; keep the cases small (every cell of every array is checked).
 SETTINGS = settings(max_examples=examples(100), deadline=None)

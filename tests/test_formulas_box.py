@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from oracles import grid
 
+from convviz.engine.arrays import input_grad_stages
+from convviz.engine.formulas import Formula, input_grad_formula
+from convviz.engine.spec import ConvSpec
 from convviz.export.latex import cell_latex
-from convviz.formulas import Formula, input_grad_formula
 from convviz.render.theme import GREY_TERM, PRESENTATION, THEME
-from convviz.spec import ConvSpec
-from convviz.stages import input_grad_stages
 from convviz.ui import views
 
 # a vanishing term's colour: the theme's in the box (KaTeX takes a hex), its named xcolor in a .tex

@@ -12,10 +12,10 @@ from formula_cases import keras_same, pairs
 from oracles import grid
 
 from convviz import conv2d
-from convviz.formulas import forward_formula, input_grad_formula
-from convviz.reference import conv2d_input_loop
-from convviz.spec import ConvSpec
-from convviz.stages import forward_stages, input_grad_stages
+from convviz.engine.arrays import forward_stages, input_grad_stages
+from convviz.engine.formulas import forward_formula, input_grad_formula
+from convviz.engine.reference import conv2d_input_loop
+from convviz.engine.spec import ConvSpec
 
 
 # --- term flags ---------------------------------------------------------------------------------
@@ -73,7 +73,7 @@ def test_padded_ring_cells_are_dropped_only_for_zeros(mode):
 
 # --- fold-back: a ∂L/∂x cell with padded copies is the sum of their ∂L/∂x̃ ---------------------
 def reflect_preset_layer():
-    from convviz.presets import PRESETS_BY_KEY
+    from convviz.model.presets import PRESETS_BY_KEY
 
     preset = PRESETS_BY_KEY["reflect"]
     spec, (x, w) = preset.spec(), preset.values()
@@ -141,6 +141,6 @@ def test_groups_only_where_copies_fold_back(mode):
 
 
 def ig_copies(spec: ConvSpec, r: int, q: int) -> int:
-    from convviz.ops import copies_mask
+    from convviz.engine.ops import copies_mask
 
     return copies_mask(spec.in_size, spec.padding, spec.padding_mode, (r, q)).sum()

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from formula_cases import keras_same
 
-from convviz.formulas import (
+from convviz.engine.arrays import forward_stages, input_grad_stages, weight_grad_stages
+from convviz.engine.formulas import (
     Formula,
     Symbol,
     Term,
@@ -16,8 +17,7 @@ from convviz.formulas import (
     input_grad_formula,
     weight_grad_formula,
 )
-from convviz.spec import ConvSpec
-from convviz.stages import forward_stages, input_grad_stages, weight_grad_stages
+from convviz.engine.spec import ConvSpec
 
 # --- text and LaTeX ------------------------------------------------------------------------------
 
@@ -150,8 +150,8 @@ def written_numbers(text: str) -> list[float]:
 
 def preset_layer(key: str):
     """A preset's layer with its own ∂L/∂y, as the app computes it."""
-    from convviz.presets import PRESETS_BY_KEY
-    from convviz.stages import layer
+    from convviz.engine.arrays import layer
+    from convviz.model.presets import PRESETS_BY_KEY
 
     p = PRESETS_BY_KEY[key]
     spec = p.spec()

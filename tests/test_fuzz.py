@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from convviz.fields import CHAIN_FIELDS, PAGE_FIELDS, URL_FIELDS, parse_field
+from convviz.model.fields import CHAIN_FIELDS, PAGE_FIELDS, URL_FIELDS, parse_field
 from convviz.ui.controls import PAGES
 
 pytestmark = pytest.mark.apptest  # random links on every page, in AppTest
@@ -96,8 +96,8 @@ def shown(at: AppTest) -> str:
     return "\n".join(m.value for kind in (at.warning, at.info, at.error, at.toast) for m in kind)
 
 
-QUIZ = "pages/7_Quiz.py"  # the pages that read the page fields (PAGE_FIELDS): the quiz's …
-CHAIN = "pages/9_Two_layers.py"  # … and the two layers' (CHAIN_FIELDS)
+QUIZ = "pages/9_Quiz.py"  # the pages that read the page fields (PAGE_FIELDS): the quiz's …
+CHAIN = "pages/5_Two_layers.py"  # … and the two layers' (CHAIN_FIELDS)
 READER = {name: CHAIN if name in CHAIN_FIELDS else QUIZ for name in PAGE_FIELDS}
 PYTHON_WORDS = re.compile(r"\b(True|False|None)\b|\[\]|\{\}|\\x[0-9a-f]{2}")
 

@@ -8,19 +8,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from convviz.presets import PRESETS_BY_KEY
-from convviz.render.grid_figure import panels_figure
-from convviz.render.grids import plain, scale_color
-from convviz.render.input_story import input_grad_animation, input_grad_story
+from convviz.engine.arrays import layer
+from convviz.engine.spec import ConvSpec
+from convviz.engine.sweeps import forward_sweep, input_grad_sweep, weight_grad_sweep
+from convviz.engine.text import number
+from convviz.engine.values import layer_values
+from convviz.model.presets import PRESETS_BY_KEY
+from convviz.render.plotly.grid_figure import panels_figure
+from convviz.render.plotly.grids import plain, scale_color
+from convviz.render.plotly.sweeps import sweep_figure
 from convviz.render.selection import zoom_panels
-from convviz.render.stories import forward_panels, overview_panels, weight_grad_panels
-from convviz.render.sweep_animations import sweep_figure
+from convviz.render.story.input_grad import input_grad_animation, input_grad_story
+from convviz.render.story.panels import forward_panels, overview_panels, weight_grad_panels
 from convviz.render.theme import PRESENTATION, THEME, VALUE_SCALE
-from convviz.spec import ConvSpec
-from convviz.stages import layer
-from convviz.sweeps import forward_sweep, input_grad_sweep, weight_grad_sweep
-from convviz.text import number
-from convviz.values import layer_values
 
 SCREENS = {
     "normal-1280x720": THEME.fitted(820, 720),
@@ -161,9 +161,9 @@ def replace_selected(panel):
 
 
 def test_the_weight_gradient_grid_has_a_scale_and_outlines_the_tile_the_views_show():
-    from convviz.render.channels import heatmap_grid
-    from convviz.render.stories import channel_grids
-    from convviz.sweeps import channel_contributions
+    from convviz.engine.sweeps import channel_contributions
+    from convviz.render.plotly.channels import heatmap_grid
+    from convviz.render.story.panels import channel_grids
 
     lay = _preset_layer("qa-channels")
     k, c = 3, 2
@@ -186,7 +186,7 @@ def test_the_weight_gradient_grid_has_a_scale_and_outlines_the_tile_the_views_sh
 
 @pytest.mark.parametrize("case", LOPSIDED)
 def test_exports_size_panels_on_their_own_and_scale_the_colours_they_do_not_number(case):
-    from convviz.render import static
+    from convviz.render.mpl import static
 
     lay = LOPSIDED[case]()
     for _, panels in _sweeps(lay)[:2]:
@@ -250,7 +250,7 @@ def test_a_kernel_of_more_taps_than_colours_tell_apart_shows_its_values():
     outline alone and the subtitle says so; a 3×3 kernel keeps its tap colours."""
     from matplotlib.figure import Figure
 
-    from convviz.render import static, static_gif
+    from convviz.render.mpl import static, sweep_gif
     from convviz.render.selection import taps_told_apart, told_apart
 
     lay = _preset_layer("qa-channels")
@@ -276,7 +276,7 @@ def test_a_kernel_of_more_taps_than_colours_tell_apart_shows_its_values():
 
     slide = static.panels_figure(list(panels), THEME)
     assert not [p for ax in slide.axes for p in ax.patches if p.get_label() == "tap"]
-    scene = static_gif._gif_scene(wg, *panels, THEME, 0, 4)
+    scene = sweep_gif._gif_scene(wg, *panels, THEME, 0, 4)
     assert scene.frames.taps == [] and isinstance(scene.fig, Figure)
 
 
@@ -286,7 +286,7 @@ def test_every_number_fits_its_cell(key, screen):
     """The widest number of a grid, set at its font in the grids' typeface (measured by the
     export's font metrics, not the sizing rule's estimate), fits inside its cell: qa-channels'
     ∂L/∂w writes 1157 and −567 in 68 px cells on a projector, which ran into their neighbours."""
-    from convviz.render.static_panel import text_width
+    from convviz.render.mpl.panel import text_width
 
     theme = SCREENS[screen]
     for sweep, panels in _sweeps(_preset_layer(key)):

@@ -18,7 +18,7 @@ from live import CELL_XY
 from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from convviz.render.plotly_adapter import probing
+from convviz.render.plotly.adapter import probing
 from tests.halls import Hall
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from convviz.values import image_to_input
+from convviz.engine.values import image_to_input
 
 
 @pytest.mark.parametrize(

@@ -14,15 +14,25 @@ from pathlib import Path
 
 import pytest
 
-import convviz
-
 ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN = ("streamlit", "plotly", "matplotlib")
 
-# Every plain module of the engine package; subpackages (convviz.render) may use plotting.
+
+def modules_under(*packages: str) -> list[str]:
+    """Every module of these packages, their subpackages' too (by walking the tree)."""
+    out = []
+    for name in packages:
+        out.append(name)
+        path = ROOT.joinpath(*name.split("."))
+        out += [m.name for m in pkgutil.walk_packages([str(path)], f"{name}.")]
+    return sorted(out)
+
+
+# The engine, the learning code and the app's model: NumPy and the standard library only.
 ENGINE_MODULES = [
     "convviz",
-    *sorted(f"convviz.{m.name}" for m in pkgutil.iter_modules(convviz.__path__) if not m.ispkg),
+    "convviz.bench",
+    *modules_under("convviz.engine", "convviz.learning", "convviz.model"),
 ]
 
 PROBE = """
@@ -65,16 +75,9 @@ def test_probe_detects_a_forbidden_import():
     assert "matplotlib" in imported_top_level_packages("matplotlib")
 
 
-# Renderers draw for the app and for files; the URL state is plain data: no Streamlit in either.
-NO_STREAMLIT = [
-    *sorted(
-        f"convviz.render.{m.name}"
-        for m in pkgutil.iter_modules([str(ROOT / "convviz" / "render")])
-        if not m.ispkg
-    ),
-    "convviz.fields",
-    "convviz.state",
-]
+# Renderers draw for the app, the exports and the notebook; the player is embedded by all three:
+# no Streamlit in any of them.
+NO_STREAMLIT = modules_under("convviz.render", "convviz.player", "convviz.export")
 
 
 @pytest.mark.parametrize("module", NO_STREAMLIT)
@@ -95,8 +98,10 @@ def test_the_package_ships_every_subpackage():
         ".".join(p.relative_to(ROOT).parts[:-1]) for p in (ROOT / "convviz").rglob("__init__.py")
     }
     assert on_disk <= shipped, f"not shipped: {sorted(on_disk - shipped)}"
-    assert {"*.js", "*.css"} <= set(config["package-data"]["convviz.ui"])
-    assert list((ROOT / "convviz" / "ui").glob("*.js")), "the player's JS lives in convviz/ui"
+    data = config["package-data"]
+    for package in ("convviz.ui", "convviz.player"):
+        folder = ROOT.joinpath(*package.split("."))
+        assert list(folder.glob("*.js")) and {"*.js", "*.css"} <= set(data[package]), package
 
 
 def test_the_package_declares_what_it_imports():
@@ -123,3 +128,23 @@ def test_the_package_declares_what_it_imports():
     third_party = imported - set(sys.stdlib_module_names) - {"convviz", "torch"}
     needed = {distributions[m][0].lower().replace("_", "-") for m in third_party}
     assert needed <= declared, f"imported, not in pyproject's dependencies: {needed - declared}"
+
+
+@pytest.mark.parametrize("folder", ["render", "export", "player", "engine", "learning", "model"])
+def test_no_layer_below_the_app_imports_its_ui(folder):
+    """The layers run one way: nothing the pages build on (renderers, exports, the player, the
+    engine, the model) imports convviz.ui, not even lazily inside a function."""
+    import ast
+
+    leaks = []
+    for path in sorted((ROOT / "convviz" / folder).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            leaks += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.startswith("convviz.ui")]
+    assert not leaks

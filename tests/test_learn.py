@@ -1,4 +1,5 @@
-"""How a layer learns (convviz.loss, learn, training): the loss and ∂L/∂y, an SGD step, a run.
+"""How a layer learns (convviz.learning.loss, learn, training): the loss and ∂L/∂y, an SGD step, a
+run.
 
 Oracles: hand-worked steps; today's `gout=mse` numbers (old links keep them); the public API
 (conv2d, conv2d_weight, conv2d_bias) stepped by hand; finite differences; the least-squares
@@ -18,13 +19,13 @@ from oracles import assert_array, conv_cases, grid, numeric_grad, read_only
 from quick import examples
 
 import convviz
-from convviz import training
-from convviz.conv import conv2d, conv2d_bias, conv2d_weight
-from convviz.loss import REDUCTIONS
-from convviz.matrix import im2col
-from convviz.presets import PRESETS, PRESETS_BY_KEY
-from convviz.spec import ConvSpec, ConvSpecError
-from convviz.values import example_grad_out, example_w, layer_values
+from convviz.engine.conv import conv2d, conv2d_bias, conv2d_weight
+from convviz.engine.matrix import im2col
+from convviz.engine.spec import ConvSpec, ConvSpecError
+from convviz.engine.values import example_grad_out, example_w, layer_values
+from convviz.learning import training
+from convviz.learning.loss import REDUCTIONS
+from convviz.model.presets import PRESETS, PRESETS_BY_KEY
 
 RECITATION = PRESETS_BY_KEY["recitation-s2"]
 CLASSROOM = PRESETS_BY_KEY["classroom"]
@@ -485,7 +486,7 @@ def test_a_bad_run_is_refused_with_its_fix(change, message):
 
 
 def test_layer_macs_is_the_apps_count():
-    from convviz.state import macs
+    from convviz.model.state import macs
 
     for p in PRESETS:
         assert training.layer_macs(p.spec()) == macs(p.spec()), p.key

@@ -1,4 +1,4 @@
-"""The learning checks (convviz.learn_checks): they pass on every preset, through the ReLU's
+"""The learning checks (convviz.learning.checks): they pass on every preset, through the ReLU's
 kinks included, and they catch a wrong gradient."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 import convviz
-from convviz import learn_checks
-from convviz.chain import TwoLayerSpec
-from convviz.checks import Check
-from convviz.presets import PRESETS, PRESETS_BY_KEY
-from convviz.spec import ConvSpec
-from convviz.stages import layer
+from convviz.engine.arrays import layer
+from convviz.engine.checks import Check
+from convviz.engine.spec import ConvSpec
+from convviz.learning import checks as learn_checks
+from convviz.learning.chain import TwoLayerSpec
+from convviz.model.presets import PRESETS, PRESETS_BY_KEY
 
 
 def preset_step(p, lr: float = 1e-4, reduction: str = "sum") -> convviz.Step:

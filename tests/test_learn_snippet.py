@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from convviz.export.learn_snippet import numpy_training_snippet, torch_training_snippet
-from convviz.fields import preset_state
-from convviz.lesson import Settings, lesson
-from convviz.presets import PRESETS_BY_KEY
-from convviz.state import values_of
+from convviz.learning.experiment import Settings, lesson
+from convviz.model.fields import preset_state
+from convviz.model.presets import PRESETS_BY_KEY
+from convviz.model.state import values_of
 
 CASES = [
     ("recitation-s2", Settings(steps=40)),
@@ -71,7 +71,7 @@ def test_the_torch_snippet_matches_the_engine(key, settings):
 @pytest.mark.encoder
 def test_the_training_run_as_an_mp4_holds_the_gifs_frames():
     from convviz.export.video import gif_frames, mp4_bytes
-    from convviz.render.learning import run_gif
+    from convviz.render.story.learning import run_gif
 
     run = run_of("recitation-s2", Settings(steps=6))
     frames = gif_frames(run_gif(run))

@@ -13,8 +13,8 @@ from quick import examples
 from test_chain import stacks
 
 import convviz
-from convviz.presets import PRESETS_BY_KEY
-from convviz.spec import ConvSpec
+from convviz.engine.spec import ConvSpec
+from convviz.model.presets import PRESETS_BY_KEY
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional

@@ -10,18 +10,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from convviz import learn, loss, training
-from convviz.fields import DEFAULTS, FIELDS, parse_field
-from convviz.state import from_query, to_query
+from convviz.learning import loss, sgd, training
+from convviz.model.fields import DEFAULTS, FIELDS, parse_field
+from convviz.model.state import from_query, to_query
 
 LEARN_FIELDS = ("lr", "steps", "mom", "tgt", "red", "t")
 
 
 def test_the_fields_are_the_engines_bounds():
     assert FIELDS["lr"].kind == FIELDS["mom"].kind == "float"
-    assert (FIELDS["lr"].lo, FIELDS["lr"].hi, FIELDS["lr"].above) == (0, learn.MAX_LR, True)
+    assert (FIELDS["lr"].lo, FIELDS["lr"].hi, FIELDS["lr"].above) == (0, sgd.MAX_LR, True)
     assert (FIELDS["steps"].lo, FIELDS["steps"].hi) == (1, training.MAX_STEPS)
-    assert (FIELDS["mom"].lo, FIELDS["mom"].hi) == (0, learn.MAX_MOMENTUM)
+    assert (FIELDS["mom"].lo, FIELDS["mom"].hi) == (0, sgd.MAX_MOMENTUM)
     assert FIELDS["tgt"].choices == loss.TARGET_SOURCES
     assert FIELDS["red"].choices == loss.REDUCTIONS
 
@@ -93,8 +93,8 @@ def test_an_older_link_keeps_its_numbers_and_the_safe_rate():
 
 
 @given(
-    lr=st.floats(min_value=1e-12, max_value=learn.MAX_LR),
-    mom=st.floats(min_value=0, max_value=learn.MAX_MOMENTUM),
+    lr=st.floats(min_value=1e-12, max_value=sgd.MAX_LR),
+    mom=st.floats(min_value=0, max_value=sgd.MAX_MOMENTUM),
     steps=st.integers(1, training.MAX_STEPS),
     tgt=st.sampled_from(loss.TARGET_SOURCES),
     red=st.sampled_from(loss.REDUCTIONS),
@@ -111,4 +111,4 @@ def test_any_text_is_a_rate_in_bounds_or_a_message(raw):
     value, problem = parse_field("lr", raw)
     assert (value is None) != (problem is None)
     if value is not None:
-        assert math.isfinite(value) and 0 < value <= learn.MAX_LR
+        assert math.isfinite(value) and 0 < value <= sgd.MAX_LR

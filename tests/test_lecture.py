@@ -1,5 +1,6 @@
-"""The lecture is one model (convviz.lecture): its order, numbers, titles and file names are read
-by the stage bar, the URL's step= range, the clicker's keys and every export, and spelled in one
+"""The lecture is one model (convviz.model.lecture): its order, numbers, titles and file names are
+read by the stage bar, the URL's step= range, the clicker's keys and every export, and spelled in
+one
 production file only."""
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from convviz.export.story import Story
-from convviz.fields import FIELDS, step_field
-from convviz.lecture import (
+from convviz.model.fields import FIELDS, step_field
+from convviz.model.lecture import (
     CHAIN_PAGE,
     INPUT_PAGE,
     KEYS,
@@ -21,8 +22,8 @@ from convviz.lecture import (
     Stage,
     keys_hint,
 )
-from convviz.presets import PRESETS_BY_KEY
-from convviz.state import from_query, to_query
+from convviz.model.presets import PRESETS_BY_KEY
+from convviz.model.state import from_query, to_query
 
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCTION = [
@@ -131,14 +132,14 @@ def _files_with(text: str) -> list[str]:
 
 @pytest.mark.parametrize("stage", LECTURE.stages, ids=lambda s: s.key)
 def test_a_stage_is_spelled_in_one_production_file(stage):
-    """Its heading and its export file name appear as a literal in convviz/lecture.py alone
+    """Its heading and its export file name appear as a literal in convviz/model/lecture.py alone
     (an export name that is also the stage's key, "forward", is a name in use elsewhere); its
     title with its number ('2 · dilate', '1–6 · whole pass') in no file at all: the number is
     its place in the model. (A title alone is often also a name in use: "pad", "∂L/∂y".)"""
     spelled = [stage.heading] if isinstance(stage.heading, str) else []
     spelled += [stage.export] if stage.export and stage.export != stage.key else []
     for text in spelled:
-        assert _files_with(text) == ["convviz/lecture.py"], text
+        assert _files_with(text) == ["convviz/model/lecture.py"], text
     number = LECTURE.number(stage)
     for label in (f"{number} · {stage.title}", f"{number}. {stage.title}") if number else ():
         assert not [p for p in PRODUCTION if label in p.read_text()], label

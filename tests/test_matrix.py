@@ -1,4 +1,4 @@
-"""The matrix view's engine (convviz.matrix) against the public API, over random layers.
+"""The matrix view's engine (convviz.engine.matrix) against the public API, over random layers.
 
 M·vec(x) = conv2d, Mᵀ·vec(∂L/∂y) = conv2d_input, im2col both ways, and the transposed
 convolution (with its output_padding for the remainder) = conv2d_input, for every padding mode,
@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from quick import examples
 
-from convviz import matrix
-from convviz.conv import conv2d, conv2d_input, conv2d_weight
-from convviz.spec import PADDING_MODES, ConvSpec, ConvSpecError
+from convviz.engine import matrix
+from convviz.engine.conv import conv2d, conv2d_input, conv2d_weight
+from convviz.engine.spec import PADDING_MODES, ConvSpec, ConvSpecError
 
 
 @st.composite
@@ -148,7 +148,8 @@ def test_engine_module_imports_no_ui():
     import sys
 
     code = (
-        "import sys, convviz.matrix, convviz.checks, convviz.learn_checks, convviz.quiz; "
+        "import sys, convviz.engine.matrix, convviz.engine.checks, convviz.learning.checks, "
+        "convviz.model.quiz; "
         "print([m for m in ('streamlit', 'plotly', 'matplotlib') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -157,7 +158,7 @@ def test_engine_module_imports_no_ui():
 
 def test_a_clicked_entry_links_its_cells():
     """M[o, i] ties output o, input i and the tap between them; every panel lights them."""
-    from convviz.render.matrix_view import TOP, grid_panels, link_of, matrix_panel, transpose_panel
+    from convviz.render.story.matrix import TOP, grid_panels, link_of, matrix_panel, transpose_panel
 
     spec = ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), stride=2)
     x = np.arange(25.0).reshape(1, 1, 5, 5)
@@ -191,7 +192,7 @@ def test_the_x_grid_says_where_its_cells_go_in_m_and_it_holds():
     row', which a student read as the numbers drawn. It now states the column of M each cell
     is, and that rule holds: output y[r, c]'s row of M is nonzero at the columns W·i + j of
     its window's cells."""
-    from convviz.render.matrix_view import grid_panels, link_of
+    from convviz.render.story.matrix import grid_panels, link_of
 
     spec = ConvSpec.create((1, 1, 6, 6), (1, 1, 3, 3), stride=2)
     rng = np.random.default_rng(3)
@@ -224,7 +225,7 @@ def test_a_slice_of_several_channels_says_so_in_the_titles_a_projector_keeps():
     """With 2 channels, 2 filters and 2 samples, the right column is one slice's share: each
     product's title says whose. In the subtitle, a projector dropped it with the last clauses, and
     M's y column (−28, −6, …) read as the Forward page's y (−9, −3, …)."""
-    from convviz.render.matrix_view import (
+    from convviz.render.story.matrix import (
         im2col_grad_panel,
         im2col_panel,
         link_of,

@@ -11,16 +11,16 @@ import numpy as np
 import pytest
 from motion_cases import LAYERS, decoded, figure_frame, grid, shown_grid, slice_of, text
 
-import convviz.render.motion as mv
-import convviz.render.motion_plotly as mp
-import convviz.render.motion_scenes as ms
-import convviz.render.motion_stages as mst
-from convviz.ops import rot180
+import convviz.render.motion.frames as mp
+import convviz.render.motion.model as mv
+import convviz.render.motion.motions as mst
+import convviz.render.motion.scenes as ms
+from convviz.engine.arrays import layer
+from convviz.engine.ops import rot180
+from convviz.engine.spec import PADDING_MODES, ConvSpec
+from convviz.engine.sweeps import input_grad_sweep
+from convviz.engine.values import layer_values
 from convviz.render.theme import THEME, tap_colors
-from convviz.spec import PADDING_MODES, ConvSpec
-from convviz.stages import layer
-from convviz.sweeps import input_grad_sweep
-from convviz.values import layer_values
 
 MODE_SPECS = {
     mode: ConvSpec.create(
@@ -196,7 +196,7 @@ def test_mask_of_every_preset_ends_on_grad_x(key):
 
 
 def test_the_selected_cell_and_its_copies_are_outlined_and_travel_to_it():
-    from convviz.render.input_story import Focus, stage_motion
+    from convviz.render.story.input_grad import Focus, stage_motion
 
     ig = LAYERS["reflect"].input_grad  # 5×5, reflect padding 1: x[1, 1] has 3 ring copies
     motion = stage_motion("mask", ig, None, Focus(0, 0, 0, ("grad_x", 1, 1)))

@@ -15,17 +15,17 @@ import pytest
 from motion_cases import LAYERS, figure_frame, grid, preset_layer, slice_of
 from PIL import Image
 
-import convviz.render.motion as mv
-import convviz.render.motion_gif as mg
-import convviz.render.motion_plotly as mp
-import convviz.render.motion_stages as mst
-from convviz.presets import PRESETS
-from convviz.render.grids import format_values
+import convviz.render.motion.frames as mp
+import convviz.render.motion.gif as mg
+import convviz.render.motion.model as mv
+import convviz.render.motion.motions as mst
+from convviz.engine.arrays import layer
+from convviz.engine.spec import ConvSpec
+from convviz.engine.sweeps import input_grad_sweep, weight_grad_sweep
+from convviz.engine.values import layer_values
+from convviz.model.presets import PRESETS
+from convviz.render.plotly.grids import format_values
 from convviz.render.theme import PRESENTATION, THEME, theme_for
-from convviz.spec import ConvSpec
-from convviz.stages import layer
-from convviz.sweeps import input_grad_sweep, weight_grad_sweep
-from convviz.values import layer_values
 
 # --- weight gradient ------------------------------------------------------------------------------
 
@@ -147,7 +147,7 @@ def test_the_whole_pass_of_a_big_multi_filter_layer_says_its_colours_and_its_sum
     """qa-channels' whole pass hides its numbers: each grid's scale line gave "■ 0" (the motion's
     blank panels), now the range of the numbers its cells take. Its result grid sums the 10
     filters' correlations while the motion draws filter 0's: its title says so."""
-    from convviz.render.input_story import Focus, stage_motion
+    from convviz.render.story.input_grad import Focus, stage_motion
 
     (qa,) = [p for p in PRESETS if p.key == "qa-channels"]
     ig = preset_layer(qa).input_grad
@@ -260,7 +260,7 @@ def test_motion_gifs_carry_a_legend_that_fits_their_frame(which):
     caption."""
     from matplotlib.colors import to_hex
 
-    from convviz.render.motion import legend_items
+    from convviz.render.motion.model import legend_items
 
     ig = LAYERS["recitation-s2"].input_grad
     sweep = input_grad_sweep(ig)
@@ -285,7 +285,7 @@ def test_motion_gifs_label_rows_and_columns_as_the_browser_does():
     """A GIF's grids had no indices, so 'Computing ∂L/∂x̃[2, 3]' could not be found on it:
     each grid's rows are numbered left of it and its columns under it, from −padding on a
     padded grid, inside the frame and clear of the caption."""
-    from convviz.text import number
+    from convviz.engine.text import number
 
     ig = LAYERS["recitation-s2"].input_grad
     motion = mst.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from convviz.export.story import Story
-from convviz.render.input_story import MOTIONS, stage_motion
-from convviz.render.motion import HOLLOW, backdrop_cells
-from convviz.render.stories import window_motion
+from convviz.render.motion.model import HOLLOW, backdrop_cells
+from convviz.render.story.input_grad import MOTIONS, stage_motion
+from convviz.render.story.panels import window_motion
 
 PRESETS = ("recitation-s1", "recitation-s2", "classroom")
 SIDE = 0.96  # a cell's square, in cells (the gap between two is a few px)

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from convviz.fields import FIELDS
-from convviz.formulas import input_grad_formula, weight_grad_formula
-from convviz.presets import PRESETS_BY_KEY
-from convviz.stages import forward_stages, layer
-from convviz.state import from_query, to_query
+from convviz.engine.arrays import forward_stages, layer
+from convviz.engine.formulas import input_grad_formula, weight_grad_formula
+from convviz.model.fields import FIELDS
+from convviz.model.presets import PRESETS_BY_KEY
+from convviz.model.state import from_query, to_query
 
 pytestmark = pytest.mark.apptest  # the Input-gradient page in AppTest
 

@@ -10,17 +10,17 @@ import numpy as np
 import pytest
 from motion_cases import LAYERS, figure_frame, grid, preset_layer, shown_grid, slice_of, text
 
-import convviz.render.motion as mv
-import convviz.render.motion_gif as mg
-import convviz.render.motion_plotly as mp
-import convviz.render.motion_scenes as ms
-import convviz.render.motion_stages as mst
-from convviz.lecture import LECTURE
-from convviz.presets import PRESETS
-from convviz.render.animation_frames import player_meta
+import convviz.render.motion.frames as mp
+import convviz.render.motion.gif as mg
+import convviz.render.motion.model as mv
+import convviz.render.motion.motions as mst
+import convviz.render.motion.scenes as ms
+from convviz.engine.arrays import layer
+from convviz.engine.sweeps import input_grad_sweep, weight_grad_sweep
+from convviz.model.lecture import LECTURE
+from convviz.model.presets import PRESETS
+from convviz.render.plotly.frames import player_meta
 from convviz.render.theme import PRESENTATION, THEME, tap_colors, theme_for
-from convviz.stages import layer
-from convviz.sweeps import input_grad_sweep, weight_grad_sweep
 
 # --- the whole backward pass ---------------------------------------------------------------------
 
@@ -100,8 +100,8 @@ def test_a_motions_player_knows_its_keyframes():
     """The player steps (← →) from keyframe to keyframe: meta["keys"] are the frames on which
     each scene arrives (Motion.frames), the frames between are the way there."""
     from convviz.export.story import Story
-    from convviz.render.animation_frames import player_meta
-    from convviz.render.motion_plotly import motion_figure
+    from convviz.render.motion.frames import motion_figure
+    from convviz.render.plotly.frames import player_meta
 
     motion = next(a for a in Story.of("recitation-s2").animations() if a.name == "backward-pass")
     motion = motion.motion()
@@ -115,7 +115,7 @@ def test_a_motions_player_knows_its_keyframes():
 def test_the_whole_pass_counts_stages_as_the_storyboard_does():
     """The storyboard has 6 stages; the end state is the mask's result: stage 6 in the player
     and 'stage 6/6' on the GIF (it said stage 7, of a bar of 6)."""
-    from convviz.render.input_story import input_grad_story
+    from convviz.render.story.input_grad import input_grad_story
 
     ig = LAYERS["recitation-s2"].input_grad
     motion = mst.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
@@ -207,7 +207,7 @@ def test_storyboard_stages_on_a_720_px_projector_keep_big_cells(key):
     title row and a legend row under the grid took the height)."""
     viewport, _ = PROJECTORS[720]
     theme = theme_for(True, viewport).reserve(STAGE_PRES_PX)
-    from convviz.render.input_story import Focus, stage_motion
+    from convviz.render.story.input_grad import Focus, stage_motion
 
     ig = LAYERS[key].input_grad
     for stage in ("dilate", "pad", "rotate", "mask"):
@@ -233,9 +233,9 @@ def test_the_whole_pass_legend_takes_the_room_under_the_kernel_so_grids_grow(key
     11×11 ∂L/∂y got 28 px cells over an empty third of the screen. It now goes under the short
     kernel when it fits there: inside that column, below the kernel's index labels, clear of the
     other grids; the grids take the height it gave back."""
-    from convviz.presets import PRESETS_BY_KEY
+    from convviz.model.presets import PRESETS_BY_KEY
     from convviz.render.geometry import grid_layout, ticks_px
-    from convviz.render.input_story import Focus, stage_motion
+    from convviz.render.story.input_grad import Focus, stage_motion
 
     preset = PRESETS_BY_KEY[key]
     spec = preset.spec()
@@ -275,7 +275,7 @@ def test_the_whole_pass_legend_takes_the_room_under_the_kernel_so_grids_grow(key
 
 
 def test_the_whole_pass_outlines_the_followed_cell_once_its_gradient_is_complete():
-    from convviz.render.input_story import Focus, stage_motion
+    from convviz.render.story.input_grad import Focus, stage_motion
 
     lay = LAYERS["reflect"]  # x[1, 1] has 3 ring copies that fold back onto it
     ig = lay.input_grad
@@ -319,7 +319,7 @@ def test_a_click_on_the_mask_stage_or_the_whole_pass_selects_a_cell_of_the_gradi
     carries the invisible cell markers the other figures have, in the pages' selection keys. A
     cell of x selects its ∂L/∂x cell (the mask's result; it selected the ∂L/∂x̃ cell, headed
     "padded input x̃"), a ring cell its ∂L/∂x̃ cell; the grids of ∂L/∂y and w name no cell."""
-    from convviz.render.input_story import Focus, stage_motion
+    from convviz.render.story.input_grad import Focus, stage_motion
 
     lay = LAYERS["reflect"]
     ig = lay.input_grad

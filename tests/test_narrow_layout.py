@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from convviz.fields import preset_state
-from convviz.presets import PRESETS_BY_KEY
+from convviz.model.fields import preset_state
+from convviz.model.presets import PRESETS_BY_KEY
 from convviz.render.geometry import NARROW_PX, grid_layout
-from convviz.render.grid_figure import panels_figure
-from convviz.render.stories import forward_panels
+from convviz.render.plotly.grid_figure import panels_figure
+from convviz.render.story.panels import forward_panels
 from convviz.render.theme import theme_for
 from convviz.ui.compute import compute_layer, sweeps_for, value_key
 

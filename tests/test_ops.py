@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from oracles import assert_array, inner, read_only
 from quick import examples
 
-from convviz.ops import (
+from convviz.engine.ops import (
     crop,
     dilate,
     dilation_mask,
@@ -21,7 +21,7 @@ from convviz.ops import (
     subsample,
     unpad,
 )
-from convviz.spec import PADDING_MODES
+from convviz.engine.spec import PADDING_MODES
 
 # --- pad, by hand (PyTorch's padding_mode semantics), one row [1, 2, 3] padded (2, 2) ------------
 PAD_ROWS = [

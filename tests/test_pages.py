@@ -35,8 +35,8 @@ from apptest_pages import (
     z_of,
 )
 
-from convviz.fields import KERNEL_CHOICES
-from convviz.presets import PRESETS, PRESETS_BY_KEY
+from convviz.model.fields import KERNEL_CHOICES
+from convviz.model.presets import PRESETS, PRESETS_BY_KEY
 from convviz.render.theme import THEME, theme_for
 from convviz.ui.compute import MAX_SCATTER_STEPS
 from convviz.ui.controls import PAGES as APP_PAGES

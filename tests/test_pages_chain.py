@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from apptest_pages import assert_clean, figures, open_page, query, z_of
 
-from convviz.lecture import CHAIN_PAGE, LECTURE
+from convviz.model.lecture import CHAIN_PAGE, LECTURE
 
 pytestmark = pytest.mark.apptest
 
-CHECKS = "pages/6_Checks.py"
+CHECKS = "pages/8_Checks.py"
 
 
 def step_of(key: str) -> str:

@@ -29,8 +29,8 @@ from apptest_pages import (
     state,
 )
 
-from convviz.fields import DEFAULTS, FIELDS, KERNEL_CHOICES
-from convviz.text import echo
+from convviz.engine.text import echo
+from convviz.model.fields import DEFAULTS, FIELDS, KERNEL_CHOICES
 from convviz.ui.compute import compute_layer, value_key
 from convviz.ui.controls import PAGES as APP_PAGES
 from convviz.ui.editors import EDITORS
@@ -315,7 +315,7 @@ def test_echoed_link_values_are_text_and_short(value):
 
 
 def test_edited_values_keep_every_digit():
-    from convviz.fields import decode_array, encode_array
+    from convviz.model.fields import decode_array, encode_array
 
     a = np.array([123456789.0, 0.1, -2.5, 3.0, 1e-7, 1 / 3])
     assert np.array_equal(decode_array(encode_array(a), a.shape, "x"), a)

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from apptest_pages import assert_clean, figures, open_page, query, state, z_of
 
-from convviz.fields import preset_state
-from convviz.lecture import LEARN_PAGE, LECTURE
-from convviz.lesson import Settings, lesson
-from convviz.presets import PRESETS_BY_KEY
-from convviz.state import values_of
+from convviz.learning.experiment import Settings, lesson
+from convviz.model.fields import preset_state
+from convviz.model.lecture import LEARN_PAGE, LECTURE
+from convviz.model.presets import PRESETS_BY_KEY
+from convviz.model.state import values_of
 
 pytestmark = pytest.mark.apptest
 

@@ -25,7 +25,7 @@ from apptest_pages import (
     z_of,
 )
 
-from convviz.presets import PRESETS
+from convviz.model.presets import PRESETS
 from convviz.render.theme import GREY_TERM
 from convviz.ui import views
 from convviz.ui.compute import compute_layer, formula_at, value_key

@@ -9,17 +9,18 @@ import numpy as np
 import pytest
 from apptest_pages import assert_clean, figures, open_page, query, shown, trace, z_of
 
-from convviz import matrix, quiz
-from convviz.fields import preset_state
-from convviz.presets import PRESETS
-from convviz.render.matrix_view import SECTIONS
-from convviz.render.quiz_view import given_figures, given_rows
+from convviz.engine import matrix
+from convviz.model import quiz
+from convviz.model.fields import preset_state
+from convviz.model.presets import PRESETS
+from convviz.render.story.matrix import SECTIONS
+from convviz.render.story.quiz import given_figures, given_rows
 from convviz.render.theme import tap_colors, theme_for
 from convviz.ui.compute import compute_layer, value_key
 
 pytestmark = pytest.mark.apptest  # the Matrix, Checks and Quiz pages in AppTest
 
-MATRIX, CHECKS, QUIZ = "pages/5_Matrix.py", "pages/6_Checks.py", "pages/7_Quiz.py"
+MATRIX, CHECKS, QUIZ = "pages/7_Matrix.py", "pages/8_Checks.py", "pages/9_Quiz.py"
 SECTION = "mx_section"  # the Matrix view's tabs
 FAST = [p for p in PRESETS if p.key != "qa-channels"]
 BAD = {"H": "2", "W": "2", "kH": "5", "kW": "5"}  # a 5×5 kernel over a 2×2 input, no padding
@@ -380,7 +381,7 @@ def test_the_matrix_view_opens_on_the_links_selection(sel, says):
 
 def test_a_matrix_entry_maps_to_the_other_pages_selection_and_back():
     """Every output and input cell: the page's cell → the app's selection → the page's cell."""
-    from convviz.render.matrix_view import app_selection, link_of, page_cell
+    from convviz.render.story.matrix import app_selection, link_of, page_cell
 
     p = next(p for p in PRESETS if p.key == "classroom")
     spec, lay = p.spec(), preset_layer(p)
@@ -432,8 +433,8 @@ def test_quiz_flip_note_gives_the_kernel_row_each_term_uses(p):
 def test_the_matrix_views_textbook_grid_is_numbered_as_on_the_input_gradient_page(p):
     """Matrix view's row of Mᵀ drawn the textbook way numbered the dilated, padded ∂L/∂y 0…6;
     the Input gradient page numbers the same grid −2…4 (∂L/∂y's first cell is 0)."""
-    from convviz.render.input_story import input_grad_story
-    from convviz.render.matrix_view import spread_panel
+    from convviz.render.story.input_grad import input_grad_story
+    from convviz.render.story.matrix import spread_panel
 
     ig = preset_layer(p).input_grad
     spread = spread_panel(ig, 0, 0, 0, (0, 0))

@@ -1,4 +1,4 @@
-"""The plotly adapter (render/plotly_adapter.py) against plotly's own public results, on every
+"""The plotly adapter (render/plotly/adapter.py) against plotly's own public results, on every
 figure the pages draw: its JSON for the browser is plotly's `to_dict`'s, and the figures it
 builds without validation pass plotly's full validation. A plotly release that moves what the
 adapter reads fails here."""
@@ -13,7 +13,7 @@ import plotly.io as pio
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from convviz.render.plotly_adapter import Figure, figure, sent, wire
+from convviz.render.plotly.adapter import Figure, figure, sent, wire
 from convviz.ui import compute
 from convviz.ui.controls import PAGES
 

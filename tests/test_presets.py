@@ -14,12 +14,11 @@ import pytest
 from oracles import assert_array, grid
 
 from convviz import conv2d, conv2d_input, conv2d_weight
-from convviz.formulas import forward_formula, input_grad_formula, weight_grad_formula
-from convviz.presets import DEFAULT_PRESET, PRESETS, PRESETS_BY_KEY, Preset
-from convviz.reference import conv2d_input_loop, conv2d_loop, conv2d_weight_loop
-from convviz.spec import PADDING_MODES, ConvSpec
-from convviz.stages import forward_stages, input_grad_stages, weight_grad_stages
-from convviz.values import (
+from convviz.engine.arrays import forward_stages, input_grad_stages, weight_grad_stages
+from convviz.engine.formulas import forward_formula, input_grad_formula, weight_grad_formula
+from convviz.engine.reference import conv2d_input_loop, conv2d_loop, conv2d_weight_loop
+from convviz.engine.spec import PADDING_MODES, ConvSpec
+from convviz.engine.values import (
     DRAWS,
     GRAD_OUT_KINDS,
     GRAD_OUT_LABELS,
@@ -32,6 +31,7 @@ from convviz.values import (
     named_kernel,
     random_ints,
 )
+from convviz.model.presets import DEFAULT_PRESET, PRESETS, PRESETS_BY_KEY, Preset
 
 PRESET_PARAMS = [pytest.param(p, id=p.key) for p in PRESETS]
 

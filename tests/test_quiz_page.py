@@ -11,7 +11,7 @@ from test_quiz_teaches import recitation
 
 pytestmark = pytest.mark.apptest
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
-QUIZ = "pages/7_Quiz.py"
+QUIZ = "pages/9_Quiz.py"
 
 
 # --- the page ------------------------------------------------------------------------------------

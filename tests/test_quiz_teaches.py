@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from convviz import quiz
-from convviz.fields import preset_state
-from convviz.presets import PRESETS, PRESETS_BY_KEY
-from convviz.render.quiz_view import given_rows
+from convviz.model import quiz
+from convviz.model.fields import preset_state
+from convviz.model.presets import PRESETS, PRESETS_BY_KEY
+from convviz.render.story.quiz import given_rows
 from convviz.ui.compute import compute_layer, value_key
 
 FAST = [p for p in PRESETS if p.key != "qa-channels"]

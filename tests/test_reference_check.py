@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from convviz.presets import PRESETS_BY_KEY
-from convviz.reference import largest_difference
-from convviz.stages import layer
+from convviz.engine.arrays import layer
+from convviz.engine.reference import largest_difference
+from convviz.model.presets import PRESETS_BY_KEY
 
 
 def _classroom():

@@ -10,12 +10,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from convviz import learn
-from convviz.fields import preset_state
-from convviz.lesson import Settings, largest_curvature_bound, lesson, safe_rate
-from convviz.loss import REDUCTIONS
-from convviz.presets import PRESETS_BY_KEY
-from convviz.render.learning import (
+from convviz.engine.text import number
+from convviz.learning import sgd
+from convviz.learning.experiment import Settings, largest_curvature_bound, lesson, safe_rate
+from convviz.learning.loss import REDUCTIONS
+from convviz.model.fields import preset_state
+from convviz.model.presets import PRESETS_BY_KEY
+from convviz.model.state import values_of
+from convviz.render.story.learning import (
     STEP_FRAMES,
     loss_curve,
     loss_curve_static,
@@ -26,8 +28,6 @@ from convviz.render.learning import (
     step_motion,
     step_panels,
 )
-from convviz.state import values_of
-from convviz.text import number
 
 
 def layer(key: str):
@@ -83,7 +83,7 @@ def test_a_runs_step_shows_w_y_and_its_gradient_there(recitation):
 
 def test_the_loss_curve_is_the_runs_loss_with_the_shown_step_and_the_rises():
     spec, x, w = layer("classroom")
-    curv = learn.curvature(spec, x)
+    curv = sgd.curvature(spec, x)
     rate = 1.9 / curv.eigenvalues[-1]  # below 2/λ_max: the stiff direction swings, L rises
     swinging = lesson(spec, x, w, Settings(lr=rate, steps=30, momentum=0.9))
     run = swinging.run
@@ -147,7 +147,7 @@ def test_the_big_layers_bound_is_the_hessians_trace(key, reduction):
     """Where the curvature is computed, the bound a big layer's safe rate uses is the sum of the
     Hessian's eigenvalues (its trace), so never below λ_max."""
     spec, x, _ = layer(key)
-    curv = learn.curvature(spec, x, reduction=reduction)
+    curv = sgd.curvature(spec, x, reduction=reduction)
     bound = largest_curvature_bound(spec, x, reduction)
     assert np.isclose(bound, curv.eigenvalues.sum()) and bound >= curv.eigenvalues[-1]
 
@@ -160,7 +160,7 @@ def test_a_layer_too_big_for_its_curvature_learns_at_a_rate_that_never_diverges(
 
 
 def test_the_step_exports_as_png_and_svg_with_its_numbers(recitation):
-    from convviz.render import static
+    from convviz.render.mpl import static
 
     step = recitation.step
     fig = static.panels_figure(step_panels(step), title="one step")

@@ -13,10 +13,11 @@ import plotly_cases
 import pytest
 from plotly_cases import forward_case, hex_at, input_grad_case, trace
 
-from convviz.render import geometry, grids, sweep_animations
-from convviz.render.grid_figure import panels_figure
-from convviz.render.grids import format_value
+from convviz.render import geometry
 from convviz.render.panel import Panel
+from convviz.render.plotly import grids, sweeps
+from convviz.render.plotly.grid_figure import panels_figure
+from convviz.render.plotly.grids import format_value
 from convviz.render.theme import (
     DILATION_COLOR,
     EXPORT_SCALE,
@@ -272,7 +273,7 @@ def test_boxes_on_the_grid_edge_are_drawn_whole(classroom):
     """The window, the computed cell and the hover boxes are not clipped to their grid (nor is
     the selected box, in domain fractions above): on an edge cell their outer half was cut off."""
     sw, operand, kernel, output = forward_case(classroom)
-    fig = sweep_animations.sweep_figure(sw, operand, kernel, output)
+    fig = sweeps.sweep_figure(sw, operand, kernel, output)
     boxes = [t for t in fig.data if t.name in ("window outline", "target", "hover")]
     assert len(boxes) == 5 and all(t.mode == "lines" and t.cliponaxis is False for t in boxes)
 
@@ -401,7 +402,7 @@ def test_channel_tiles_keep_the_symmetric_colours_and_draw_no_colour_they_lack(l
     qa-channels' input (0…9) had a colour bar with a blue half and no negative value."""
     from plotly.colors import sample_colorscale, unlabel_rgb
 
-    from convviz.render.channels import heatmap_grid, value_colours
+    from convviz.render.plotly.channels import heatmap_grid, value_colours
     from convviz.render.theme import VALUE_SCALE
 
     colours = value_colours(lo, hi)

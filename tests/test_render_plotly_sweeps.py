@@ -16,11 +16,14 @@ import pytest
 from matplotlib.path import Path
 from plotly_cases import forward_case, hex_at, input_grad_case, make_layer, tap_grid, trace
 
-from convviz.render import animation_frames, grids, selection, sweep_animations
+from convviz.engine.arrays import layer
+from convviz.engine.sweeps import forward_sweep, input_grad_sweep, scatter
+from convviz.render import selection
 from convviz.render.panel import Panel
+from convviz.render.plotly import frames as animation_frames
+from convviz.render.plotly import grids
+from convviz.render.plotly import sweeps as sweep_animations
 from convviz.render.theme import TAP_CYCLE, tap_colors
-from convviz.stages import layer
-from convviz.sweeps import forward_sweep, input_grad_sweep, scatter
 
 # the module-scoped layers of tests/plotly_cases.py, as this module's fixtures
 classroom = plotly_cases.classroom
@@ -96,8 +99,8 @@ def test_frames_carry_only_the_overlay_traces(fwd):
 
 def test_the_window_says_what_colours_it():
     """Forward: the kernel's taps; ∂L/∂w: ∂L/∂y slides over the input, its cells colour it."""
-    from convviz.render.stories import forward_panels, weight_grad_panels
-    from convviz.sweeps import weight_grad_sweep
+    from convviz.engine.sweeps import weight_grad_sweep
+    from convviz.render.story.panels import forward_panels, weight_grad_panels
 
     lay = make_layer()
     fw_sweep, wg_sweep = forward_sweep(lay.forward), weight_grad_sweep(lay.weight_grad)
@@ -309,8 +312,8 @@ def test_frame_sums_are_written_only_while_their_terms_stay_bounded(remainder_la
 def test_every_index_is_labelled_where_the_labels_fit_a_cell():
     """Classroom's full correlation on a projector: at 1920×1080 every second index was labelled
     (∂L/∂x̃'s ring at −1 had none) though '−1' and a gap fit its 50 px cells."""
-    from convviz.presets import PRESETS_BY_KEY
-    from convviz.render.input_story import input_grad_animation
+    from convviz.model.presets import PRESETS_BY_KEY
+    from convviz.render.story.input_grad import input_grad_animation
     from convviz.render.theme import theme_for
 
     p = PRESETS_BY_KEY["classroom"]
@@ -378,11 +381,11 @@ def test_scatter_controls_and_start(scat):
 def test_several_filters_scatter_shows_each_frames_own_filter():
     """channels-small (3 filters): a frame shows the ∂L/∂y and kernel of the filter it stamps
     from, and its stamp is that ∂L/∂y cell times that kernel (not a sum over filters)."""
-    from convviz.fields import preset_state
-    from convviz.presets import PRESETS_BY_KEY
-    from convviz.render.input_story import scatter_panels
-    from convviz.state import spec_of
-    from convviz.values import layer_values
+    from convviz.engine.values import layer_values
+    from convviz.model.fields import preset_state
+    from convviz.model.presets import PRESETS_BY_KEY
+    from convviz.model.state import spec_of
+    from convviz.render.story.input_grad import scatter_panels
 
     state = preset_state(PRESETS_BY_KEY["channels-small"])
     spec = spec_of(state)

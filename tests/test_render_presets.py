@@ -7,13 +7,13 @@ import re
 import numpy as np
 import pytest
 
-from convviz.presets import PRESETS
-from convviz.render.input_story import input_grad_animation, scatter_panels
-from convviz.render.stories import forward_panels, weight_grad_panels
-from convviz.render.sweep_animations import scatter_figure, sweep_figure
+from convviz.engine.arrays import layer
+from convviz.engine.sweeps import forward_sweep, input_grad_sweep, scatter, weight_grad_sweep
+from convviz.model.presets import PRESETS
+from convviz.render.plotly.sweeps import scatter_figure, sweep_figure
+from convviz.render.story.input_grad import input_grad_animation, scatter_panels
+from convviz.render.story.panels import forward_panels, weight_grad_panels
 from convviz.render.theme import PRESENTATION, THEME
-from convviz.stages import layer
-from convviz.sweeps import forward_sweep, input_grad_sweep, scatter, weight_grad_sweep
 from convviz.ui.compute import MAX_SCATTER_STEPS  # the pages offer the scatter up to this
 
 SMALL = [p for p in PRESETS if p.spec().out_size[0] * p.spec().out_size[1] <= MAX_SCATTER_STEPS]
@@ -112,7 +112,7 @@ def test_animations_build_and_keep_the_screen_rule(preset, screen):
 @pytest.mark.parametrize("size", [1, 2, 5, 7, 16, 17, 32, 33, 100])
 @pytest.mark.parametrize(("rows", "cols"), [(1, 1), (1, 4), (3, 2), (10, 5)])
 def test_channel_grids_build_at_every_size(size, rows, cols):
-    from convviz.render.channels import heatmap_grid
+    from convviz.render.plotly.channels import heatmap_grid
 
     arrays = np.arange(rows * cols * size * size, dtype=float).reshape(rows, cols, size, size)
     fig = heatmap_grid(
@@ -126,7 +126,7 @@ def test_channel_grids_build_at_every_size(size, rows, cols):
 
 def full_correlation(key: str):
     """A preset's full-correlation sweep and its panels, as the storyboard's stage 5 draws them."""
-    from convviz.presets import PRESETS_BY_KEY
+    from convviz.model.presets import PRESETS_BY_KEY
 
     preset = PRESETS_BY_KEY[key]
     spec = preset.spec()

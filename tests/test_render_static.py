@@ -16,11 +16,13 @@ from matplotlib.colors import to_hex, to_rgba
 from matplotlib.figure import Figure
 from static_cases import cell_of
 
-from convviz.render import geometry, mask_geometry, static, static_panel
-from convviz.render.grid_figure import panels_figure
-from convviz.render.grids import format_value
+from convviz.render import geometry, mask_geometry
+from convviz.render.mpl import panel as static_panel
+from convviz.render.mpl import static
+from convviz.render.mpl.legend import LEGEND_WORDS, legend_marks
 from convviz.render.panel import Panel
-from convviz.render.static_legend import LEGEND_WORDS, legend_marks
+from convviz.render.plotly.grid_figure import panels_figure
+from convviz.render.plotly.grids import format_value
 from convviz.render.theme import (
     DILATION_COLOR,
     DROPPED_COLOR,
@@ -68,7 +70,9 @@ def labelled(ax, label: str, kind=None) -> list:
     ids=["int", "negative", "half", "rounded", "minus-zero", "tiny", "hundreds", "nan"],
 )  # fmt: skip
 def test_exports_write_numbers_as_the_app_does(value, text):
-    assert static_panel.number(value) == text == format_value(value)  # one rule: convviz.text
+    assert (
+        static_panel.number(value) == text == format_value(value)
+    )  # one rule: convviz.engine.text
 
 
 def test_padded_cells_are_pad_color_hatched_with_pad_text(panels):

@@ -18,10 +18,12 @@ from matplotlib.figure import Figure
 from PIL import Image
 from static_cases import legend_texts
 
-from convviz.formulas import forward_formula
-from convviz.render import static, static_legend, static_panel
+from convviz.engine.formulas import forward_formula
+from convviz.render.mpl import legend as static_legend
+from convviz.render.mpl import panel as static_panel
+from convviz.render.mpl import static
+from convviz.render.mpl.legend import LEGEND_WORDS
 from convviz.render.panel import Panel
-from convviz.render.static_legend import LEGEND_WORDS
 from convviz.render.theme import THEME, tap_colors
 
 # the module-scoped layer and panels of tests/static_cases.py, as this module's fixtures
@@ -106,7 +108,7 @@ def test_no_panels_is_an_error():
 
 def test_module_never_imports_pyplot():
     code = (
-        "import sys, convviz.render.static\n"
+        "import sys, convviz.render.mpl.static\n"
         "bad = [m for m in ('matplotlib.pyplot', 'streamlit', 'plotly') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )

@@ -15,15 +15,19 @@ from matplotlib.colors import to_rgba
 from PIL import Image
 from static_cases import cell_of, legend_texts
 
+from convviz.engine.arrays import layer
+from convviz.engine.spec import ConvSpec
+from convviz.engine.sweeps import forward_sweep, input_grad_sweep
 from convviz.export.story import Story
-from convviz.presets import PRESETS_BY_KEY
-from convviz.render import static, static_gif, static_legend, static_panel, sweep_animations
-from convviz.render.input_story import input_grad_animation
+from convviz.model.presets import PRESETS_BY_KEY
+from convviz.render.mpl import legend as static_legend
+from convviz.render.mpl import panel as static_panel
+from convviz.render.mpl import static
+from convviz.render.mpl import sweep_gif as static_gif
+from convviz.render.plotly import sweeps as sweep_animations
 from convviz.render.selection import GIF_FRAMES
+from convviz.render.story.input_grad import input_grad_animation
 from convviz.render.theme import HIGHLIGHT_COLOR, THEME, tap_colors
-from convviz.spec import ConvSpec
-from convviz.stages import layer
-from convviz.sweeps import forward_sweep, input_grad_sweep
 
 # the module-scoped layer and panels of tests/static_cases.py, as this module's fixtures
 classroom = static_cases.classroom
@@ -205,8 +209,8 @@ def test_forward_gif_taps_keep_row_major_colours(classroom, panels):
 def test_a_gifs_products_panel_names_what_slides(classroom, panels):
     """The weight-gradient GIF's middle panel read "window × kernel" while it multiplies by
     ∂L/∂y; it names what slides over the window on each page."""
-    from convviz.render.stories import weight_grad_panels
-    from convviz.sweeps import weight_grad_sweep
+    from convviz.engine.sweeps import weight_grad_sweep
+    from convviz.render.story.panels import weight_grad_panels
 
     lay, sweep = classroom
     ig, wg = lay.input_grad, lay.weight_grad

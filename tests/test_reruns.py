@@ -12,7 +12,7 @@ import pytest
 from apptest_pages import assert_clean, open_page, query
 from streamlit.testing.v1 import AppTest
 
-from convviz.fields import number_text, typed_number
+from convviz.model.fields import number_text, typed_number
 from convviz.ui import controls
 from convviz.ui.editors import EDITORS
 
@@ -91,7 +91,7 @@ def test_the_app_stops_its_own_reruns_after_a_few():
 
 
 def test_a_quiz_answer_reruns_once(runs):
-    at = open_page("pages/7_Quiz.py", preset="recitation-s2")
+    at = open_page("pages/9_Quiz.py", preset="recitation-s2")
     runs.clear()
     at.text_input[0].input("2.0")
     at.button[0].click().run()

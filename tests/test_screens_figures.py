@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from convviz.lecture import LECTURE
-from convviz.presets import PRESETS
+from convviz.model.lecture import LECTURE
+from convviz.model.presets import PRESETS
 from convviz.render.theme import theme_for
 from convviz.ui.viewport import VIEWPORT
 
@@ -37,7 +37,7 @@ PAGES = (
     ("forward", "pages/1_Forward.py", {}, True),
     ("input_gradient", "pages/2_Input_gradient.py", {"step": "5"}, True),
     ("weight_gradient", "pages/3_Weight_gradient.py", {}, True),
-    ("channels", "pages/4_Channels.py", {}, False),
+    ("channels", "pages/6_Channels.py", {}, False),
 )
 
 

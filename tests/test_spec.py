@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from quick import examples
 
-from convviz.spec import (
+from convviz.engine.spec import (
     NUMPY_PAD_MODES,
     PADDING_MODES,
     TORCH_PAD_MODES,

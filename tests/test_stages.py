@@ -16,9 +16,7 @@ from oracles import assert_array, conv_cases, grid, read_only
 from quick import examples
 
 from convviz import conv2d, conv2d_bias, conv2d_input, conv2d_weight
-from convviz.reference import conv2d_input_loop, conv2d_weight_loop
-from convviz.spec import ConvSpec, ConvSpecError
-from convviz.stages import (
+from convviz.engine.arrays import (
     ForwardStages,
     InputGradStages,
     Layer,
@@ -29,7 +27,9 @@ from convviz.stages import (
     scatter_grad_x_padded,
     weight_grad_stages,
 )
-from convviz.sweeps import weight_grad_sweep
+from convviz.engine.reference import conv2d_input_loop, conv2d_weight_loop
+from convviz.engine.spec import ConvSpec, ConvSpecError
+from convviz.engine.sweeps import weight_grad_sweep
 
 SETTINGS = settings(max_examples=examples(100), deadline=None)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from convviz.fields import (
+from convviz.model.fields import (
     DEFAULTS,
     EDITABLE,
     FIELDS,
@@ -14,8 +14,8 @@ from convviz.fields import (
     VALUE_FIELDS,
     preset_state,
 )
-from convviz.presets import DEFAULT_PRESET, PRESETS
-from convviz.state import from_query, to_query
+from convviz.model.presets import DEFAULT_PRESET, PRESETS
+from convviz.model.state import from_query, to_query
 from convviz.ui import sidebar
 
 # The sets as they were written by hand before FIELDS owned them: a change to a field's role that

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from convviz.fields import DEFAULTS, decode_array, parse_field, typed_number
-from convviz.spec import ConvSpecError
-from convviz.state import from_query, selection_of
+from convviz.engine.spec import ConvSpecError
+from convviz.model.fields import DEFAULTS, decode_array, parse_field, typed_number
+from convviz.model.state import from_query, selection_of
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -137,7 +137,7 @@ def test_the_quiz_reads_its_link_as_strictly_as_the_layer(param, raw):
     `quiz=٣٣` was read as 33: the Quiz's own fields go through the state's one reader."""
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params[param] = raw
-    at.switch_page("pages/7_Quiz.py").run()
+    at.switch_page("pages/9_Quiz.py").run()
     assert not at.exception, [e.value for e in at.exception]
     said = [w.value for w in at.warning]
     assert any(f"{param}=" in w and ("whole number" in w or "outside" in w) for w in said), said
@@ -148,6 +148,6 @@ def test_the_quiz_reads_its_link_as_strictly_as_the_layer(param, raw):
 def test_the_quiz_takes_a_plain_seed_from_its_link():
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(quiz="42", qn="3")
-    at.switch_page("pages/7_Quiz.py").run()
+    at.switch_page("pages/9_Quiz.py").run()
     assert not at.exception and not at.warning
     assert (at.query_params["quiz"], at.query_params["qn"]) == ("42", "3")

@@ -7,7 +7,7 @@ import numpy as np
 from matplotlib.colors import to_rgba_array
 
 from convviz.export.story import Story
-from convviz.render import static_panel
+from convviz.render.mpl import panel as static_panel
 from convviz.render.theme import tap_colors
 
 

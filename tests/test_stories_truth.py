@@ -8,9 +8,20 @@ import re
 import numpy as np
 import pytest
 
-from convviz.presets import PRESETS
-from convviz.render import static_gif
-from convviz.render.input_story import (
+from convviz.engine.arrays import layer
+from convviz.engine.spec import PADDING_MODES, ConvSpec
+from convviz.engine.sweeps import (
+    channel_contributions,
+    forward_sweep,
+    input_grad_sweep,
+    weight_grad_sweep,
+)
+from convviz.engine.text import RECITATION_NOTE
+from convviz.engine.values import layer_values
+from convviz.model.presets import PRESETS
+from convviz.render.motion.model import legend_items
+from convviz.render.mpl import sweep_gif
+from convviz.render.story.input_grad import (
     Focus,
     feeds_text,
     input_grad_animation,
@@ -18,8 +29,7 @@ from convviz.render.input_story import (
     scatter_panels,
     stage_motion,
 )
-from convviz.render.motion import legend_items
-from convviz.render.stories import (
+from convviz.render.story.panels import (
     channel_grids,
     forward_panels,
     layer_summary,
@@ -28,11 +38,6 @@ from convviz.render.stories import (
     weight_grad_panels,
     window_motion,
 )
-from convviz.spec import PADDING_MODES, ConvSpec
-from convviz.stages import layer
-from convviz.sweeps import channel_contributions, forward_sweep, input_grad_sweep, weight_grad_sweep
-from convviz.text import RECITATION_NOTE
-from convviz.values import layer_values
 
 IDS = [p.key for p in PRESETS]
 SLICE = re.compile(r"^[nkc]=\d+(, [nkc]=\d+)*$")
@@ -123,7 +128,7 @@ def _counted_words(lay, n, k, c):
         "grad_w": (weight_grad_sweep(lay.weight_grad, k, c), n),
     }
     for key, (sw, channel) in sweeps.items():
-        texts.append(static_gif.sweep_caption(sw, sw.steps - 1, channel, output=key))
+        texts.append(sweep_gif.sweep_caption(sw, sw.steps - 1, channel, output=key))
     return texts
 
 
@@ -142,7 +147,7 @@ def test_the_full_correlation_names_filters_and_the_recitations_words(case):
     step = input_grad_story(lay.input_grad, n, k, c)[4]
     assert RECITATION_NOTE in step.caption and "0" in RECITATION_NOTE
     sw = input_grad_sweep(lay.input_grad, n, c)
-    caption = static_gif.sweep_caption(sw, 0, k, output="grad_x_padded")
+    caption = sweep_gif.sweep_caption(sw, 0, k, output="grad_x_padded")
     assert "channel" not in caption
     if K > 1:
         assert f"filter k={k}" in caption and f"Σ over the {K} filters" in caption

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from convviz.render.geometry import HIDDEN_NOTE, _wrap_clauses, subtitle_lines, title_lines
-from convviz.render.grid_figure import panels_figure
 from convviz.render.panel import Panel
+from convviz.render.plotly.grid_figure import panels_figure
 from convviz.render.theme import PRESENTATION, THEME
 
 PROJECTOR = PRESENTATION.fitted(1232, 720)

@@ -14,11 +14,11 @@ from oracles import assert_array, conv_cases, grid
 from quick import examples
 
 from convviz import conv2d, conv2d_input, conv2d_weight
-from convviz.ops import pad
-from convviz.reference import conv2d_input_loop
-from convviz.spec import ConvSpec
-from convviz.stages import forward_stages, input_grad_stages, weight_grad_stages
-from convviz.sweeps import (
+from convviz.engine.arrays import forward_stages, input_grad_stages, weight_grad_stages
+from convviz.engine.ops import pad
+from convviz.engine.reference import conv2d_input_loop
+from convviz.engine.spec import ConvSpec
+from convviz.engine.sweeps import (
     Sweep,
     channel_contributions,
     forward_sweep,

@@ -11,14 +11,14 @@ import json
 import numpy as np
 import pytest
 
-import convviz.render.motion_gif as mg
+import convviz.render.motion.gif as mg
 from convviz.export.story import Story
-from convviz.render.input_story import stage_motion
-from convviz.render.motion_plotly import motion_figure
+from convviz.render.motion.frames import motion_figure
+from convviz.render.mpl.panel import text_width
+from convviz.render.mpl.static import panels_figure, to_svg
+from convviz.render.plotly.sweeps import sweep_figure
 from convviz.render.selection import tap_names
-from convviz.render.static import panels_figure, to_svg
-from convviz.render.static_panel import text_width
-from convviz.render.sweep_animations import sweep_figure
+from convviz.render.story.input_grad import stage_motion
 from convviz.render.theme import (
     TAP_LABEL_MAX_SIDE,
     TAP_LABEL_MIN_PX,
@@ -223,7 +223,7 @@ def test_gif_stamps_the_names_with_the_numbers():
 
 def test_correlate_animation_names_its_rot180_kernel():
     s = story("recitation-s2")
-    from convviz.render.input_story import input_grad_animation
+    from convviz.render.story.input_grad import input_grad_animation
 
     ig = s.layer.input_grad
     op, kernel, out = input_grad_animation(ig, s.sweeps["input_grad"], 0, 0, 0)
@@ -242,8 +242,8 @@ def test_sliding_window_carries_the_names_at_every_step(preset, stage):
     """The sliding kernel: at every frame each of its taps' names sits in the corner of the
     operand cell that tap reads; its top-left cell is w₍ₖₕ₋₁₎₍ₖ𝓌₋₁₎ for the full correlation's
     rot180 kernel, w₀₀ for the forward's."""
-    from convviz.render.input_story import input_grad_animation
-    from convviz.render.stories import forward_panels
+    from convviz.render.story.input_grad import input_grad_animation
+    from convviz.render.story.panels import forward_panels
 
     s = story(preset)
     if stage == "correlate":
@@ -274,9 +274,9 @@ def test_sliding_window_carries_the_names_at_every_step(preset, stage):
 
 def test_scatter_routes_kernel_is_named_as_the_correlations():
     """The scatter route stamps w (unturned): its kernel says w₀₀ top-left."""
-    from convviz.render.input_story import scatter_panels
-    from convviz.render.sweep_animations import scatter_figure
-    from convviz.sweeps import scatter as scatter_of
+    from convviz.engine.sweeps import scatter as scatter_of
+    from convviz.render.plotly.sweeps import scatter_figure
+    from convviz.render.story.input_grad import scatter_panels
 
     s = story("recitation-s2")
     kernel, grad_out, result = scatter_panels(s.layer, 0, 0, 0)

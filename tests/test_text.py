@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from convviz.formulas import forward_formula
-from convviz.render import static_panel
-from convviz.render.grids import format_value, format_values
-from convviz.spec import ConvSpec
-from convviz.stages import layer
-from convviz.text import MINUS, number
+from convviz.engine.arrays import layer
+from convviz.engine.formulas import forward_formula
+from convviz.engine.spec import ConvSpec
+from convviz.engine.text import MINUS, number
+from convviz.render.mpl import panel
+from convviz.render.plotly.grids import format_value, format_values
 
 
 @pytest.mark.parametrize(
@@ -25,6 +25,6 @@ def test_a_small_value_reads_the_same_in_a_cell_an_export_and_a_formula():
     spec = ConvSpec.create((1, 1, 2, 2), (1, 1, 1, 1))
     x = np.array([[[[0.001, 2.0], [3.0, 4.0]]]])
     lay = layer(spec, x, np.ones(spec.weight_shape), np.ones(spec.output_shape))
-    assert format_value(0.001) == static_panel.number(0.001) == "0.001"
+    assert format_value(0.001) == panel.number(0.001) == "0.001"
     assert format_values(x[0, 0])[0, 0] == "0.001"
     assert "0.001" in forward_formula(lay.forward, 0, 0, 0, 0).latex(numeric=True)

@@ -8,6 +8,7 @@ import re
 import tomllib
 from pathlib import Path
 
+from convviz import player
 from convviz.render import theme
 from convviz.ui import assets
 
@@ -33,7 +34,7 @@ def test_no_colour_literal_outside_the_theme():
 
 def test_every_variable_a_stylesheet_reads_is_one_the_theme_defines():
     defined = set(re.findall(r"--cv-[\w-]+", theme.css_variables() + theme.a11y_css_variables()))
-    css = assets.player_css() + "".join(assets.sections().values())
+    css = player.css() + player.page_css() + "".join(assets.sections().values())
     css += (ROOT / "convviz" / "export" / "html.py").read_text()
     used = set(re.findall(r"var\((--cv-[\w-]+)\)", css))
     assert used and used <= defined, used - defined

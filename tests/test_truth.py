@@ -15,22 +15,22 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from convviz.fields import EDITABLE, VALUE_FIELDS, decode_array, preset_state
-from convviz.formulas import input_grad_formula
-from convviz.presets import PRESETS
-from convviz.render.input_story import Step, formula_notes, input_grad_story
+from convviz.engine.arrays import layer
+from convviz.engine.formulas import input_grad_formula
+from convviz.engine.spec import ConvSpec, ConvSpecError
+from convviz.engine.sweeps import channel_contributions, forward_sweep, weight_grad_sweep
+from convviz.engine.values import layer_values
+from convviz.model.fields import EDITABLE, VALUE_FIELDS, decode_array, preset_state
+from convviz.model.presets import PRESETS
+from convviz.model.state import from_query, spec_of, to_query
 from convviz.render.panel import Panel
-from convviz.render.stories import (
+from convviz.render.story.input_grad import Step, formula_notes, input_grad_story
+from convviz.render.story.panels import (
     channel_grids,
     forward_panels,
     overview_panels,
     weight_grad_panels,
 )
-from convviz.spec import ConvSpec, ConvSpecError
-from convviz.stages import layer
-from convviz.state import from_query, spec_of, to_query
-from convviz.sweeps import channel_contributions, forward_sweep, weight_grad_sweep
-from convviz.values import layer_values
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 

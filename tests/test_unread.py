@@ -12,14 +12,14 @@ import pytest
 from hypothesis import given, settings
 from oracles import conv_cases
 
-from convviz.ops import source_index
-from convviz.spec import ConvSpec
-from convviz.stages import (
+from convviz.engine.arrays import (
     input_grad_stages,
     remainder_mask,
     unread_input_mask,
     unread_mask,
 )
+from convviz.engine.ops import source_index
+from convviz.engine.spec import ConvSpec
 
 
 def spec_of(size, kernel, **kw) -> ConvSpec:

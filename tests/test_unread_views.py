@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from matplotlib.collections import LineCollection
 
+from convviz.engine.spec import ConvSpec
 from convviz.export import latex
 from convviz.export.story import Story
-from convviz.render import static
-from convviz.render.grid_figure import panels_figure
-from convviz.render.input_story import feeds_text, unread_text
-from convviz.render.motion import legend_items
-from convviz.render.static_legend import LEGEND_WORDS, legend_marks
-from convviz.render.stories import overview_panels
-from convviz.spec import ConvSpec
+from convviz.render.motion.model import legend_items
+from convviz.render.mpl import static
+from convviz.render.mpl.legend import LEGEND_WORDS, legend_marks
+from convviz.render.plotly.grid_figure import panels_figure
+from convviz.render.story.input_grad import feeds_text, unread_text
+from convviz.render.story.panels import overview_panels
 
 LINK = "?H=8&W=8&kH=1&kW=1&sh=3&sw=3&pad=explicit&pt=0&pb=0&pl=0&pr=0&step=5"
 UNREAD = [1, 2, 4, 5, 7]  # rows and columns: 1, 2, 4, 5 between the windows, 7 the remainder
@@ -86,7 +86,7 @@ def test_png_svg_legend_draws_and_names_them(story):
 
 def test_motion_legend_names_them(story):
     """A motion (its HTML and its GIF) lists the band in its legend."""
-    from convviz.render.input_story import Focus, stage_motion
+    from convviz.render.story.input_grad import Focus, stage_motion
 
     motion = stage_motion("mask", story.layer.input_grad, None, Focus())
     words = [w for _, _, w in legend_items(motion)]

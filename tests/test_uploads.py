@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from convviz.values import MAX_IMAGE_PIXELS, load_image, read_image
+from convviz.engine.values import MAX_IMAGE_PIXELS, load_image, read_image
 
 
 def saved(im: Image.Image, fmt: str = "PNG", **kwargs) -> io.BytesIO:
@@ -125,7 +125,7 @@ def test_an_unreadable_file_gets_a_message(data):
 def test_the_app_loads_an_upload_through_the_bounded_reader(monkeypatch):
     """editors._load_image (the uploader's callback) takes x from load_image: a 16-bit ramp keeps
     its steps, an animation's note reaches the page, a broken file gets a message."""
-    from convviz.fields import DEFAULTS, decode_array
+    from convviz.model.fields import DEFAULTS, decode_array
     from convviz.ui import editors
     from convviz.ui.controls import STATE
 

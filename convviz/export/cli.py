@@ -20,11 +20,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from convviz.engine.formulas import SHORT_TERMS
+from convviz.engine.text import echo
 from convviz.export.story import Animation, ExportError, Story
-from convviz.formulas import SHORT_TERMS
-from convviz.presets import PRESETS_BY_KEY
-from convviz.render.motion import GIF_TOO_WIDE, MAX_GIF_SIDE
-from convviz.text import echo
+from convviz.model.presets import PRESETS_BY_KEY
+from convviz.render.motion.model import GIF_TOO_WIDE, MAX_GIF_SIDE
 
 FORMATS = ("png", "svg", "gif", "mp4", "html", "tex", "pdf", "py")
 WHAT = {
@@ -129,7 +129,7 @@ def jobs(story: Story, formats: list[str]) -> list[Job]:
 
 def _still_jobs(story: Story, formats: list[str]) -> list[Job]:
     """A PNG and an SVG of every stage, as chosen."""
-    from convviz.render import static
+    from convviz.render.mpl import static
 
     def figure(still):
         f = still.formula

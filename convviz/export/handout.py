@@ -15,15 +15,15 @@ from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 from PIL import Image
 
+from convviz.engine.formulas import SHORT_TERMS
 from convviz.export.html import layer_line
 from convviz.export.story import Still, Story
-from convviz.formulas import SHORT_TERMS
-from convviz.render import static, static_panel
+from convviz.render.mpl import panel, static
 from convviz.render.theme import MUTED_TEXT, TEXT_COLOR
 
 PAGE = (11.69, 8.27)  # A4 landscape, inches
 IMAGE_DPI = 200  # the grids' resolution on paper
-_FONT = list(static_panel.font_families())
+_FONT = list(panel.font_families())
 
 
 def _stage_png(still: Still) -> np.ndarray:

@@ -1,8 +1,8 @@
 """Standalone, offline HTML: the lecture as the app's presentation mode without a server.
 
 One file holds everything it needs: plotly.js (inlined, no CDN), the figures with their frames,
-the app's own player (convviz/ui/player_core.js + player.js, inlined) and its styles. The lecture
-is a deck of the lecture's stages (`convviz.lecture`), one per screen, drawn at the app's
+the app's own player (convviz/player/core.js + player.js, inlined) and its styles. The lecture
+is a deck of the lecture's stages (`convviz.model.lecture`), one per screen, drawn at the app's
 presentation sizes (designed at 1280×720, grown with the window as the app grows its rem): the
 stage bar and a counter on top, the stage's heading, its figure, the player and each frame's
 formula under it. The keys are the app's (`lecture.KEYS`): PageDown / PageUp and n / p the next
@@ -20,24 +20,24 @@ from pathlib import Path
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
+from convviz import player
 from convviz.export.story import Animation, Still, Story
-from convviz.lecture import LECTURE, Stage
-from convviz.presets import PRESETS_BY_KEY
-from convviz.render.animation_frames import (
+from convviz.model.lecture import LECTURE, Stage
+from convviz.model.presets import PRESETS_BY_KEY
+from convviz.render.motion.frames import motion_figure
+from convviz.render.motion.model import gif_fits
+from convviz.render.plotly.adapter import Figure, wire
+from convviz.render.plotly.frames import (
     NO_CAPTION,
     cell_lines,
     formula_lines,
     player_meta,
     writes_captions,
 )
-from convviz.render.grid_figure import panels_figure
-from convviz.render.grids import PLOTLY_CONFIG
-from convviz.render.motion import gif_fits
-from convviz.render.motion_plotly import motion_figure
-from convviz.render.plotly_adapter import Figure, wire
-from convviz.render.sweep_animations import sweep_figure
-from convviz.render.theme import Theme, a11y_css_variables, theme_for
-from convviz.ui import assets
+from convviz.render.plotly.grid_figure import panels_figure
+from convviz.render.plotly.grids import PLOTLY_CONFIG
+from convviz.render.plotly.sweeps import sweep_figure
+from convviz.render.theme import Theme, a11y_css_variables, css_variables, theme_for
 
 DECK_PX = (1280, 720)  # the screen a deck is drawn for; a bigger window zooms it whole
 DECK_HEAD_PX = 48  # the stage bar above the figure (as the app's, presentation.css)
@@ -118,9 +118,9 @@ def _lecture_data(whole: int | None, heavy: bool = False) -> dict:
 
 def player_block(fig, captions, key: str, lecture: dict) -> str:
     """A chart and its player: the chart inside the element its player looks in."""
-    data = assets.player_data(
-        fig, captions, chart=f"chart_{key}", stage=key, presentation=True, primary=False,
-        **lecture,
+    data = player.player_data(
+        fig, captions, chart=f"chart_{key}", find=f".st-key-chart_{key}", stage=key,
+        presentation=True, primary=False, **lecture,
     )  # fmt: skip
     return (
         f'<div class="figure st-key-chart_{key}">{_figure_div(fig, key)}</div>\n'
@@ -205,8 +205,7 @@ def deck_html(story: Story, stages: list[Stage], title: str, progress=None) -> s
             progress(i + 1, len(stages))
     nav = ('<div id="deck-nav"><button id="deck-back" type="button"></button>'
            '<button id="deck-next" type="button"></button></div>')  # fmt: skip
-    css = assets.css_variables() + a11y_css_variables() + assets.sections()["all"]
-    css += assets.player_css() + _PAGE_CSS
+    css = css_variables() + a11y_css_variables() + player.page_css() + player.css() + _PAGE_CSS
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -216,7 +215,7 @@ def deck_html(story: Story, stages: list[Stage], title: str, progress=None) -> s
 <script>{get_plotlyjs()}</script>
 </head><body>
 <div id="deck">{_head(stages)}{"".join(sections)}</div>{nav}
-<script>{player_script()}
+<script>{player.global_script()}
 {_MOUNT}</script>
 <script>{_DECK_JS.read_text()}</script>
 </body></html>
@@ -231,15 +230,6 @@ document.querySelectorAll("[data-convviz-player]").forEach(function (node) {
   window.convvizPlayer({ parentElement: node, data: data });
 });
 """
-
-
-def player_script() -> str:
-    """The player as a classic script defining window.convvizPlayer(component)."""
-    js = assets.player_script()
-    marker = "export default function (component)"
-    if marker not in js:
-        raise RuntimeError("player.js no longer has its default export; update export/html.py")
-    return js.replace(marker, "window.convvizPlayer = function (component)")
 
 
 def animation_html(story: Story, anim: Animation, theme: Theme | None = None) -> str:

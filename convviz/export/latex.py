@@ -14,13 +14,13 @@ from functools import partial
 
 import numpy as np
 
+from convviz.engine.arrays import remainder_mask
+from convviz.engine.formulas import FULL_TERMS, Formula
+from convviz.engine.text import grey, number
 from convviz.export.story import Story
-from convviz.formulas import FULL_TERMS, Formula
-from convviz.lecture import LECTURE
+from convviz.model.lecture import LECTURE
 from convviz.render.selection import grad_x_marks
 from convviz.render.theme import TEX_COLORS
-from convviz.stages import remainder_mask
-from convviz.text import grey, number
 
 _grey = partial(grey, color="cvgrey")  # a vanishing term, in the preamble's readable grey
 MAX_SIDE = 16  # larger grids are named with their shape instead of typeset

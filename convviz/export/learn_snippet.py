@@ -2,18 +2,18 @@
 
 Each holds the exact x, w and target (every digit), the layer's stride, padding, dilation and
 padding mode, the rate, momentum, steps and reduction, and trains the layer (bias from 0) as
-`convviz.training.train` does; it prints the loss at every step and the last w and b, and leaves
-`losses`, `w` and `b` as module-level names, so a test can run it and compare with the engine.
-The NumPy one needs nothing but NumPy.
+`convviz.learning.training.train` does; it prints the loss at every step and the last w and b, and
+leaves `losses`, `w` and `b` as module-level names, so a test can run it and compare with the
+engine. The NumPy one needs nothing but NumPy.
 """
 
 from __future__ import annotations
 
 import json
 
+from convviz.engine.spec import NUMPY_PAD_MODES, TORCH_PAD_MODES
 from convviz.export.snippet import _literal
-from convviz.spec import NUMPY_PAD_MODES, TORCH_PAD_MODES
-from convviz.training import Run
+from convviz.learning.training import Run
 
 
 def _values(run: Run, w0) -> str:

@@ -12,8 +12,8 @@ import json
 
 import numpy as np
 
+from convviz.engine.spec import NUMPY_PAD_MODES, TORCH_PAD_MODES
 from convviz.export.story import Story
-from convviz.spec import NUMPY_PAD_MODES, TORCH_PAD_MODES
 
 
 def _literal(a: np.ndarray) -> str:

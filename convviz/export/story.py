@@ -15,37 +15,37 @@ from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
 
-from convviz.fields import URL_FIELDS, preset_state
-from convviz.formulas import (
+from convviz.engine.arrays import Layer, layer
+from convviz.engine.formulas import (
     Formula,
     forward_formula,
     input_grad_formula,
     weight_grad_formula,
 )
-from convviz.lecture import LECTURE, Seen, Stage
-from convviz.presets import PRESETS_BY_KEY
-from convviz.render.input_story import (
+from convviz.engine.spec import ConvSpec, ConvSpecError
+from convviz.engine.sweeps import Sweep, forward_sweep, input_grad_sweep, weight_grad_sweep
+from convviz.engine.text import echo
+from convviz.model.fields import URL_FIELDS, preset_state
+from convviz.model.lecture import LECTURE, Seen, Stage
+from convviz.model.presets import PRESETS_BY_KEY
+from convviz.model.state import from_query, selection_of, slice_of, spec_of, values_of
+from convviz.render.motion.model import gif_fits
+from convviz.render.panel import Panel
+from convviz.render.selection import centre, feeding_cells, opening
+from convviz.render.story.input_grad import (
     MOTIONS,
     PANELS,
     Focus,
     input_grad_animation,
     stage_motion,
 )
-from convviz.render.motion import gif_fits
-from convviz.render.panel import Panel
-from convviz.render.selection import centre, feeding_cells, opening
-from convviz.render.stories import (
+from convviz.render.story.panels import (
     followed_only,
     forward_panels,
     weight_grad_panels,
     window_motion,
     written_out,
 )
-from convviz.spec import ConvSpec, ConvSpecError
-from convviz.stages import Layer, layer
-from convviz.state import from_query, selection_of, slice_of, spec_of, values_of
-from convviz.sweeps import Sweep, forward_sweep, input_grad_sweep, weight_grad_sweep
-from convviz.text import echo
 
 # The animations of `Story.animations`, in lecture order (the app asks without building them).
 ANIMATIONS = tuple(s.export for s in LECTURE.stages if s.animated)

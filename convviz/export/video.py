@@ -19,14 +19,14 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from convviz.render import static_gif
-from convviz.render.motion import Motion
-from convviz.render.motion_gif import (
+from convviz.render.motion.gif import (
     frames_gif,
     gif_size_cells,
     motion_durations,
     motion_frames,
 )
+from convviz.render.motion.model import Motion
+from convviz.render.mpl import sweep_gif
 from convviz.render.theme import THEME, Theme
 
 MIN_WIDTH, MAX_HEIGHT = 1280, 1080  # a 1080p screen shows the video at its own size
@@ -74,10 +74,10 @@ def gif_frames(gif: bytes) -> Frames:
 def sweep_rendered(sweep, panels, theme: Theme = THEME, *, channel: int = 0, fps: float = 4):
     """A sliding window's GIF (as the app's download draws it) and its frames, drawn once for
     both (the MP4 takes them as drawn, not decoded back from the GIF)."""
-    frames = static_gif.sweep_frames(sweep, *panels, theme, channel=channel)
-    gif = static_gif.gif_bytes(frames, fps)
+    frames = sweep_gif.sweep_frames(sweep, *panels, theme, channel=channel)
+    gif = sweep_gif.gif_bytes(frames, fps)
     step = round(1000 / max(fps, 0.1))
-    return Rendered(gif, Frames(frames, [step] * (len(frames) - 1) + [static_gif.GIF_HOLD_MS]))
+    return Rendered(gif, Frames(frames, [step] * (len(frames) - 1) + [sweep_gif.GIF_HOLD_MS]))
 
 
 def motion_cell_px(motion: Motion) -> int:

@@ -1,7 +1,7 @@
 """Geometry of a row of grids: square cells, columns as wide as a grid or its title, headers.
 
-Pure arithmetic in pixels (no plotly): the static grids (`convviz.render.grid_figure`), the sliding
-windows (`animate`) and the motions (`motion_plotly`) all lay their panels out with
+Pure arithmetic in pixels (no plotly): the static grids (`convviz.render.plotly.grid_figure`), the
+sliding windows (`animate`) and the motions (`motion_plotly`) all lay their panels out with
 `grid_layout`. Cells are one size unless a big panel hides its numbers; then small panels keep
 readable cells of their own.
 """
@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from convviz.engine.text import number
 from convviz.render.panel import Panel
 from convviz.render.theme import (
     Theme,
 )
-from convviz.text import number
 
 HIDDEN_NOTE = "(numbers hidden at this size)"
 _Y_LABELS_PX = 34  # room for a panel's row indices left of its grid (at a 16 px rem)

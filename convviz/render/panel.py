@@ -1,7 +1,8 @@
 """Panel: one 2D grid to draw, with the masks that say what each cell is.
 
 Both the plotly views and the matplotlib exports draw Panels, so a stage looks the same on screen
-and on a slide. Panels are built from engine data in `convviz.render.stories` and `input_story`.
+and on a slide. Panels are built from engine data in `convviz.render.story.panels` and
+`input_story`.
 """
 
 from __future__ import annotations

@@ -10,13 +10,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from convviz.formulas import Formula
-from convviz.ops import copies_mask
+from convviz.engine.arrays import InputGradStages, remainder_mask
+from convviz.engine.formulas import Formula
+from convviz.engine.ops import copies_mask
+from convviz.engine.sweeps import Sweep
+from convviz.engine.terms import Symbol
 from convviz.render.panel import Panel
 from convviz.render.theme import TAP_LABEL_MAX_SIDE
-from convviz.stages import InputGradStages, remainder_mask
-from convviz.sweeps import Sweep
-from convviz.terms import Symbol
 
 BROWSER_FRAMES = 400  # most frames of a sweep in the browser (a plotly figure's size)
 GIF_FRAMES = 60  # most frames of a sweep's GIF (its file size)

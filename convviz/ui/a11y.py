@@ -12,7 +12,6 @@ from convviz.render.theme import a11y_css_variables
 _HERE = Path(__file__).parent
 A11Y_CSS = (_HERE / "a11y.css").read_text()
 HIGH_CONTRAST_CSS = (_HERE / "high_contrast.css").read_text()
-PLAYER_A11Y_CSS = (_HERE / "player_a11y.css").read_text()
 
 
 @cache

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from convviz.chain import TwoLayerPass, two_layer_pass
-from convviz.fields import CHAIN_DEFAULTS, CHAIN_FIELDS, VALUE_FIELDS, parse_field
-from convviz.spec import ConvSpecError
-from convviz.state import chain_values
-from convviz.text import number
+from convviz.engine.spec import ConvSpecError
+from convviz.engine.text import number
+from convviz.learning.chain import TwoLayerPass, two_layer_pass
+from convviz.model.fields import CHAIN_DEFAULTS, CHAIN_FIELDS, VALUE_FIELDS, parse_field
+from convviz.model.state import chain_values
 from convviz.ui.compute import CACHE, layer_inputs
 from convviz.ui.controls import PROBLEMS, Context
 

@@ -1,6 +1,6 @@
 """The lecture in the app: a page's stage bar, the way back and on, and the keys of a clicker.
 
-The order is the lecture's (`convviz.lecture.LECTURE`): Back and Next walk its stages, across
+The order is the lecture's (`convviz.model.lecture.LECTURE`): Back and Next walk its stages, across
 pages, and past its ends (or on a page outside it) the pages around. The stage a page shows is
 the URL's `step=`. A clicker's keys press these buttons (player.js is told their keys: `BUTTONS`).
 """
@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 
 import streamlit as st
 
-from convviz.lecture import HINT, KEYS, LECTURE, SHORT_HINT, Seen, Stage, keys_hint
-from convviz.render.motion import gif_fits
+from convviz.model.lecture import HINT, KEYS, LECTURE, SHORT_HINT, Seen, Stage, keys_hint
+from convviz.render.motion.model import gif_fits
 from convviz.ui.assets import keyed
 from convviz.ui.controls import PAGES, SHOWN_PAGE, STATE, Context
 

@@ -20,12 +20,8 @@ from typing import TypeVar
 
 import numpy as np
 
-from convviz import _threads, reference
-from convviz.fields import VALUE_FIELDS
-from convviz.formulas import Formula, forward_formula, input_grad_formula, weight_grad_formula
-from convviz.render.plotly_adapter import Figure, parts
-from convviz.spec import ConvSpec
-from convviz.stages import (
+from convviz.engine import _threads, reference
+from convviz.engine.arrays import (
     ForwardStages,
     InputGradStages,
     Layer,
@@ -34,8 +30,14 @@ from convviz.stages import (
     input_grad_stages,
     weight_grad_stages,
 )
-from convviz.state import values_of
-from convviz.sweeps import (
+from convviz.engine.formulas import (
+    Formula,
+    forward_formula,
+    input_grad_formula,
+    weight_grad_formula,
+)
+from convviz.engine.spec import ConvSpec
+from convviz.engine.sweeps import (
     Scatter,
     Sweep,
     filter_shares,
@@ -45,12 +47,15 @@ from convviz.sweeps import (
     sweep,
     weight_grad_sweep,
 )
+from convviz.model.fields import VALUE_FIELDS
+from convviz.model.state import values_of
+from convviz.render.plotly.adapter import Figure, parts
 
 T = TypeVar("T")
 # per server process: with 512 MB a process peaked at ~0.9 GB over 20 of the largest layers
 # (scripts/memory.py), within the README's ~1 GB a process; 768 peaked at 1.1 GB
 CACHE_MB = int(os.environ.get("CONVVIZ_CACHE_MB", "512"))
-_threads.pin_blas_to_one_thread()  # sessions compute at once: see convviz/_threads.py
+_threads.pin_blas_to_one_thread()  # sessions compute at once: see convviz/engine/_threads.py
 MAX_SCATTER_STEPS = 1024
 MAX_SCATTER_BYTES = 64 << 20  # the scatter route keeps one padded grid per step
 

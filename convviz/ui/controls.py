@@ -16,13 +16,11 @@ import pandas  # noqa: F401  (see below)
 import plotly.graph_objects as go
 import streamlit as st
 
-from convviz.fields import DEFAULTS, READER_FIELDS
-from convviz.render.grids import PLOTLY_CONFIG
-from convviz.render.plotly_adapter import Figure, sent
-from convviz.render.theme import Theme, theme_for
-from convviz.spec import ConvSpec, ConvSpecError
-from convviz.stages import Layer
-from convviz.state import (
+from convviz.engine.arrays import Layer
+from convviz.engine.spec import ConvSpec, ConvSpecError
+from convviz.engine.text import echo
+from convviz.model.fields import DEFAULTS, READER_FIELDS
+from convviz.model.state import (
     clip_slice,
     from_query,
     picked_slice,
@@ -31,7 +29,9 @@ from convviz.state import (
     tie_axes,
     to_query,
 )
-from convviz.text import echo
+from convviz.render.plotly.adapter import Figure, sent
+from convviz.render.plotly.grids import PLOTLY_CONFIG
+from convviz.render.theme import Theme, theme_for
 from convviz.ui.a11y import a11y_css
 from convviz.ui.assets import page_css
 from convviz.ui.compute import compute_layer, value_key
@@ -76,12 +76,12 @@ PAGES = (
     ("pages/1_Forward.py", "Forward", ":material/play_arrow:"),
     ("pages/2_Input_gradient.py", "Input gradient", ":material/undo:"),
     ("pages/3_Weight_gradient.py", "Weight gradient", ":material/tune:"),
-    ("pages/8_Learning.py", "How the layer learns", ":material/school:"),
-    ("pages/9_Two_layers.py", "Two layers", ":material/stacks:"),
-    ("pages/4_Channels.py", "Channels", ":material/layers:"),
-    ("pages/5_Matrix.py", "Matrix view", ":material/grid_4x4:"),
-    ("pages/6_Checks.py", "Checks", ":material/verified:"),
-    ("pages/7_Quiz.py", "Quiz", ":material/quiz:"),
+    ("pages/4_Learning.py", "How the layer learns", ":material/school:"),
+    ("pages/5_Two_layers.py", "Two layers", ":material/stacks:"),
+    ("pages/6_Channels.py", "Channels", ":material/layers:"),
+    ("pages/7_Matrix.py", "Matrix view", ":material/grid_4x4:"),
+    ("pages/8_Checks.py", "Checks", ":material/verified:"),
+    ("pages/9_Quiz.py", "Quiz", ":material/quiz:"),
 )
 
 

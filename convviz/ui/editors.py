@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from convviz.fields import encode_array, number_text, typed_number
-from convviz.spec import ConvSpecError
-from convviz.text import slice_name
+from convviz.engine.spec import ConvSpecError
+from convviz.engine.text import slice_name
+from convviz.engine.values import load_image
+from convviz.model.fields import encode_array, number_text, typed_number
 from convviz.ui.controls import STATE, Context, self_rerun
-from convviz.values import load_image
 
 
 def _editor(label: str, name: str, full, index: tuple[int, int], ctx: Context) -> None:

@@ -11,12 +11,12 @@ from functools import partial
 
 import streamlit as st
 
+from convviz.engine.formulas import Formula
 from convviz.export import html, latex, snippet, video
 from convviz.export.handout import handout_pdf
 from convviz.export.story import ANIMATIONS, Animation, Story
-from convviz.formulas import Formula
-from convviz.lecture import LECTURE
-from convviz.render.motion import GIF_TOO_WIDE
+from convviz.model.lecture import LECTURE
+from convviz.render.motion.model import GIF_TOO_WIDE
 from convviz.ui.controls import Context
 
 BACKWARD = LECTURE.stage("whole").export
@@ -87,7 +87,7 @@ def more_exports(ctx: Context, name: str, formula: Formula | None = None) -> Non
     the whole lecture as offline HTML, the stages in LaTeX, the NumPy and PyTorch snippets, the
     handout PDF, and the cell's formula as LaTeX to copy.
 
-    name : the stage's export name (`convviz.lecture.Stage.export`), as in export_buttons.
+    name : the stage's export name (`convviz.model.lecture.Stage.export`), as in export_buttons.
     """
     popover = st.popover(
         "More exports", icon=":material/ios_share:", key=f"more_{name}", on_change="rerun"

@@ -1,8 +1,9 @@
 """The Learning page's controls and its lesson: the rate, momentum, steps, target and reduction.
 
-They live in the state (URL fields lr, mom, steps, tgt, red, t: `convviz.fields`) like every
+They live in the state (URL fields lr, mom, steps, tgt, red, t: `convviz.model.fields`) like every
 other control; a value that cannot work is refused with a short message and the last valid one
-kept. The lesson itself is the engine's (`convviz.lesson`), computed once per layer and settings.
+kept. The lesson itself is the engine's (`convviz.learning.experiment`), computed once per layer and
+settings.
 """
 
 from __future__ import annotations
@@ -13,20 +14,20 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
-from convviz import learn, training
+from convviz.engine.spec import ConvSpecError
+from convviz.engine.text import echo, number, shape_text
+from convviz.engine.values import named_kernel
 from convviz.export.learn_snippet import numpy_training_snippet, torch_training_snippet
 from convviz.export.video import gif_frames, mp4_bytes
-from convviz.fields import FIELDS, VALUE_FIELDS, decode_array, encode_array, number_text
-from convviz.lesson import Lesson, Settings, lesson
-from convviz.loss import TARGET_SOURCES
-from convviz.render import static
-from convviz.render.learning import loss_curve_static, run_gif, step_panels
-from convviz.spec import ConvSpecError
-from convviz.state import MAX_MACS
-from convviz.text import echo, number, shape_text
+from convviz.learning import sgd, training
+from convviz.learning.experiment import Lesson, Settings, lesson
+from convviz.learning.loss import TARGET_SOURCES
+from convviz.model.fields import FIELDS, VALUE_FIELDS, decode_array, encode_array, number_text
+from convviz.model.state import MAX_MACS
+from convviz.render.mpl import static
+from convviz.render.story.learning import loss_curve_static, run_gif, step_panels
 from convviz.ui.compute import _cached, compute_layer, layer_inputs
 from convviz.ui.controls import STATE, Context
-from convviz.values import named_kernel
 
 PROBLEM = "cv_learn_problem"  # the last refused value's message, until the next change
 LOG_SCALE = "cv_learn_log"  # the loss curve on a log scale (the reader's view, not the link's)
@@ -56,7 +57,7 @@ def _take_rate() -> None:
         )
         return
     try:
-        _set("lr", learn.check_learning_rate(value))
+        _set("lr", sgd.check_learning_rate(value))
     except ConvSpecError as exc:
         _refuse(f"η refused: {exc}")
 
@@ -72,7 +73,7 @@ def _take_steps() -> None:
 def _take_momentum() -> None:
     value = st.session_state["w_mom"]
     try:
-        _set("mom", learn.check_momentum(0.0 if value is None else float(value)))
+        _set("mom", sgd.check_momentum(0.0 if value is None else float(value)))
     except ConvSpecError as exc:
         _refuse(f"Momentum refused: {exc}")
 
@@ -131,7 +132,7 @@ def learn_controls(ctx: Context) -> None:
             on_change=_take_rate,
             placeholder="safe",
             help="Empty: the layer's safe rate 1/λ_max. Too large overshoots; "
-            f"beyond 2(1 + μ)/λ_max the run diverges. At most {learn.MAX_LR:g}",
+            f"beyond 2(1 + μ)/λ_max the run diverges. At most {sgd.MAX_LR:g}",
         )
         st.number_input(
             "Momentum μ",

@@ -1,10 +1,10 @@
 """The player under an animated chart: an HTML control bar and the formula of the frame shown.
 
-The chart's frames are built by `convviz.render.animation_frames`; the player (player.js, its
+The chart's frames are built by `convviz.render.plotly.frames`; the player (player.js, its
 rules in player_core.js) drives them in the browser with plotly's animate, so stepping, playing,
 scrubbing, the keys and hover linking never wait for the server. Everything the browser needs is
 sent from here as data (`player_data`): the frames' names, keyframes and cells, the captions, the
-key names (`convviz.lecture.KEYS`), the buttons the clicker presses, where its chart is drawn,
+key names (`convviz.model.lecture.KEYS`), the buttons the clicker presses, where its chart is drawn,
 and the inputs of the playback policy (the URL's play=, presentation mode).
 """
 
@@ -14,11 +14,12 @@ import json
 
 import streamlit as st
 
-from convviz.render.plotly_adapter import Figure
-from convviz.ui.assets import player_css, player_data, player_script
+from convviz import player as embedded
+from convviz.render.plotly.adapter import Figure
+from convviz.ui.assets import keyed
 
 _COMPONENT = st.components.v2.component(
-    "convviz_player", html="<div></div>", css=player_css(), js=player_script()
+    "convviz_player", html="<div></div>", css=embedded.css(), js=embedded.script()
 )
 
 
@@ -38,7 +39,8 @@ def _encoded(fig: Figure, captions, chart_key: str, mount: dict) -> bytes:
     kept = fig.__dict__.get("_convviz_player")
     if kept is not None and kept[0] is captions and kept[1] == (chart_key, mount):
         return kept[2]
-    data = player_data(fig, captions, chart=f"chart_{chart_key}", **mount)
+    chart = f"chart_{chart_key}"
+    data = embedded.player_data(fig, captions, chart=chart, find=keyed(chart), **mount)
     encoded = json.dumps(data).encode()
     fig._convviz_player = (captions, (chart_key, mount), encoded)
     return encoded

@@ -12,7 +12,9 @@ import secrets
 
 import streamlit as st
 
-from convviz.fields import (
+from convviz.engine.spec import ConvSpecError
+from convviz.engine.values import GRAD_OUT_LABELS
+from convviz.model.fields import (
     FIELDS,
     KERNEL_CHOICES,
     LAYER_FIELDS,
@@ -20,12 +22,10 @@ from convviz.fields import (
     READER_FIELDS,
     preset_state,
 )
-from convviz.presets import PRESETS_BY_KEY
-from convviz.spec import ConvSpecError
-from convviz.state import drop_misfit_edits, preset_of, spec_of, to_query
+from convviz.model.presets import PRESETS_BY_KEY
+from convviz.model.state import drop_misfit_edits, preset_of, spec_of, to_query
 from convviz.ui.controls import PAGES, PROBLEMS, STATE, Context
 from convviz.ui.viewport import watch_viewport
-from convviz.values import GRAD_OUT_LABELS
 
 
 def sidebar(ctx: Context) -> None:

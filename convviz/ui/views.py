@@ -12,22 +12,22 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from convviz.formulas import FULL_TERMS, SHORT_TERMS, Formula
-from convviz.lecture import Stage
-from convviz.render import static, static_gif
-from convviz.render.animation_frames import cell_lines, player_meta, writes_captions
-from convviz.render.animation_frames import formula_lines as formula_lines_of
+from convviz.engine.formulas import FULL_TERMS, SHORT_TERMS, Formula
+from convviz.engine.sweeps import Sweep
+from convviz.engine.text import grey, number
+from convviz.model.lecture import Stage
 from convviz.render.geometry import NARROW_PX
-from convviz.render.grid_figure import panels_figure
-from convviz.render.grids import PLOTLY_CONFIG, format_values
-from convviz.render.input_story import unread_text
+from convviz.render.mpl import static, sweep_gif
 from convviz.render.panel import Panel
+from convviz.render.plotly.frames import cell_lines, player_meta, writes_captions
+from convviz.render.plotly.frames import formula_lines as formula_lines_of
+from convviz.render.plotly.grid_figure import panels_figure
+from convviz.render.plotly.grids import PLOTLY_CONFIG, format_values
+from convviz.render.plotly.sweeps import sweep_figure
 from convviz.render.selection import close_up as close_up_panel
 from convviz.render.selection import zoom_panels
-from convviz.render.sweep_animations import sweep_figure
+from convviz.render.story.input_grad import unread_text
 from convviz.render.theme import GREY_TERM
-from convviz.sweeps import Sweep
-from convviz.text import grey, number
 from convviz.ui.clicker import mount, page_nav, stage_id
 from convviz.ui.compute import formula_at, shared_view
 from convviz.ui.controls import STATE, Context, converted, share_link, with_selection
@@ -153,7 +153,7 @@ def animation(
         chart(panels_figure(zoom, ctx.theme), f"{name}_zoom")
 
     def gif(fps: float) -> bytes:  # its own panels: not a slide's written-out cell on each frame
-        return static_gif.sweep_gif(sweep, *panels, ctx.theme, channel=channel, fps=fps)
+        return sweep_gif.sweep_gif(sweep, *panels, ctx.theme, channel=channel, fps=fps)
 
     export_buttons(still or panels, ctx, name, title, formula, gif)
 

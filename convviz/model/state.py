@@ -1,0 +1,363 @@
+"""The app's state as a whole: read from a link and written back, and the layer it stands for.
+
+The state is a plain dict {field: value} over the table of `convviz.model.fields`. `from_query`
+reads a link over the defaults (a preset kept or made 'custom', values that do not fit the layer
+reset, each with a message), `to_query` writes one; `spec_of` and `values_of` give the layer and its
+numbers, `slice_of` and `selection_of` what the pages show of it. This module has no streamlit
+import: parsing and serialising are plain functions that the tests call directly.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from convviz.engine.spec import ConvSpec, ConvSpecError
+from convviz.engine.text import count, echo
+from convviz.engine.values import DRAW, DRAWS, example_w, layer_values, mse_target
+from convviz.learning.chain import TwoLayerSpec
+from convviz.model.fields import (
+    DEFAULTS,
+    EDITABLE,
+    EXPLICIT,
+    FIELDS,
+    INT_PATTERN,
+    MAX_EDIT_VALUES,
+    SOURCE_FIELDS,
+    VALUE_FIELDS,
+    decode_array,
+    number_text,
+    parse_field,
+    preset_state,
+)
+from convviz.model.lecture import LECTURE
+from convviz.model.presets import PRESETS_BY_KEY, Preset
+
+# Multiply-adds of one pass (forward, ∂L/∂x or ∂L/∂w each cost this many) the app takes on: each
+# control's maximum is fine alone, all of them together (5.6e9) would cost a 2-core server a
+# minute and ~1 GB per view. Measured: see tests/test_bounds.py.
+MAX_MACS = 500_000_000
+
+
+# --- the two-layer stack the page's own fields (`fields.CHAIN_FIELDS`) make --------------------
+
+
+def chain_spec(spec: ConvSpec, own: dict) -> TwoLayerSpec:
+    """The sidebar's layer (layer 1) followed by layer 2 as the page's fields say; ConvSpecError
+    naming layer 2 when it cannot work, or when both layers together cost more than MAX_MACS."""
+    return TwoLayerSpec.create(
+        spec,
+        (1, spec.out_channels, own["kH2"], own["kW2"]),
+        stride=(own["sh2"], own["sw2"]),
+        padding=own["pad2"],
+        relu=own["relu"],
+        max_macs=MAX_MACS,
+    )
+
+
+def chain_values(
+    spec: ConvSpec, own: dict, seed: int, draw: int = DRAW
+) -> tuple[TwoLayerSpec, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(stack, (b1, w2, t)) beside the sidebar's x and w₁: b₁ the page's, w₂ integers drawn from
+    the seed, t the `gout=mse` target of y."""
+    stack = chain_spec(spec, own)
+    w2 = example_w(stack.second, seed + 2, draw=draw)
+    b1 = np.full(spec.out_channels, float(own["b1"]))
+    return stack, (b1, w2, mse_target(stack.second, None, seed))
+
+
+def value_text(value) -> str:
+    """A field's value as a message says it: on/off, not Python's True/False."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return echo(value) if isinstance(value, str) else str(value)
+
+
+def from_query(query: dict[str, str], base: dict | None = None) -> tuple[dict, list[str]]:
+    """State from URL query values over `base` (defaults); messages for the values ignored.
+
+    A known preset in the URL sets the whole state first; other keys then override it. A link
+    that changes the layer of its preset (or of the defaults) is a 'custom' layer, so the banner,
+    the sidebar and the figures describe one layer; overrides that would make the preset's layer
+    impossible are refused and the preset is kept, with a message saying why.
+    """
+    preset = PRESETS_BY_KEY.get(query.get("preset", ""))
+    start = preset_state(preset) if preset else dict(base or DEFAULTS)
+    if "seed" in query and "draw" not in query:  # a share link made before draws were named:
+        start["draw"] = min(DRAWS)  # the numbers it showed
+    state = dict(start)
+    problems = []
+    for name, raw in query.items():
+        if name not in FIELDS:
+            continue
+        value, problem = parse_field(name, str(raw))
+        if problem:
+            unset = name == "lr" and state[name] == ""  # the layer's safe rate
+            problems.append(
+                f"{problem}; kept {'the safe rate' if unset else value_text(state[name])}"
+            )
+        elif name == "whole":  # an older link's whole pass: its stage now
+            if value:
+                state["step"] = LECTURE.step_of(LECTURE.stage("whole"))
+        else:
+            state[name] = value
+    problems += _customise(state, start, preset)
+    try:
+        spec = spec_of(state)
+    except ConvSpecError:
+        return state, problems  # the page says why; nothing else can be checked
+    return state, problems + _drop_misfits(state, spec)
+
+
+def _layer_of(state: dict) -> tuple | None:
+    """What makes the numbers: the geometry and the values' sources; None if impossible."""
+    try:
+        spec = spec_of(state)
+    except ConvSpecError:
+        return None
+    return (spec, *(state[f] for f in SOURCE_FIELDS))
+
+
+def preset_of(state: dict) -> str:
+    """The preset whose layer the state draws (put back as it was, it is that preset again),
+    else 'custom'."""
+    return _preset_layers().get(_layer_of(state), "custom")
+
+
+@cache
+def _preset_layers() -> dict[tuple, str]:
+    """Each preset's layer (`_layer_of` its state) → its key, the first preset where two match."""
+    layers = {}
+    for preset in PRESETS_BY_KEY.values():
+        layers.setdefault(_layer_of(preset_state(preset)), preset.key)
+    layers.pop(None, None)
+    return layers
+
+
+def _customise(state: dict, start: dict, preset: Preset | None) -> list[str]:
+    """Mark a state whose layer differs from its preset's as 'custom'; refuse overrides that
+    make a preset named in the link impossible. Returns what to tell the reader."""
+    named = PRESETS_BY_KEY.get(state["preset"])
+    if named is None:
+        return []
+    changed = [f for f in VALUE_FIELDS if state[f] != start[f]]
+    asked = ", ".join(echo(f"{f}={state[f]}") for f in changed)
+    if preset is not None and changed:
+        try:
+            spec_of(state)
+        except ConvSpecError as exc:
+            state.update({f: start[f] for f in changed})
+            return [f"{exc}; so {asked} was not applied and the preset '{preset.title}' is shown"]
+    if _layer_of(state) == _layer_of(preset_state(named)):
+        return []
+    state["preset"] = "custom"
+    if preset is None:
+        return []
+    for name in EDITABLE:  # the preset's own numbers (not the reader's edits) may no longer fit
+        if name not in changed and state[name] and _misfit(state, name):
+            state[name] = ""
+    return [f"{asked} changes the preset '{preset.title}': this is a custom layer"]
+
+
+def drop_misfit_edits(state: dict) -> None:
+    """Forget typed-in (or a preset's) values that a new stride, padding or size no longer fits.
+
+    An impossible layer keeps them: the page shows the last valid one and says why.
+    """
+    for name in EDITABLE:
+        try:
+            if state[name] and _misfit(state, name):
+                state[name] = ""
+        except ConvSpecError:
+            return
+
+
+def _misfit(state: dict, name: str) -> bool:
+    """True if the edited array `name` does not fit the state's layer."""
+    spec = spec_of(state)
+    shape = {"x": spec.input_shape, "w": spec.weight_shape, "g": spec.output_shape}[name]
+    try:
+        decode_array(state[name], shape, name)
+    except ConvSpecError:
+        return True
+    return False
+
+
+def cell_grids(spec: ConvSpec) -> dict[str, tuple[int, int]]:
+    """The grids a cell can be selected in (panel keys of the pages) and their shapes."""
+    return {
+        "y": spec.out_size,
+        "x": spec.padded_size,
+        "grad_x": spec.in_size,
+        "grad_x_padded": spec.padded_size,
+        "grad_w": spec.kernel_size,
+    }
+
+
+def _drop_misfits(state: dict, spec: ConvSpec) -> list[str]:
+    """Reset a slice, a selection or edited values that do not fit the layer; say what was
+    reset."""
+    problems = [
+        f"{echo(f'{field}={was}')} is not a {SLICE_WORDS[field]} of this layer "
+        f"({count(state[SLICE_COUNTS[field]], SLICE_WORDS[field])}); showing {field}={state[field]}"
+        for field, was in clip_slice(state).items()
+    ]
+    if state["sel"] and selection_of(state, spec) is None:
+        problems.append(
+            f"{echo('sel=' + state['sel'])} is not a cell of this layer "
+            f"(grid:row:col, grids {', '.join(cell_grids(spec))}); nothing selected"
+        )
+        state["sel"] = ""
+    shapes = {"x": spec.input_shape, "w": spec.weight_shape, "g": spec.output_shape}
+    for name, label in (("x", "input"), ("w", "kernel"), ("g", "grad_out")):
+        if state[name]:
+            try:
+                decode_array(state[name], shapes[name], label)
+            except ConvSpecError as exc:
+                problems.append(str(exc).replace(": edits were reset", "") + "; edits reset")
+                state[name] = ""
+    return problems
+
+
+def to_query(state: dict) -> dict[str, str]:
+    """URL query of a state: every field, bools as 0/1, empty edits left out."""
+    out = {}
+    for name, value in state.items():
+        if name not in FIELDS or value == "" or name == "whole":  # whole: read, never written
+            continue
+        if FIELDS[name].kind == "float":
+            out[name] = number_text(value)
+            continue
+        if name in EDITABLE and len(value) > MAX_EDIT_VALUES * 6:
+            continue
+        out[name] = str(int(value)) if isinstance(value, bool) else str(value)
+    return out
+
+
+def padding_of(state: dict):
+    """The padding argument ConvSpec parses: a word or ((top, bottom), (left, right))."""
+    if state["pad"] != EXPLICIT:
+        return state["pad"]
+    return ((state["pt"], state["pb"]), (state["pl"], state["pr"]))
+
+
+def tie_axes(state: dict) -> None:
+    """With one stride and one dilation for both axes, the columns' are the rows' (in the state
+    and so in links: 'sh=3&sw=2' under a tied 3 read as two strides)."""
+    if state["same_axes"]:
+        state["sw"], state["dw"] = state["sh"], state["dh"]
+
+
+def spec_of(state: dict) -> ConvSpec:
+    """The layer's geometry; ConvSpecError (with a fix) if the combination cannot work, or
+    costs more than the app computes per rerun (`MAX_MACS`)."""
+    sw, dw = (state["sh"], state["dh"]) if state["same_axes"] else (state["sw"], state["dw"])
+    spec = ConvSpec.create(
+        (state["batch"], state["cin"], state["H"], state["W"]),
+        (state["cout"], state["cin"], state["kH"], state["kW"]),
+        stride=(state["sh"], sw),
+        padding=padding_of(state),
+        dilation=(state["dh"], dw),
+        padding_mode=state["mode"],
+    )
+    _check_work(spec)
+    return spec
+
+
+def values_of(state: dict) -> tuple[ConvSpec, np.ndarray, np.ndarray, np.ndarray]:
+    """(spec, x, w, grad_out) of a state: its seed, kernel, grad_out kind and typed-in edits."""
+    spec = spec_of(state)
+    edits = {
+        name: decode_array(state[name], shape, label) if state[name] else None
+        for name, shape, label in (
+            ("x", spec.input_shape, "input"),
+            ("w", spec.weight_shape, "kernel"),
+            ("g", spec.output_shape, "grad_out"),
+        )
+    }
+    sources = (state["seed"], state["kernel"], state["gout"])
+    return (spec, *layer_values(spec, *sources, draw=state["draw"], **edits))
+
+
+def macs(spec: ConvSpec) -> int:
+    """Multiply-adds of one pass: N · C_in · C_out · kH · kW · oH · oW."""
+    (kH, kW), (oH, oW) = spec.kernel_size, spec.out_size
+    return spec.batch * spec.in_channels * spec.out_channels * kH * kW * oH * oW
+
+
+def _check_work(spec: ConvSpec) -> None:
+    work = macs(spec)
+    (kH, kW), (oH, oW) = spec.kernel_size, spec.out_size
+    if work <= MAX_MACS:
+        return
+    raise ConvSpecError(
+        f"this layer needs {work:,} multiply-adds per pass (batch {spec.batch} · C_in "
+        f"{spec.in_channels} · C_out {spec.out_channels} · kernel {kH}×{kW} · output {oH}×{oW}); "
+        f"the app computes up to {MAX_MACS:,} so that every view answers within 2 s: lower the "
+        "batch, the channels, the kernel or the input size"
+    )
+
+
+# The slice fields and the count field that bounds each: sample n < batch, filter k < C_out,
+# channel c < C_in.
+SLICE_COUNTS = {"n": "batch", "k": "cout", "c": "cin"}
+SLICE_WORDS = {"n": "sample", "k": "filter", "c": "channel"}
+
+
+def clip_slice(state: dict) -> dict[str, int]:
+    """Keep n, k, c inside the batch and channel counts; returns {field: value it had} of those
+    it moved."""
+    moved = {}
+    for field, counted in SLICE_COUNTS.items():
+        if state[field] >= state[counted]:
+            moved[field], state[field] = state[field], state[counted] - 1
+    return moved
+
+
+def picked_slice(
+    state: dict, fields: tuple[str | None, str | None], row: int, col: int
+) -> dict[str, int]:
+    """What a click on tile (row, col) of a grid of slices selects, as {field: index}.
+
+    fields : the slice field ('n', 'k' or 'c') that the grid's rows and its columns stand for,
+        None where an index stands for nothing (a grid of one row). An index outside the
+        layer's count (or a field that is not a slice) picks nothing.
+    """
+    picks = {}
+    for field, index in zip(fields, (row, col)):
+        count = SLICE_COUNTS.get(field)
+        if count is not None and 0 <= index < state[count]:
+            picks[field] = index
+    return picks
+
+
+def slice_of(state: dict, spec: ConvSpec) -> tuple[int, int, int]:
+    """(n, k, c) clipped to the layer's batch and channels."""
+    return (
+        min(state["n"], spec.batch - 1),
+        min(state["k"], spec.out_channels - 1),
+        min(state["c"], spec.in_channels - 1),
+    )
+
+
+def selection_of(state: dict, spec: ConvSpec | None = None) -> tuple[str, int, int] | None:
+    """The selected cell 'key:row:col' as (key, row, col), or None.
+
+    Only a cell of one of the layer's grids (`cell_grids`) is a selection: whatever a link or a
+    crafted client sends, a page never gets a cell outside its grid.
+    spec : the layer's geometry; the state's own when not given.
+    """
+    parts = str(state.get("sel", "")).split(":")
+    if len(parts) != 3 or not all(INT_PATTERN.fullmatch(p) and len(p) <= 12 for p in parts[1:]):
+        return None
+    if spec is None:
+        try:
+            spec = spec_of(state)
+        except (ConvSpecError, KeyError, TypeError):
+            return None
+    key, row, col = parts[0], int(parts[1]), int(parts[2])
+    shape = cell_grids(spec).get(key)
+    if shape is None or not (0 <= row < shape[0] and 0 <= col < shape[1]):
+        return None
+    return key, row, col

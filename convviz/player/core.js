@@ -1,0 +1,145 @@
+// The player's rules, as pure functions of the data the Python side sends (no DOM, no plotly):
+// which action a key is, how a stage opens (the playback policy), which frame a step, a scrub or a
+// click lands on, which cells a hovered cell links. player.js (the DOM and plotly half) and the
+// offline lecture use them; `node --test tests/js` checks them. An ES module: the Python side
+// inlines it before player.js (without its `export` words).
+
+const TYPING_ROLES = /^(spinbutton|combobox|textbox|listbox)$/;
+const CONTROL_INPUTS = /^(checkbox|radio|button|submit|reset|color|file)$/;
+const TOGGLE_INPUTS = /^checkbox$/;
+const TOGGLE_ROLES = /^(checkbox|switch)$/;
+
+// What holds the keyboard: "text" (a field typed in: every key is its own), "slider" (a control's
+// arrows, Home/End and space are its own), "toggle" (a checkbox or switch reached with the
+// keyboard, :focus-visible: its space toggles it), "control" (a toggle
+// or button just clicked, or a player's scrub: the keys are the players', as they are the page's)
+// or null (the page).
+export function focusOf(el) {
+  if (!el || !el.tagName || el.tagName === "BODY" || el.tagName === "HTML") return null;
+  if (el.classList?.contains("scrub")) return "control"; // a player's own
+  const role = (el.getAttribute && el.getAttribute("role")) || "";
+  const toggle = (el.tagName === "INPUT" && TOGGLE_INPUTS.test(el.type)) || TOGGLE_ROLES.test(role);
+  if (toggle && el.matches?.(":focus-visible")) return "toggle";
+  if (el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable) return "text";
+  if (el.tagName === "INPUT" && el.type === "range") return "slider";
+  if (el.tagName === "INPUT" && !CONTROL_INPUTS.test(el.type)) return "text";
+  if (TYPING_ROLES.test(role)) return "text";
+  return role === "slider" ? "slider" : "control";
+}
+
+// The action of a key: keymap is {action: [key, ...]} (convviz.model.lecture.KEYS); null: not ours.
+export function actionOf(key, keymap) {
+  for (const [action, keys] of Object.entries(keymap || {})) {
+    if (keys.includes(key)) return action;
+  }
+  return null;
+}
+
+// Actions a clicker sends, which move through the lecture even while a slider has the keyboard.
+export const LECTURE_ACTIONS = new Set(["next", "back", "whole", "blank", "full", "leave"]);
+
+// Whether the page takes a key from where the keyboard is: never from a field typed in; from a
+// slider only a clicker's (its arrows, Home/End and space are its own); from a toggle reached
+// with the keyboard all but space (which toggles it).
+export function takes(focus, action) {
+  if (!action || focus === "text") return false;
+  if (focus === "toggle") return action !== "play";
+  return focus !== "slider" || LECTURE_ACTIONS.has(action);
+}
+
+// The playback policy, owned here and nowhere else: how a stage opens when it is entered (by the
+// clicker, a stage button, a page link) and whether cells glide.
+//   play: "auto" (a lecturer's default) or "stills" (the URL's play=); pres: presentation mode;
+//   reduce: the reader's prefers-reduced-motion (or the page's own "no motion" switch).
+// Reduced motion always wins: no autoplay, no gliding, the stage's result. Stills: the result.
+// Otherwise the first frame, played once on a projector; a layer too big to play smoothly
+// (`heavy`: its frames would keep the browser too busy to answer) is not played by itself.
+export function arrival({ play, pres, reduce, heavy = false }) {
+  if (reduce || play === "stills") return { frame: "last", autoplay: false, glide: !reduce };
+  return { frame: "first", autoplay: Boolean(pres) && !heavy, glide: true };
+}
+
+// A motion's keyframes are where its scenes arrive; between them the window is on its way (half a
+// cell across) and the formula names a cell not yet written: a pause or a released scrub settles
+// on a keyframe, as a step does.
+export function nearestKey(keyframes, i) {
+  if (!keyframes || !keyframes.length) return i;
+  return keyframes.reduce((best, k) => (Math.abs(k - i) < Math.abs(best - i) ? k : best));
+}
+
+export function nextKey(keyframes, i, count) {
+  if (!keyframes || !keyframes.length) return i;
+  return keyframes.find((k) => k >= i) ?? count - 1;
+}
+
+// Where ← (delta −1) or → (+1) lands: the next keyframe of a motion, the next frame of a sliding
+// window; the ends stop it.
+export function stepTarget(keyframes, cur, delta, count) {
+  if (!keyframes || !keyframes.length) return Math.max(0, Math.min(count - 1, cur + delta));
+  const to = delta > 0 ? keyframes.find((k) => k > cur) : keyframes.filter((k) => k < cur).pop();
+  if (to !== undefined) return to;
+  return delta > 0 ? count - 1 : 0;
+}
+
+// While playing without gliding (reduced motion), the frames shown: the keyframes only.
+export function playOrder(keyframes, count, glide) {
+  if (glide || !keyframes || !keyframes.length) return [...Array(count).keys()];
+  return keyframes;
+}
+
+// The frame that computes output cell t (row-major) when frames keep steps `steps` (perhaps 1 in
+// `sampled`): the last frame at or before it.
+export function frameOfStep(steps, t) {
+  let i = 0;
+  while (i + 1 < steps.length && steps[i + 1] <= t) i++;
+  return i;
+}
+
+// A formula's line cut into its terms, so that it breaks (when it must wrap) only before " + "
+// and " = ", never mid-symbol ("∂L/" | "∂y").
+export function terms(line) {
+  return line.split(/ (?=[+=] )/);
+}
+
+// The outlines of the cells linked to panel `key`'s cell (r, c), from the relation the Python
+// side computed (render/plotly/sweeps.py): [operand boxes, kernel boxes, output boxes], each
+// box [r0, r1, c0, c1] in the panel's array indices; null when the cell links nothing.
+export function linkedBoxes(link, key, r, c) {
+  const [op, , out] = link.panels;
+  if (key === out.key) {
+    const t = r * out.shape[1] + c;
+    const w = link.windows[t];
+    if (!w) return null;
+    return [[w], [[0, link.kernel[0] - 1, 0, link.kernel[1] - 1]], [[r, r, c, c]]];
+  }
+  if (key !== op.key || !link.readers) return null;
+  const pairs = link.readers[r * op.shape[1] + c] || [];
+  const taps = [], outs = [];
+  for (let i = 0; i < pairs.length; i += 2) {
+    const [t, tap] = [pairs[i], pairs[i + 1]];
+    outs.push([Math.floor(t / out.shape[1]), Math.floor(t / out.shape[1]), t % out.shape[1], t % out.shape[1]]);
+    const [ti, tj] = [Math.floor(tap / link.kernel[1]), tap % link.kernel[1]];
+    taps.push([ti, ti, tj, tj]);
+  }
+  return [[[r, r, c, c]], taps, outs];
+}
+
+// A box [r0, r1, c0, c1] as the corners of its outline on axes whose labels start at origin.
+export function outline(box, origin) {
+  const [r0, r1, c0, c1] = box;
+  const [oy, ox] = origin;
+  const x0 = c0 + ox - 0.5, x1 = c1 + ox + 0.5, y0 = r0 + oy - 0.5, y1 = r1 + oy + 0.5;
+  return { x: [x0, x1, x1, x0, x0, null], y: [y0, y0, y1, y1, y0, null] };
+}
+
+// The state of each button of a stage bar while a motion plays through stages: "now" for the
+// frame's stage, "done" for those it passed, "" else. order: the motion's stages in order;
+// buttons: {stage: index of its button}; count: the bar's buttons.
+export function barMarks(order, buttons, stage, count) {
+  const at = order.indexOf(stage);
+  const now = buttons[stage];
+  return [...Array(count).keys()].map((i) => {
+    if (i === now) return "now";
+    return order.some((s, j) => j < at && buttons[s] === i) ? "done" : "";
+  });
+}

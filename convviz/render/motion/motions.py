@@ -1,0 +1,302 @@
+"""The motions: each storyboard stage's keyframes on its panels, the whole backward pass, and the
+weight gradient's window (see `motion` for the model, `motion_scenes` for the keyframes)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from convviz.engine.arrays import InputGradStages, WeightGradStages, remainder_mask
+from convviz.engine.sweeps import Sweep
+from convviz.engine.text import count
+from convviz.model.lecture import LECTURE
+from convviz.render.motion.model import (
+    MAX_WINDOW_STOPS,
+    Motion,
+    Scene,
+    blank_panel,
+    cells,
+    even_tweens,
+    scale_of,
+    shape_text,
+    within_budget,
+)
+from convviz.render.motion.scenes import (
+    CORRELATE,
+    DILATE,
+    FOLLOWED,
+    GRAD_OUT,
+    MASK,
+    PAD,
+    ROTATE,
+    correlate_keys,
+    dilate_keys,
+    grad_out_cells,
+    grad_x_cells,
+    inserted_cells,
+    mask_keys,
+    pad_keys,
+    result_cells,
+    ring_cells,
+    rotate_keys,
+    tap_cells,
+    window_cells,
+    with_outlines,
+)
+from convviz.render.panel import Panel
+from convviz.render.selection import sampled_steps
+from convviz.render.theme import EDGE_COLOR, tap_colors
+
+
+def _named(*stages: str) -> dict[str, str]:
+    """The lecture's labels of these stages (number · title), for the player and the GIF."""
+    return {s: LECTURE.label(LECTURE.stage(s)) for s in stages}
+
+
+def _grad_panel(st: InputGradStages, n: int, k: int, extent: str) -> Panel:
+    spec = st.spec
+    if extent == "dilated":
+        return blank_panel(spec.dilated_out_size, f"∂L/∂y[n={n}, k={k}] → dilated", "dilated")
+    (gt, _), (gl, _) = spec.full_padding
+    return blank_panel(
+        st.padded.shape[-2:], f"∂L/∂y[n={n}, k={k}] → padded", "padded", (-gt, -gl),
+        f"{shape_text(st.grad_out.shape[-2:])} → {shape_text(st.padded.shape[-2:])}",
+    )  # fmt: skip
+
+
+def dilate_motion(st: InputGradStages, n: int, k: int, tweens: int = 8) -> Motion:
+    """Stage 2: ∂L/∂y cells glide to (s·i, s·j) and the inserted zeros fade in."""
+    start = {"grad_out": grad_out_cells(st, n, k, False), "inserted": inserted_cells(st, n, k, 0.0)}
+    scenes = [Scene(DILATE, f"∂L/∂y[n={n}, k={k}]: {shape_text(st.grad_out.shape[-2:])}.", start)]
+    scenes += dilate_keys(st, n, k, start)
+    panel = _grad_panel(st, n, k, "dilated")
+    motion = Motion(
+        "dilate", (panel,), {"grad_out": 0, "inserted": 0}, tuple(scenes),
+        even_tweens(scenes, tweens), stages=(DILATE,), names=_named(DILATE),
+    )  # fmt: skip
+    return within_budget(motion)
+
+
+def pad_motion(st: InputGradStages, n: int, k: int, tweens: int = 8) -> Motion:
+    """Stage 3: the ring of dil·(k−1) zeros, then the remainder rows/cols, fade in around it at
+    their places (no cell moves over another)."""
+    start = {
+        "grad_out": grad_out_cells(st, n, k, True),
+        "inserted": inserted_cells(st, n, k, 1.0),
+        "pad": ring_cells(st, n, k, "pad", False),
+        "remainder": ring_cells(st, n, k, "remainder", False),
+    }
+    scenes = [Scene(PAD, f"∂L/∂y dilated: {shape_text(st.dilated.shape[-2:])}.", start)]
+    scenes += pad_keys(st, n, k, start)
+    where = dict.fromkeys(start, 0)
+    motion = Motion(
+        "pad", (_grad_panel(st, n, k, "padded"),), where, tuple(scenes),
+        even_tweens(scenes, tweens), stages=(PAD,), names=_named(PAD),
+    )  # fmt: skip
+    return within_budget(motion)
+
+
+def rotate_motion(st: InputGradStages, k: int, c: int, tweens: int = 3) -> Motion:
+    """Stage 4: the kernel w[k, c] beside a copy that turns 180° about its centre."""
+    w = st.w[k, c]
+    kH, kW = w.shape
+    start = {"before": tap_cells(w, 0), "taps": tap_cells(w, 0)}
+    scenes = [Scene(ROTATE, f"w[k={k}, c={c}]: each tap has its own colour.", start)]
+    swap = st.spec.in_channels > 1 or st.spec.out_channels > 1
+    turning = f"= w_rot[c={c}, k={k}]: channels swap" if swap else "turning about the centre"
+    scenes += rotate_keys(st, k, c, start)
+    panels = (
+        blank_panel((kH, kW), f"w[k={k}, c={c}]", "w"),
+        blank_panel((kH, kW), f"rot180 w[k={k}, c={c}]", "w_rot", subtitle=turning),
+    )
+    return Motion(
+        "rotate", panels, {"before": 0, "taps": 1}, tuple(scenes), even_tweens(scenes, tweens),
+        stages=(ROTATE,), names=_named(ROTATE),
+    )  # fmt: skip
+
+
+def result_panel(st: InputGradStages, n: int, c: int) -> Panel:
+    """The grid on which ∂L/∂x̃ becomes ∂L/∂x (its ring is the padding: `pad_mask`). Its title
+    says when its numbers add up every filter's correlation, where the motion draws one."""
+    spec = st.spec
+    (pt, _), (pl, _) = spec.padding
+    K = spec.out_channels
+    over = f" (Σ over {count(K, 'filter')})" if K > 1 else ""
+    return Panel(
+        np.zeros(spec.padded_size), f"∂L/∂x̃[n={n}, c={c}] → ∂L/∂x{over}", "grad_x_padded",
+        pad_mask=st.pad_mask, origin=(-pt, -pl),
+        subtitle=f"{shape_text(spec.padded_size)} → {shape_text(spec.in_size)}",
+    )  # fmt: skip
+
+
+def mask_motion(
+    st: InputGradStages, n: int, c: int, tweens: int = 8, selected: np.ndarray | None = None
+) -> Motion:
+    """Stage 6: on ∂L/∂x̃ the ring drops away (zeros) or folds back onto its sources.
+
+    selected : (Hp, Wp) bool, padded cells to outline (a selected cell and its copies); the
+        outlines travel (or drop) with the ring values they mark.
+    """
+    start = {
+        "grad_x_padded": result_cells(st, n, c, None, ring=False),
+        "ring": result_cells(st, n, c, None, ring=True),
+        "grad_x": grad_x_cells(st, n, c, 0.0),
+    }
+    scenes = [Scene(MASK, "∂L/∂x̃: the gradient of every padded-input cell, ring included.", start)]
+    scenes += mask_keys(st, n, c, start)
+    if selected is not None and np.any(selected):
+        scenes = with_outlines(st, scenes, selected)
+    # the rows and columns no forward window read (their gradient is 0) marked, as on the still
+    panel = replace(
+        result_panel(st, n, c), remainder_mask=remainder_mask(st.spec), unread_mask=st.unread_mask
+    )
+    motion = Motion(
+        "mask", (panel,), dict.fromkeys(scenes[0].groups, 0), tuple(scenes),
+        even_tweens(scenes, tweens),
+        stages=(MASK,), names=_named(MASK),
+    )  # fmt: skip
+    return within_budget(motion)
+
+
+def backward_motion(
+    st: InputGradStages, sweep: Sweep, n: int, k: int, c: int, selected: np.ndarray | None = None
+) -> Motion:
+    """The whole backward pass: ∂L/∂y → dilate → pad → rotate → correlate → mask → ∂L/∂x.
+
+    sweep : the full correlation of (n, c) (`sweeps.input_grad_sweep`); its channel k is drawn.
+    selected : (Hp, Wp) bool, padded cells to outline once ∂L/∂x̃ is complete (as `mask_motion`).
+    """
+    spec = st.spec
+    grad = grad_out_cells(st, n, k, False)
+    base = {
+        "grad_out": grad,
+        "inserted": inserted_cells(st, n, k, 0.0),
+        "pad": ring_cells(st, n, k, "pad", False),
+        "remainder": ring_cells(st, n, k, "remainder", False),
+        "window": window_cells(st, sweep, 0, 0.0),  # waits at step 0, unseen
+        "taps": tap_cells(st.w[k, c], 0),
+        "grad_x_padded": result_cells(st, n, c, np.zeros(spec.padded_size, bool), ring=False),
+        "ring": result_cells(st, n, c, np.zeros(spec.padded_size, bool), ring=True),
+        "grad_x": grad_x_cells(st, n, c, 0.0),
+    }
+    first = Scene(GRAD_OUT, f"∂L/∂y[n={n}, k={k}] arrives from the next layer.", base)
+    plan = [(first, 1)]
+    for keys, each in (
+        (lambda b: dilate_keys(st, n, k, b), 8),
+        (lambda b: pad_keys(st, n, k, b), 7),
+        (lambda b: rotate_keys(st, k, c, b), 2),
+        (lambda b: correlate_keys(st, sweep, n, c, b), 2),
+        (lambda b: [_hide_window(b)], 3),
+        (lambda b: mask_keys(st, n, c, b), 7),
+    ):
+        for scene in keys(plan[-1][0].groups):
+            plan.append((scene, each))
+    say = f"∂L/∂x[n={n}, c={c}]: the engine's input gradient."
+    end = Scene(MASK, say, plan[-1][0].groups, FOLLOWED)  # the mask's result
+    plan.append((end, 4))
+    if selected is not None and np.any(selected):
+        scenes = with_outlines(st, [s for s, _ in plan], selected)
+        filled = next(i for i, s in enumerate(scenes) if s.stage == MASK) - 1  # ∂L/∂x̃ complete
+        for i, scene in enumerate(scenes[:filled]):  # unseen until then
+            hidden = scene.groups["selected"].at(opacity=0.0)
+            scenes[i] = replace(scene, groups={**scene.groups, "selected": hidden})
+        plan = [(s, t) for s, (_, t) in zip(scenes, plan)]
+    panels = (
+        _grad_panel(st, n, k, "padded"),
+        blank_panel(spec.kernel_size, f"w[k={k}, c={c}] → rot180", "w_rot"),
+        result_panel(st, n, c),
+    )  # fmt: skip
+    where = {g: 0 for g in ("grad_out", "inserted", "pad", "remainder", "window")}
+    where.update(taps=1, grad_x_padded=2, ring=2, grad_x=2, selected=2)
+    order = (GRAD_OUT, DILATE, PAD, ROTATE, CORRELATE, MASK)
+    motion = Motion(
+        "backward", panels, where, tuple(s for s, _ in plan), tuple(t for _, t in plan[1:]),
+        stages=order, names=_named(*order),
+    )  # fmt: skip
+    return within_budget(motion)
+
+
+def _hide_window(groups: dict) -> Scene:
+    window = groups["window"]
+    return Scene(
+        CORRELATE,
+        "∂L/∂x̃ is complete: the gradient of every padded-input cell, ring included.",
+        {**groups, "window": window.at(opacity=0.0)},
+    )
+
+
+MAX_WINDOW_CELLS = 32 * 32  # a bigger weight-gradient window is drawn by its edge
+
+
+def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) -> Motion:
+    """∂L/∂y dilates by the stride into the window, which then sweeps x̃ stepping by the dilation.
+
+    sweep : the weight-gradient correlation of (k, c) (`sweeps.weight_grad_sweep`).
+    """
+    spec = st.spec
+    g = st.grad_out[n, k]
+    oH, oW = g.shape
+    (sh, sw), (dh, dw) = spec.stride, spec.dilation
+    (pt, _), (pl, _) = spec.padding
+    i, j = np.indices(g.shape).reshape(2, -1)
+    # a window of more cells than can be told apart (each its own tap colour: a moiré) is its
+    # values' colours, moved by its edge: the frames carry every moving cell's place, 3.5 MB
+    # for qa-channels' 96×96 (a 7 s page)
+    big = oH * oW > MAX_WINDOW_CELLS
+    edge = (i % (oH - 1 or 1) == 0) | (j % (oW - 1 or 1) == 0)
+    keep = edge if big else np.ones(i.size, bool)
+    colors = np.full(i.size, EDGE_COLOR, object) if big else np.array(tap_colors(oH, oW), object)
+    tight = cells("value", i, j, g, scale_of(g)) if big else cells("tap", i, j, g, colors=colors)
+    role = "edge" if big else "window"
+    window = replace(cells(role, i - pt, j - pl, np.zeros(i.size), colors=colors), color=colors)
+    window = window.only(keep)
+    zr, zc = np.nonzero(st.dilation_mask)
+    zeros = cells("inserted", zr, zc, st.dilated[n, k][zr, zc], opacity=0.0)
+    start = {"grad_out": tight, "inserted": zeros, "window": window}
+    spread_g = tight.at(row=sh * i, col=sw * j)
+    stride = f"{sh}×{sw}"
+    scenes = [
+        Scene("∂L/∂y", f"∂L/∂y[n={n}, k={k}] is the window of this correlation.", start),
+        Scene(
+            "dilate",
+            f"It spreads by the stride {stride}: the forward's stride becomes the window's "
+            "dilation.",
+            {
+                "grad_out": spread_g,
+                "inserted": zeros,
+                "window": window.at(row=(sh * i - pt)[keep], col=(sw * j - pl)[keep]),
+            },
+        ),
+    ]
+    # the zeros between them once they have spread (at once, they showed under moving cells)
+    spread = {**scenes[-1].groups, "inserted": zeros.at(opacity=1.0)}
+    scenes.append(Scene("dilate", scenes[-1].caption, spread))
+    T = sweep.steps
+    for t in sampled_steps(T, MAX_WINDOW_STOPS, T - 1)[0]:
+        r = np.repeat(sweep.rows[t], oW) - pt
+        q = np.tile(sweep.cols[t], oH) - pl
+        a, b = sweep.targets[t]
+        say = (
+            # true all the way, as the full correlation's: while the window glides there too
+            f"Computing ∂L/∂w[{a}, {b}] = Σ x̃·∂L/∂y: the window steps by the dilation ({dh}×{dw})."
+        )
+        groups = {**scenes[-1].groups, "window": window.at(r[keep], q[keep])}
+        scenes.append(Scene("sweep", say, groups, cell=("grad_w", int(a), int(b))))
+    backdrop = Panel(
+        st.x_padded[n, c], f"x̃[n={n}, c={c}]" + (", padded" if st.pad_mask.any() else ""),
+        "x",
+        pad_mask=st.pad_mask, remainder_mask=st.remainder_mask, unread_mask=st.unread_mask,
+        origin=(-pt, -pl),
+    )  # fmt: skip
+    panels = (
+        blank_panel(
+            st.dilated.shape[-2:], f"∂L/∂y[n={n}, k={k}] → dilated", "grad_out", subtitle=""
+        ),
+        replace(backdrop, values=np.zeros(backdrop.shape)),
+    )
+    motion = Motion(
+        "weight-dilate", panels, {"grad_out": 0, "inserted": 0, "window": 1}, tuple(scenes),
+        (8, 4, *(4 for _ in scenes[3:])), {1: backdrop}, stages=("∂L/∂y", "dilate", "sweep"),
+    )  # fmt: skip
+    return within_budget(motion)

@@ -1,0 +1,238 @@
+"""How the layer learns: a loss and its ∂L/∂y, one gradient step on w and b, a training run."""
+
+from dataclasses import replace
+
+import streamlit as st
+
+from convviz.engine.spec import ConvSpecError
+from convviz.engine.text import count, number
+from convviz.model.lecture import LEARN_PAGE
+from convviz.render.plotly.grid_figure import panels_figure
+from convviz.render.story.learning import (
+    bias_text,
+    loss_curve,
+    loss_panels,
+    loss_sum_text,
+    run_panels,
+    signed,
+    step_motion,
+)
+from convviz.ui.clicker import stage_bar, stage_heading
+from convviz.ui.compute import shared_view
+from convviz.ui.controls import controls, converted, page_config
+from convviz.ui.learning import (
+    LOG_SCALE,
+    learn_controls,
+    learning_exports,
+    lesson_of,
+    problem,
+    settings_of,
+    update_rule,
+)
+from convviz.ui.views import chart, page_body, page_end, page_header
+
+PAGE = LEARN_PAGE
+LAST = "cv_learn_last"  # (layer key, settings) of the last lesson shown
+STAGE_PX, STAGE_PRES_PX = 200, 60  # the stage bar, the controls and the heading above a figure
+STEP_WORDS_PX = 70  # the loss before → after and b's step, under the step's grids
+CURVE_PX, CURVE_PRES_PX = 260, 190  # the loss curve under the run's grids
+page_config(PAGE)
+ctx = controls()
+page_header(
+    ctx,
+    "How the layer learns",
+    "A loss says how far y is from a target t; its gradient ∂L/∂y starts the backward pass; "
+    "∂L/∂w then moves every weight a little against it. Step after step, the layer learns.",
+)
+
+
+def the_lesson(ctx):
+    """The lesson of the settings asked for, or (with a message) the last valid one."""
+    settings, notes = settings_of(ctx)
+    for note in notes:
+        st.info(f"{note}.", icon=":material/info:")
+    try:
+        lesson = lesson_of(ctx.key, settings)
+    except ConvSpecError as exc:
+        key, last = st.session_state.get(LAST, (None, None))
+        st.error(
+            f"**Cannot learn with these settings:** {exc}. Showing the last valid ones.", icon="⚠️"
+        )
+        if key != ctx.key:  # another layer: its defaults
+            last = replace(
+                settings,
+                lr=None,
+                steps=min(settings.steps, 50),
+                momentum=0.0,
+                target="random" if settings.target == "typed" else settings.target,
+            )
+        return lesson_of(ctx.key, last)
+    st.session_state[LAST] = (ctx.key, settings)
+    return lesson
+
+
+def loss_view(ctx, lesson) -> None:
+    """y, t and ∂L/∂y side by side; L written out; the selected cell's gradient."""
+    loss = lesson.step.before
+    N = ctx.spec.batch
+    sel = ctx.selection
+    oH, oW = ctx.spec.out_size
+    picked = bool(sel) and sel[0] == "y" and sel[1] < oH and sel[2] < oW
+    i, j = (sel[1], sel[2]) if picked else (0, 0)
+    panels = loss_panels(loss, ctx.n, ctx.k)
+    if picked:  # the clicked cell outlined in y, t and ∂L/∂y
+        panels = [replace(p, selected=(i, j)) for p in panels]
+    key = ("learn-loss", ctx.key, lesson.settings, ctx.n, ctx.k, picked and (i, j), ctx.theme)
+    fig = shared_view(key, lambda: panels_figure(panels, ctx.theme))
+    chart(fig, "learn_loss")
+    y, t, g = (a[ctx.n, ctx.k, i, j] for a in (loss.y, loss.target, loss.grad_out))
+    over = "" if loss.scale == 1 else f"/{N}"
+    st.markdown(
+        f"**∂L/∂y[{i}, {j}] = (y[{i}, {j}] − t[{i}, {j}]){over} = ({number(y)} − {term(t)})"
+        f"{over} = {number(g)}**"
+    )
+    st.markdown(
+        f"`{loss_sum_text(loss)}`" if ctx.theme.show_secondary else f"L = {number(loss.value)}"
+    )
+    if ctx.theme.show_secondary:
+        mean = (
+            (
+                f" The mean over the batch divides it by N = {N}: L = (1/{N})·½Σₙ‖yₙ − tₙ‖², "
+                f"∂L/∂y = (y − t)/{N}."
+            )
+            if loss.scale != 1
+            else ""
+        )
+        st.caption(
+            f"Target: {target_words(lesson)}.{mean} Click a cell to see its gradient. From here "
+            "the backward pass runs unchanged: this ∂L/∂y is dilated, padded and correlated as "
+            "on the Input- and Weight-gradient pages."
+        )
+
+
+def term(v: float) -> str:
+    """A number as a term after a minus sign: a negative one in parentheses."""
+    return f"({number(v)})" if v < 0 else number(v)
+
+
+def target_words(lesson) -> str:
+    source = lesson.target.source
+    if lesson.target.kernels:
+        return f"the {source} kernel's output on the same x (same stride, padding, dilation)"
+    return "random integers in −5…5" if source == "random" else "typed in"
+
+
+def step_view(ctx, lesson) -> None:
+    """w before, each tap's move and w after; b's step; the loss before and after."""
+    step = lesson.step
+    theme = ctx.theme.reserve(STEP_WORDS_PX)
+    key = ("learn-step", ctx.key, lesson.settings, ctx.k, ctx.c, theme)
+    fig = shared_view(key, lambda: step_motion(step, theme, ctx.k, ctx.c))
+    chart(fig, "learn_step")
+    before, after = step.before.value, step.after.value
+    safe = " (the safe rate 1/λ_max)" if lesson.curvature else " (a safe rate: 1/Σλ)"
+    rate = f"η = {number(step.lr)}" + (safe if lesson.auto_rate else "")
+    st.markdown(
+        f"**L: {number(before)} → {number(after)}** ({signed(after - before)}) · {rate}  \n"
+        f"{bias_text(step, ctx.k)}"
+    )
+    if after > before:
+        st.warning(
+            f"The loss rose: η = {number(step.lr)} overshoots, each tap jumps past its minimum. "
+            + rate_hint(lesson),
+            icon=":material/trending_up:",
+        )
+    elif ctx.theme.show_secondary:
+        st.caption(update_rule(lesson.settings.momentum) + " " + rate_hint(lesson))
+
+
+def rate_hint(lesson) -> str:
+    """Where this layer's runs start to diverge (when its curvature is known)."""
+    curv, mu = lesson.curvature, lesson.settings.momentum
+    if curv is None:
+        return ""
+    words = f"For this layer plain SGD converges below η = {number(curv.critical_lr())} (2/λ_max)"
+    if mu:
+        words += f", with μ = {number(mu)} below {number(curv.critical_lr(mu))}"
+    return words + "."
+
+
+def train_view(ctx, lesson) -> None:
+    """The player over the run's steps: w, y and ∂L/∂w at the step, and the loss curve."""
+    run = lesson.run
+    kept = [int(s) for s in run.kept]
+    shown = st.session_state.get("w_learn_at", kept[-1])
+    st.session_state["w_learn_at"] = shown if shown in kept else kept[-1]
+    at = st.select_slider(
+        "Step",
+        kept,
+        key="w_learn_at",
+        label_visibility="collapsed" if not ctx.theme.show_secondary else "visible",
+    )
+    kernels = lesson.target.kernels[0] if lesson.target.kernels else None
+    key = ("learn-run", ctx.key, lesson.settings, at, ctx.n, ctx.k, ctx.c, ctx.theme)
+    curve_h = CURVE_PX if ctx.theme.show_secondary else CURVE_PRES_PX
+    # on a projector the curve shares the screen with the grids; a laptop's page scrolls
+    grid_theme = ctx.theme if ctx.theme.show_secondary else ctx.theme.reserve(curve_h + 40)
+    fig = shared_view(
+        key, lambda: panels_figure(run_panels(run, at, ctx.n, ctx.k, ctx.c, kernels), grid_theme)
+    )
+    chart(fig, "learn_run")
+    log = st.session_state.get(LOG_SCALE, True)
+    curve = loss_curve(run, ctx.theme, log=log, at=at, height=curve_h)
+    st.plotly_chart(
+        converted(curve),
+        key="learn_curve",
+        config={"displaylogo": False},
+        theme=None,
+        width="content",
+    )
+    if run.diverged:
+        st.error(run.message, icon=":material/warning:")
+    words = [f"L: {number(run.loss[0])} → {number(run.loss[-1])} in {run.steps_done} steps"]
+    error = lesson.kernel_error
+    if error is not None:
+        i = run.index(at)
+        words.append(f"max |w − target kernel| at step {at}: {number(error[i])}")
+    if ctx.theme.show_secondary:  # on a projector the target kernel's subtitle says it
+        st.markdown(" · ".join(words))
+    if lesson.underdetermined:
+        c, kernel = lesson.curvature, lesson.target.source
+        short = f"L → 0, yet w ≠ the {kernel} kernel: {c.rank} equations for {c.unknowns} unknowns."
+        st.info(
+            f"The loss can reach 0 while w is not the {kernel} kernel: this layer's "
+            f"{count(ctx.spec.batch * run.y.shape[-1] * run.y.shape[-2], 'output cell')} give "
+            f"{c.rank} independent equations for {c.unknowns} unknowns (the taps and the bias), "
+            "so many kernels make the same y, and SGD ends at the one nearest its start. "
+            "A bigger input (the classroom preset) pins w down."
+            if ctx.theme.show_secondary
+            else short,
+            icon=":material/lightbulb:",
+        )
+    if ctx.theme.show_secondary:
+        st.caption(update_rule(lesson.settings.momentum))
+
+
+VIEWS = {"loss": loss_view, "step": step_view, "train": train_view}
+
+
+@page_body
+def learning(ctx):
+    """The stage bar, the learning controls and the stage."""
+    stage = stage_bar(PAGE, ctx)
+    if ctx.theme.show_secondary:
+        learn_controls(ctx)
+    if problem():
+        st.warning(problem(), icon=":material/block:")
+    lesson = the_lesson(ctx)
+    ctx = stage_heading(stage, ctx, STAGE_PX, STAGE_PRES_PX)
+    VIEWS[stage.key](ctx, lesson)
+    if ctx.theme.show_secondary:
+        learning_exports(ctx, lesson)
+    else:  # on a projector, under the stage: the stage stays where the clicker left it
+        with st.expander("Learning settings"):
+            learn_controls(ctx)
+
+
+learning(ctx)
+page_end(ctx, PAGE, keys=False)
