@@ -82,7 +82,7 @@ def loss_view(ctx, lesson) -> None:
     panels = loss_panels(loss, ctx.n, ctx.k)
     if picked:  # the clicked cell outlined in y, t and ∂L/∂y
         panels = [replace(p, selected=(i, j)) for p in panels]
-    key = ("learn-loss", ctx.key, lesson.settings, ctx.n, ctx.k, picked and (i, j), ctx.theme)
+    key = ("loss", ctx.key, lesson.settings, ctx.n, ctx.k, picked and (i, j), ctx.theme)
     fig = shared_view(key, lambda: panels_figure(panels, ctx.theme))
     chart(fig, "learn_loss")
     y, t, g = (a[ctx.n, ctx.k, i, j] for a in (loss.y, loss.target, loss.grad_out))
@@ -126,7 +126,7 @@ def step_view(ctx, lesson) -> None:
     """w before, each tap's move and w after; b's step; the loss before and after."""
     step = lesson.step
     theme = ctx.theme.reserve(STEP_WORDS_PX)
-    key = ("learn-step", ctx.key, lesson.settings, ctx.k, ctx.c, theme)
+    key = ("step", ctx.key, lesson.settings, ctx.k, ctx.c, theme)
     fig = shared_view(key, lambda: step_motion(step, theme, ctx.k, ctx.c))
     chart(fig, "learn_step")
     before, after = step.before.value, step.after.value
@@ -170,7 +170,7 @@ def train_view(ctx, lesson) -> None:
         label_visibility="collapsed" if not ctx.theme.show_secondary else "visible",
     )
     kernels = lesson.target.kernels[0] if lesson.target.kernels else None
-    key = ("learn-run", ctx.key, lesson.settings, at, ctx.n, ctx.k, ctx.c, ctx.theme)
+    key = ("run", ctx.key, lesson.settings, at, ctx.n, ctx.k, ctx.c, ctx.theme)
     curve_h = CURVE_PX if ctx.theme.show_secondary else CURVE_PRES_PX
     # on a projector the curve shares the screen with the grids; a laptop's page scrolls
     grid_theme = ctx.theme if ctx.theme.show_secondary else ctx.theme.reserve(curve_h + 40)

@@ -100,7 +100,7 @@ def test_every_format_makes_every_stage():
     for ext in cli.FORMATS:
         assert any(n.endswith(f".{ext}") for n in names)
     assert "convviz-recitation-s1-backward-pass.mp4" in names
-    assert tuple(a.name for a in story.animations()) == ANIMATIONS
+    assert tuple(a.name for a in story.animations()) == animated(story)
     assert "convviz-recitation-s1-lecture.html" in names
 
 
@@ -182,7 +182,7 @@ def test_stills_light_the_cell_whose_sum_they_write(query, y_cell, w_cell, x_cel
     selected, else outlined black as the cell written out; a selected input cell is marked and the
     outputs that read it outlined."""
     story = Story.of(link=f"?{query}")
-    forward, weight = story.stills()[0], story.stills()[-1]
+    forward, weight = still(story, "forward"), still(story, "weight-grad")
     assert forward.formula.target.index == y_cell and weight.formula.target.index == w_cell
     x, _, y = forward.panels
     y_selected, w_selected = "sel=y:" in query, "sel=grad_w:" in query
@@ -202,7 +202,7 @@ def test_the_full_correlation_slide_lights_the_cell_its_formula_writes(preset):
     its grid, with that cell outlined (black: written out, not selected) and its window lit (the
     slide wrote ∂L/∂x₂₂, lit nothing)."""
     story = Story.of(preset)
-    step5 = story.stills()[5]
+    step5 = still(story, "correlate")
     assert step5.name == "input-grad-step5"  # the file name of the page's PNG / SVG and GIF
     operand, _, out = step5.panels
     (pt, _), (pl, _) = story.spec.padding
@@ -219,18 +219,24 @@ def test_storyboard_slides_mark_a_selection_only_when_there_is_one():
     and the mask slide drew ∂L/∂x₂₂ red as 'selected cell': the page's followed cell is now the
     cell written out below (black), and nothing is lit. A selected cell stays red, its links
     lit."""
-    plain = Story.of("recitation-s2").stills()
-    step1, step6 = plain[1].panels, plain[6].panels
-    assert all(p.highlight is None and p.selected is None for p in (*step1, *step6))
-    assert step6[1].written == (2, 2) and plain[6].formula.target.index == (2, 2)
-    chosen = Story.of(link="?preset=recitation-s2&sel=grad_x:1:1").stills()
-    assert chosen[6].panels[1].selected == (1, 1) and chosen[6].panels[1].written is None
-    assert chosen[1].panels[0].highlight.any()  # the ∂L/∂y cells that reach it
+    plain = Story.of("recitation-s2")
+    step1, step6 = still(plain, "grad-out"), still(plain, "mask")
+    assert all(p.highlight is None and p.selected is None for p in (*step1.panels, *step6.panels))
+    assert step6.panels[1].written == (2, 2) and step6.formula.target.index == (2, 2)
+    chosen = Story.of(link="?preset=recitation-s2&sel=grad_x:1:1")
+    mask = still(chosen, "mask").panels[1]
+    assert mask.selected == (1, 1) and mask.written is None
+    assert still(chosen, "grad-out").panels[0].highlight.any()  # the ∂L/∂y cells that reach it
 
 
-MOTIONS = ("input-grad-step2", "input-grad-step3", "input-grad-step4", "input-grad-step6",
-           "backward-pass", "weight-window")  # fmt: skip
-SWEEPS = ("forward", "input-grad-step5", "weight-grad")
+def still(story: Story, key: str):
+    """The still of the stage `key`."""
+    return next(s for s in story.stills() if s.stage.key == key)
+
+
+def animated(story: Story, view: str | None = None) -> tuple[str, ...]:
+    """The file names of the story's animations (of one view: "motion", "sweep"), in order."""
+    return tuple(s.export for s in story.stages() if s.animated and view in (None, s.view))
 
 
 def _named(story: Story, names, exts) -> list[str]:
@@ -241,7 +247,7 @@ def _named(story: Story, names, exts) -> list[str]:
 def test_a_small_layer_draws_every_animation_as_gif_and_mp4(preset):
     story = Story.of(preset)
     assert [j.name for j in cli.jobs(story, ["gif", "mp4"])] == _named(
-        story, ANIMATIONS, ("gif", "mp4")
+        story, animated(story), ("gif", "mp4")
     )
 
 
@@ -250,9 +256,9 @@ def test_a_wide_layer_draws_only_its_sliding_windows():
     over MAX_GIF_SIDE); the sliding windows' GIFs take seconds."""
     story = Story.of("qa-channels")
     assert [j.name for j in cli.jobs(story, ["gif", "mp4"])] == _named(
-        story, SWEEPS, ("gif", "mp4")
+        story, animated(story, "sweep"), ("gif", "mp4")
     )
-    assert sorted((*MOTIONS, *SWEEPS)) == sorted(ANIMATIONS)
+    assert sorted(animated(story)) == sorted(animated(story, "sweep") + animated(story, "motion"))
 
 
 def _main_without_drawing(monkeypatch, *args: str) -> int:
@@ -279,16 +285,18 @@ def test_a_wide_layer_says_in_one_line_which_motions_it_skipped(
     if kinds is None:  # no GIF or MP4 asked: nothing skipped
         assert err == ""
         return
-    assert err.count("\n") == 1 and err.startswith(f"skipped 6 motion {kinds} (")
-    assert all(name in err for name in MOTIONS) and "wider than 12 cells" in err
-    assert not any(name in err for name in SWEEPS)
+    story = Story.of("qa-channels")
+    motions = animated(story, "motion")
+    assert err.count("\n") == 1 and err.startswith(f"skipped {len(motions)} motion {kinds} (")
+    assert all(name in err for name in motions) and "wider than 12 cells" in err
+    assert not any(name in err for name in animated(story, "sweep"))
 
 
 def test_a_small_layer_skips_nothing(tmp_path, monkeypatch, capsys):
     args = ("--preset", "classroom", "--formats", "gif,mp4", "--out", str(tmp_path))
     assert _main_without_drawing(monkeypatch, *args) == 0
     out, err = capsys.readouterr()
-    assert err == "" and len(out.splitlines()) == 2 * len(ANIMATIONS)
+    assert err == "" and len(out.splitlines()) == 2 * len(animated(Story.of("classroom")))
 
 
 def test_a_folder_listing_shows_the_storyboards_files_in_its_order():

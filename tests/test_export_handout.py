@@ -35,7 +35,8 @@ def pdf(story):
 def test_one_page_per_stage_after_a_cover(story, pdf):
     assert pdf.startswith(b"%PDF") and pdf.rstrip().endswith(b"%%EOF")
     pages = re.findall(rb"/Type /Page\b", pdf)
-    assert len(pages) == len(story.stills()) + 1 == 9
+    stages = [s for s in story.stages() if s.still]  # every stage with a picture, in order
+    assert len(pages) == len(story.stills()) + 1 == len(stages) + 1
     images = re.findall(rb"/Subtype /Image", pdf)
     assert len(images) == len(story.stills())  # each stage's grids, once
 

@@ -43,7 +43,7 @@ def test_stages_tex_holds_the_engines_arrays(preset):
     for env in ("document", "bmatrix", "aligned"):
         assert tex.count(rf"\begin{{{env}}}") == tex.count(rf"\end{{{env}}}")
     assert tex.count(r"\begin{bmatrix}") > 0 and tex.count("{") == tex.count("}")
-    ig, fw = story.layer.input_grad, story.layer.forward
+    ig, fw, wg = story.layer.input_grad, story.layer.forward, story.layer.weight_grad
     n, k, c = story.n, story.k, story.c
     mark = r"\cvdrop" if story.spec.padding_mode == "zeros" else r"\cvfold"
     # every grid in order, with the marks it must carry: (array, macro, mask)
@@ -53,8 +53,11 @@ def test_stages_tex_holds_the_engines_arrays(preset):
         (ig.dilated[n, k], r"\cvins", ig.dilation_mask),
         (ig.padded[n, k], r"\cvpad", ig.padded_ring), (ig.w[k, c], None, None),
         (ig.w_rot[c, k], None, None), (ig.grad_x_padded[n, c], mark, ig.pad_mask),
-        (ig.grad_x[n, c], None, None), (story.layer.weight_grad.grad_w[k, c], None, None),
+        (ig.grad_x[n, c], None, None), (wg.grad_w[k, c], None, None),
+        (wg.dilated[n, k], r"\cvins", wg.dilation_mask),
+        (wg.x_padded[n, c], r"\cvpad", wg.pad_mask),
     ]  # fmt: skip
+    tex = tex.split(r"\section*{Learning}")[0]  # the layer's own stages, then how it learns
     typeset = [g for g in grids if max(g[0].shape) <= latex.MAX_SIDE]
     too_big = len(grids) - len(typeset)
     assert tex.count("too large to typeset") == too_big

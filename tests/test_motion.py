@@ -20,6 +20,7 @@ from convviz.engine.ops import rot180
 from convviz.engine.spec import PADDING_MODES, ConvSpec
 from convviz.engine.sweeps import input_grad_sweep
 from convviz.engine.values import layer_values
+from convviz.render.story.board import backward_pass
 from convviz.render.theme import THEME, tap_colors
 
 MODE_SPECS = {
@@ -95,7 +96,7 @@ def test_pad_ends_on_the_engines_padded_grid_with_roles(key):
 def test_pad_and_turn_captions_say_what_happens_in_words():
     """'A ring of … = 2×2 zeros' described a ring 2 cells wide; '180° of 180°' a finished turn."""
     ig = LAYERS["recitation-s2"].input_grad  # a 3×3 kernel: a ring 2 cells wide
-    motion = mst.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
+    motion = backward_pass(ig, input_grad_sweep(ig), 0, 0, 0)
     pad = next(s.caption for s in motion.scenes if s.stage == ms.PAD)
     assert "2 rows above and below, 2 columns left and right" in pad and "×" not in pad
     turns = [s.caption for s in motion.scenes if s.stage == ms.ROTATE]

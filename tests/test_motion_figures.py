@@ -25,6 +25,7 @@ from convviz.engine.sweeps import input_grad_sweep, weight_grad_sweep
 from convviz.engine.values import layer_values
 from convviz.model.presets import PRESETS
 from convviz.render.plotly.grids import format_values
+from convviz.render.story.board import backward_pass
 from convviz.render.theme import PRESENTATION, THEME, theme_for
 
 # --- weight gradient ------------------------------------------------------------------------------
@@ -147,11 +148,13 @@ def test_the_whole_pass_of_a_big_multi_filter_layer_says_its_colours_and_its_sum
     """qa-channels' whole pass hides its numbers: each grid's scale line gave "■ 0" (the motion's
     blank panels), now the range of the numbers its cells take. Its result grid sums the 10
     filters' correlations while the motion draws filter 0's: its title says so."""
-    from convviz.render.story.input_grad import Focus, stage_motion
+    from convviz.render.story.board import whole_motion
+    from convviz.render.story.subject import Subject
 
     (qa,) = [p for p in PRESETS if p.key == "qa-channels"]
-    ig = preset_layer(qa).input_grad
-    motion = stage_motion("whole", ig, input_grad_sweep(ig, 0, 0), Focus(0, 0, 0, ("grad_x", 1, 1)))
+    lay = preset_layer(qa)
+    ig = lay.input_grad
+    motion = whole_motion(Subject(lay, selection=("grad_x", 1, 1)))
     fig = mp.motion_figure(motion, theme_for(True, (1280, 720)))
     grad, result = (fig.layout.annotations[i].text for i in (0, 2))
     for text, values in (
@@ -162,10 +165,7 @@ def test_the_whole_pass_of_a_big_multi_filter_layer_says_its_colours_and_its_sum
         lo, hi = format_values(np.array([values.min(), values.max()]))
         assert f"■</span> {lo} ·" in text and text.endswith(f"■</span> {hi}</span>")
     assert "Σ over 10 filters" in result and "Σ" not in grad
-    small = LAYERS["recitation-s2"].input_grad  # one filter: no sum
-    one = stage_motion(
-        "whole", small, input_grad_sweep(small, 0, 0), Focus(0, 0, 0, ("grad_x", 1, 1))
-    )
+    one = whole_motion(Subject(LAYERS["recitation-s2"], selection=("grad_x", 1, 1)))  # no sum
     assert not any("Σ" in a.text for a in mp.motion_figure(one).layout.annotations)
 
 
@@ -177,7 +177,7 @@ def layer_motions(key: str) -> list[mv.Motion]:
     n, k, c = slice_of(key)
     ig, wg = LAYERS[key].input_grad, LAYERS[key].weight_grad
     return [
-        mst.backward_motion(ig, input_grad_sweep(ig, n, c), n, k, c),
+        backward_pass(ig, input_grad_sweep(ig, n, c), n, k, c),
         mst.weight_motion(wg, weight_grad_sweep(wg, k, c), n, k, c),
         mst.mask_motion(ig, n, c),
     ]
@@ -219,7 +219,7 @@ def test_payload_of_the_motions_stays_small(side, limit):
         mst.pad_motion(ig, 0, 0),
         mst.rotate_motion(ig, 0, 0),
         mst.mask_motion(ig, 0, 0),
-        mst.backward_motion(ig, sweep, 0, 0, 0),
+        backward_pass(ig, sweep, 0, 0, 0),
     ]
     sizes = [len(mp.motion_figure(m, THEME).to_json()) for m in motions]
     weight = mst.weight_motion(lay.weight_grad, weight_grad_sweep(lay.weight_grad), 0, 0, 0)
@@ -245,7 +245,7 @@ def test_gif_of_the_whole_pass_plays_every_frame():
     from PIL import Image, ImageSequence
 
     ig = LAYERS["recitation-s1"].input_grad
-    motion = mst.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
+    motion = backward_pass(ig, input_grad_sweep(ig), 0, 0, 0)
     gif = Image.open(BytesIO(mg.motion_gif(motion, cell_px=20)))
     total = sum(f.info["duration"] for f in ImageSequence.Iterator(gif))
     F = len(motion.frames())  # identical neighbours are merged: their times add up
@@ -264,7 +264,7 @@ def test_motion_gifs_carry_a_legend_that_fits_their_frame(which):
 
     ig = LAYERS["recitation-s2"].input_grad
     sweep = input_grad_sweep(ig)
-    motion = mst.pad_motion(ig, 0, 0) if which == "pad" else mst.backward_motion(ig, sweep, 0, 0, 0)
+    motion = mst.pad_motion(ig, 0, 0) if which == "pad" else backward_pass(ig, sweep, 0, 0, 0)
     canvas, ax, _, _ = mg._gif_stills(motion, 20)
     canvas.draw()
     width = canvas.figure.bbox.width
@@ -288,7 +288,7 @@ def test_motion_gifs_label_rows_and_columns_as_the_browser_does():
     from convviz.engine.text import number
 
     ig = LAYERS["recitation-s2"].input_grad
-    motion = mst.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
+    motion = backward_pass(ig, input_grad_sweep(ig), 0, 0, 0)
     canvas, ax, _, _ = mg._gif_stills(motion, 20)
     canvas.draw()
     rows = [t.get_text() for t in ax.texts if t.get_ha() == "right"]

@@ -11,8 +11,7 @@ import pytest
 
 from convviz.export.story import Story
 from convviz.render.motion.model import HOLLOW, backdrop_cells
-from convviz.render.story.input_grad import MOTIONS, stage_motion
-from convviz.render.story.panels import window_motion
+from convviz.render.story.board import BOARD
 
 PRESETS = ("recitation-s1", "recitation-s2", "classroom")
 SIDE = 0.96  # a cell's square, in cells (the gap between two is a few px)
@@ -22,11 +21,9 @@ EDGE = 0.02  # rounding
 
 def motions(preset: str):
     story = Story.of(preset)
-    ig, wg = story.layer.input_grad, story.layer.weight_grad
-    sweep = story.sweeps["input_grad"]
-    for key in MOTIONS:
-        yield key, stage_motion(key, ig, sweep, story.focus)
-    yield "weight-window", window_motion(wg, story.sweeps["weight_grad"], 0, 0, 0)
+    for key, drawing in BOARD.items():  # the layer's own motions (the handover has its test)
+        if drawing.motion and not key.startswith(("chain-", "handover")):
+            yield key, drawing.motion(story).build()
 
 
 CASES = [(p, key, m) for p in PRESETS for key, m in motions(p)]

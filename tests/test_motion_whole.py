@@ -20,6 +20,8 @@ from convviz.engine.sweeps import input_grad_sweep, weight_grad_sweep
 from convviz.model.lecture import LECTURE
 from convviz.model.presets import PRESETS
 from convviz.render.plotly.frames import player_meta
+from convviz.render.story.board import backward_pass, whole_motion
+from convviz.render.story.subject import Subject
 from convviz.render.theme import PRESENTATION, THEME, tap_colors, theme_for
 
 # --- the whole backward pass ---------------------------------------------------------------------
@@ -34,7 +36,7 @@ def named(key: str) -> str:
 def test_whole_pass_stage_by_stage_ends_on_each_engine_stage(key):
     n, k, c = slice_of(key)
     ig = LAYERS[key].input_grad
-    motion = mst.backward_motion(ig, input_grad_sweep(ig, n, c), n, k, c)
+    motion = backward_pass(ig, input_grad_sweep(ig, n, c), n, k, c)
     assert motion.stages == (
         ms.GRAD_OUT,
         ms.DILATE,
@@ -73,7 +75,7 @@ def test_whole_pass_tells_the_player_its_stages_and_each_frames_cell(key):
     n, k, c = slice_of(key)
     ig = LAYERS[key].input_grad
     sweep = input_grad_sweep(ig, n, c)
-    motion = mst.backward_motion(ig, sweep, n, k, c)
+    motion = backward_pass(ig, sweep, n, k, c)
     meta = player_meta(mp.motion_figure(motion, THEME, start=0))
     assert meta["stages"] == list(map(named, motion.stages))
     cells = [tuple(x) for x in meta["cells"]]
@@ -118,7 +120,7 @@ def test_the_whole_pass_counts_stages_as_the_storyboard_does():
     from convviz.render.story.input_grad import input_grad_story
 
     ig = LAYERS["recitation-s2"].input_grad
-    motion = mst.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
+    motion = backward_pass(ig, input_grad_sweep(ig), 0, 0, 0)
     steps = [s.title for s in input_grad_story(ig, 0, 0, 0)]
     assert [motion.label(s) for s in motion.stages] == steps
     assert motion.scenes[-1].stage == ms.MASK
@@ -132,7 +134,7 @@ def test_the_whole_pass_counts_stages_as_the_storyboard_does():
 def test_window_of_the_full_correlation_sits_where_the_sweep_puts_it():
     ig = LAYERS["recitation-s2"].input_grad
     sweep = input_grad_sweep(ig)
-    motion = mst.backward_motion(ig, sweep, 0, 0, 0)
+    motion = backward_pass(ig, sweep, 0, 0, 0)
     (gt, _), (gl, _) = ig.spec.full_padding
     stops = [s for s in motion.scenes if s.stage == ms.CORRELATE and "Computing" in s.caption]
     for s in stops:
@@ -146,7 +148,7 @@ def test_window_of_the_full_correlation_sits_where_the_sweep_puts_it():
 
 def test_only_positions_and_opacity_are_interpolated():
     ig = LAYERS["classroom"].input_grad
-    motion = mst.backward_motion(ig, input_grad_sweep(ig), 0, 0, 0)
+    motion = backward_pass(ig, input_grad_sweep(ig), 0, 0, 0)
     frames = motion.frames()
     at = 1
     for a, b, n in zip(motion.scenes, motion.scenes[1:], motion.tweens):
@@ -187,7 +189,7 @@ def test_whole_pass_on_a_projector_has_48_px_cells_where_they_fit(key, height):
     theme = theme_for(True, viewport).reserve(STAGE_PRES_PX)
     lay = LAYERS.get(key) or preset_layer(next(p for p in PRESETS if p.key == key))
     ig = lay.input_grad
-    motion = mst.backward_motion(ig, input_grad_sweep(ig, 0, 0), 0, 0, 0)
+    motion = backward_pass(ig, input_grad_sweep(ig, 0, 0), 0, 0, 0)
     fig = mp.motion_figure(motion, theme, start=0)
     assert fig.layout.height <= theme.figure_h
     notes = [a.text for a in fig.layout.annotations]
@@ -235,13 +237,12 @@ def test_the_whole_pass_legend_takes_the_room_under_the_kernel_so_grids_grow(key
     other grids; the grids take the height it gave back."""
     from convviz.model.presets import PRESETS_BY_KEY
     from convviz.render.geometry import grid_layout, ticks_px
-    from convviz.render.story.input_grad import Focus, stage_motion
 
     preset = PRESETS_BY_KEY[key]
     spec = preset.spec()
     x, w = preset.values()
-    ig = layer(spec, x, w, preset.grad_out_for(np.zeros(spec.output_shape))).input_grad
-    motion = stage_motion("whole", ig, input_grad_sweep(ig, 0, 0), Focus(0, 0, 0, ("grad_x", 1, 1)))
+    lay = layer(spec, x, w, preset.grad_out_for(np.zeros(spec.output_shape)))
+    motion = whole_motion(Subject(lay, selection=("grad_x", 1, 1)))
     theme = PRESENTATION.fitted(1232, 720)
     fig = mp.motion_figure(motion, theme)
     legend = next(a for a in fig.layout.annotations if a.xref == "paper")
@@ -275,11 +276,8 @@ def test_the_whole_pass_legend_takes_the_room_under_the_kernel_so_grids_grow(key
 
 
 def test_the_whole_pass_outlines_the_followed_cell_once_its_gradient_is_complete():
-    from convviz.render.story.input_grad import Focus, stage_motion
-
     lay = LAYERS["reflect"]  # x[1, 1] has 3 ring copies that fold back onto it
-    ig = lay.input_grad
-    motion = stage_motion("whole", ig, input_grad_sweep(ig, 0, 0), Focus(0, 0, 0, ("grad_x", 1, 1)))
+    motion = whole_motion(Subject(lay, selection=("grad_x", 1, 1)))
     assert motion.where["selected"] == 2  # on ∂L/∂x̃ → ∂L/∂x
     stages = [s.stage for s in motion.scenes]
     mask = stages.index(ms.MASK)
@@ -325,7 +323,7 @@ def test_a_click_on_the_mask_stage_or_the_whole_pass_selects_a_cell_of_the_gradi
     ig = lay.input_grad
     for motion in (
         stage_motion("mask", ig, None, Focus(0, 0, 0, ("grad_x", 1, 1))),
-        stage_motion("whole", ig, input_grad_sweep(ig, 0, 0), Focus(0, 0, 0, ("grad_x", 1, 1))),
+        whole_motion(Subject(lay, selection=("grad_x", 1, 1))),
     ):
         fig = mp.motion_figure(motion)
         (click,) = [t for t in fig.data if t.name and t.name.endswith(":click")]

@@ -18,7 +18,7 @@ from convviz.render.mpl.panel import text_width
 from convviz.render.mpl.static import panels_figure, to_svg
 from convviz.render.plotly.sweeps import sweep_figure
 from convviz.render.selection import tap_names
-from convviz.render.story.input_grad import stage_motion
+from convviz.render.story.board import BOARD
 from convviz.render.theme import (
     TAP_LABEL_MAX_SIDE,
     TAP_LABEL_MIN_PX,
@@ -42,8 +42,7 @@ def story(preset: str) -> Story:
 
 
 def motion(preset: str, key: str):
-    s = story(preset)
-    return stage_motion(key, s.layer.input_grad, s.sweeps["input_grad"], s.focus)
+    return BOARD[key].motion(story(preset)).build()
 
 
 def shown_frames(fig) -> list[dict[str, dict]]:

@@ -20,7 +20,6 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from convviz.engine.formulas import SHORT_TERMS
 from convviz.engine.text import echo
 from convviz.export.story import Animation, ExportError, Story
 from convviz.model.presets import PRESETS_BY_KEY
@@ -132,13 +131,8 @@ def _still_jobs(story: Story, formats: list[str]) -> list[Job]:
     from convviz.render.mpl import static
 
     def figure(still):
-        f = still.formula
-        return static.panels_figure(
-            still.panels,
-            title=still.title,
-            formula=f"${f.latex(numeric=True, max_terms=SHORT_TERMS)}$" if f else None,
-            formula_text=f.text(numeric=True, max_terms=SHORT_TERMS) if f else None,
-        )
+        return static.stage_figure(still.panels, still.formula, title=still.title,
+                                   highlight=still.highlight)  # fmt: skip
 
     stills = story.stills()
     out: list[Job] = []

@@ -28,10 +28,7 @@ _FONT = list(panel.font_families())
 
 def _stage_png(still: Still) -> np.ndarray:
     """The stage's grids (and the numeric formula) as the app's PNG export draws them."""
-    f = still.formula
-    latex = f"${f.latex(numeric=True, max_terms=SHORT_TERMS)}$" if f else None
-    text = f.text(numeric=True, max_terms=SHORT_TERMS) if f else None
-    fig = static.panels_figure(still.panels, formula=latex, formula_text=text)
+    fig = static.stage_figure(still.panels, still.formula, highlight=still.highlight)
     png = static.to_png(fig, dpi=IMAGE_DPI)
     with Image.open(io.BytesIO(png)) as im:
         return np.asarray(im.convert("RGB"))

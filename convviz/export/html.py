@@ -22,7 +22,7 @@ from plotly.offline import get_plotlyjs
 
 from convviz import player
 from convviz.export.story import Animation, Still, Story
-from convviz.model.lecture import LECTURE, Stage
+from convviz.model.lecture import Stage
 from convviz.model.presets import PRESETS_BY_KEY
 from convviz.render.motion.frames import motion_figure
 from convviz.render.motion.model import gif_fits
@@ -48,7 +48,7 @@ _DECK_JS = Path(__file__).with_name("deck.js")
 _PAGE_CSS = """
 html, body { margin: 0; height: 100%; background: var(--cv-background); color: var(--cv-text);
   font-family: "Source Sans Pro", var(--cv-font); overflow: hidden; }
-#deck { width: 1280px; height: 720px; position: relative; transform-origin: 0 0; }
+#deck { position: relative; transform-origin: 0 0; }
 #deck-head { display: flex; align-items: center; gap: 0.3rem; height: 44px; padding: 0 24px;
   flex-wrap: nowrap; overflow: hidden; }
 #deck-head button { font: inherit; font-size: 15px; padding: 4px 8px; white-space: nowrap;
@@ -56,9 +56,11 @@ html, body { margin: 0; height: 100%; background: var(--cv-background); color: v
   color: var(--cv-text); cursor: pointer; }
 #deck-head button[data-cv-now="1"] { background: var(--cv-accent); border-color: var(--cv-accent);
   color: var(--cv-background); font-weight: 600; }
-#deck-head .page { color: var(--cv-muted); font-size: 13px; margin-left: 6px; }
+#deck-head .page { color: var(--cv-muted); font-size: 13px; margin: 0 4px 0 6px; }
+#deck-head .group { display: none; align-items: center; gap: 0.3rem; }
+#deck-head .group.now { display: inline-flex; }
 #deck-counter { margin-left: auto; color: var(--cv-muted); font-size: 16px; white-space: nowrap; }
-section.stage { position: absolute; top: 44px; left: 0; width: 1280px; height: 676px;
+section.stage { position: absolute; top: 44px; left: 0; right: 0; bottom: 0;
   padding: 0 24px; box-sizing: border-box; visibility: hidden; }
 section.stage.shown { visibility: visible; }
 section.stage h2 { font-size: 22px; margin: 2px 0 2px; font-weight: 600; }
@@ -131,7 +133,7 @@ def player_block(fig, captions, key: str, lecture: dict) -> str:
 
 def _still_block(still: Still, key: str, theme: Theme) -> str:
     """A stage of still grids, its sum in the two lines a player writes under its figure."""
-    fig = panels_figure(still.panels, theme.reserve(FORMULA_LINES_PX))
+    fig = panels_figure(still.panels, theme.reserve(FORMULA_LINES_PX), highlight=still.highlight)
     lines = formula_lines(still.formula, theme) if still.formula else []
     words = "".join(f"<div>{html.escape(line)}</div>" for line in lines)
     return (
@@ -158,37 +160,39 @@ def layer_line(story: Story) -> str:
 def deck_stages(story: Story) -> list[Stage]:
     """The stages a deck shows: the layer's lecture, each with a picture or an animation (the
     channels' tiles are the app's alone)."""
-    return [s for s in LECTURE.of(story.spec) if s.animated or s.still]
+    return [s for s in story.stages() if s.animated or s.still]
 
 
-def _head(stages: list[Stage]) -> str:
-    """The stage bar: every stage's button, grouped by page, and the counter."""
+def _head(story: Story, stages: list[Stage]) -> str:
+    """The stage bar: the stages of each page as a group of buttons (the shown stage's group is
+    the one on screen), and the counter."""
     out, page = [], None
     for i, stage in enumerate(stages):
         if stage.page != page:
+            if page is not None:
+                out.append("</span>")
             page = stage.page
             name = Path(page).stem.split("_", 1)[-1].replace("_", " ")
-            out.append(f'<span class="page">{html.escape(name)}</span>')
+            out.append(f'<span class="group"><span class="page">{html.escape(name)}</span>')
         out.append(f'<button type="button" class="stage-button" data-stage="{i}">'
-                   f"{html.escape(LECTURE.label(stage))}</button>")  # fmt: skip
-    out.append('<span id="deck-counter"></span>')
+                   f"{html.escape(story.lecture.label(stage))}</button>")  # fmt: skip
+    out.append('</span><span id="deck-counter"></span>')
     return f'<div id="deck-head">{"".join(out)}</div>'
 
 
 def _stage_section(story: Story, stage: Stage, i: int, theme: Theme, lecture: dict) -> str:
-    anims = {a.stage.key: a for a in story.animations()}
-    stills = {s.stage.key: s for s in story.stills()}
     key = stage.key.replace("-", "_")
     heading = story.words(stage)[0]
-    number = LECTURE.number(stage)
+    number = story.lecture.number(stage)
     title = f"{number}. {heading}" if number else heading
-    if stage.key in anims:
-        fig, captions = animation_figure(anims[stage.key], theme)
+    if stage.animated:
+        fig, captions = animation_figure(story.animation(stage), theme)
         body, chart = player_block(fig, captions, key, lecture), f"chart_{key}"
     else:
-        body, chart = _still_block(stills[stage.key], key, theme), ""
+        body, chart = _still_block(story.still(stage), key, theme), ""
     return (
-        f'<section class="stage" data-stage="{i}" data-chart="{chart}" data-key="{stage.key}">'
+        f'<section class="stage" data-stage="{i}" data-chart="{chart}" data-key="{stage.key}"'
+        f"{' data-covers' if stage.covers else ''}>"
         f"<h2>{html.escape(title)}</h2>{body}</section>"
     )
 
@@ -206,6 +210,7 @@ def deck_html(story: Story, stages: list[Stage], title: str, progress=None) -> s
     nav = ('<div id="deck-nav"><button id="deck-back" type="button"></button>'
            '<button id="deck-next" type="button"></button></div>')  # fmt: skip
     css = css_variables() + a11y_css_variables() + player.page_css() + player.css() + _PAGE_CSS
+    width, height = DECK_PX
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -214,7 +219,8 @@ def deck_html(story: Story, stages: list[Stage], title: str, progress=None) -> s
 <style>{css}</style>
 <script>{get_plotlyjs()}</script>
 </head><body>
-<div id="deck">{_head(stages)}{"".join(sections)}</div>{nav}
+<div id="deck" style="width: {width}px; height: {height}px" data-width="{width}"
+ data-height="{height}">{_head(story, stages)}{"".join(sections)}</div>{nav}
 <script>{player.global_script()}
 {_MOUNT}</script>
 <script>{_DECK_JS.read_text()}</script>

@@ -11,6 +11,7 @@ The file needs only amsmath, xcolor and geometry (every TeX distribution has the
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 
@@ -18,8 +19,9 @@ from convviz.engine.arrays import remainder_mask
 from convviz.engine.formulas import FULL_TERMS, Formula
 from convviz.engine.text import grey, number
 from convviz.export.story import Story
-from convviz.model.lecture import LECTURE
+from convviz.model.lecture import LECTURE, Stage
 from convviz.render.selection import grad_x_marks
+from convviz.render.story.board import BOARD, BoardError, board_of, drawing
 from convviz.render.theme import TEX_COLORS
 
 _grey = partial(grey, color="cvgrey")  # a vanishing term, in the preamble's readable grey
@@ -129,47 +131,64 @@ def _grad_x_marks(ig) -> dict[str, np.ndarray]:
     return {"cvrem": rem, "cvgap": marks["unread_mask"] & ~rem}
 
 
-def _forward(story: Story) -> str:
-    """The padded input, the kernel and the output, then the selected output cell's formula."""
-    fw, n, k, c = story.layer.forward, story.n, story.k, story.c
-    return "\n".join(
-        [
-            r"\section*{Forward: $y = \tilde{x} \star w$}",
-            _display(
-                (
-                    r"\tilde{x}",
-                    bmatrix(fw.x_padded[n, c], _unread(fw, {"cvpad": fw.pad_mask})),
-                ),
-                ("w", bmatrix(fw.w[k, c])),
-                ("y", bmatrix(fw.y[n, k])),
-            ),
-            cell_latex(story.forward_formula),
-        ]
-    )
-
-
 # How a stage's heading is typeset: its symbols as math (the file stays ASCII)
 _TEX_WORDS = (
     ("∂L/∂x̃", r"$\partial L/\partial \tilde{x}$"),
     ("∂L/∂x", r"$\partial L/\partial x$"),
     ("∂L/∂y", r"$\partial L/\partial y$"),
     ("∂L/∂w", r"$\partial L/\partial w$"),
+    ("∂L/∂h", r"$\partial L/\partial h$"),
+    ("∂L/∂b", r"$\partial L/\partial b$"),
     ("rot180(w)", r"$\mathrm{rot180}(w)$"),
     ("180°", r"$180^\circ$"),
     ("x̃", r"$\tilde{x}$"),
+    ("h̃", r"$\tilde{h}$"),
     ("⋆", r"$\star$"),
     ("→", r"$\to$"),
+    ("←", r"$\leftarrow$"),
     ("–", "--"),
+    ("−", "-"),
+    ("·", r"$\cdot$"),
+    ("×", r"$\times$"),
+    ("½", r"$\frac{1}{2}$"),
+    ("‖", r"$\|$"),
+    ("η", r"$\eta$"),
+    ("₁", r"$_1$"),
+    ("₂", r"$_2$"),
+    ("²", r"$^2$"),
+    ("≤", r"$\le$"),
 )
 
 
 def tex_text(text: str) -> str:
-    """Words of the lecture (a stage's heading) as LaTeX: specials escaped, symbols as math."""
+    """Words of the lecture (a stage's heading) as LaTeX: specials escaped, symbols as math,
+    anything else outside ASCII dropped (the file stays ASCII)."""
     for ch in "\\&%#_{}":
         text = text.replace(ch, "\\" + ch)
     for word, tex in _TEX_WORDS:
         text = text.replace(word, tex)
-    return text
+    return text.encode("ascii", "ignore").decode()
+
+
+# --- a stage's body: its grids as bmatrix blocks -------------------------------------------------
+
+# a Panel's masks → the macro that marks its cells (the first that holds a cell wins)
+_PANEL_MARKS = (
+    ("pad_mask", "cvpad"),
+    ("dilation_mask", "cvins"),
+    ("dropped_mask", "cvdrop"),
+    ("remainder_mask", "cvrem"),
+    ("unread_mask", "cvgap"),
+)
+
+
+def panels_tex(panels) -> str:
+    """A still's grids side by side, each named by its title, its cells marked by its masks."""
+    named = []
+    for panel in panels:
+        marks = {macro: getattr(panel, mask) for mask, macro in _PANEL_MARKS}
+        named.append((rf"\text{{{tex_text(panel.title)}}}", bmatrix(panel.values, marks)))
+    return _display(*named)
 
 
 def _input_grad_bodies(story: Story) -> dict:
@@ -200,42 +219,83 @@ def _input_grad_bodies(story: Story) -> dict:
                 bmatrix(ig.grad_x_padded[n, c], _unread(ig, {fold: ring})),
             )
         ),
-        "mask": lambda: _display(
-            (r"\frac{\partial L}{\partial x}", bmatrix(ig.grad_x[n, c], _grad_x_marks(ig)))
+        "mask": lambda: (
+            _display(
+                (r"\frac{\partial L}{\partial x}", bmatrix(ig.grad_x[n, c], _grad_x_marks(ig)))
+            )
+            + cell_latex(story.input_grad_formula)
         ),
     }
 
 
-def _input_grad(story: Story) -> str:
-    """The input gradient's stages as the lecture orders and names them, each with its grids,
-    then the selected input cell's formula."""
-    bodies = _input_grad_bodies(story)
-    page = LECTURE.stage("grad-out").page
-    parts = [r"\section*{Input gradient $\partial L / \partial x$}"]
-    for stage in LECTURE.on_page(page, story.spec):
-        if stage.covers:  # a motion through the others: nothing of its own to typeset
-            continue
-        heading = tex_text(story.words(stage)[0])
-        body = bodies[stage.key]() if stage.key in bodies else ""
-        parts.append(_stage(f"{LECTURE.number(stage)}. {heading}", "", body))
-    parts.append(cell_latex(story.input_grad_formula))
-    return "\n".join(parts)
+def _forward_body(story: Story) -> str:
+    """The padded input, the kernel and the output, then the selected output cell's formula."""
+    fw, n, k, c = story.layer.forward, story.n, story.k, story.c
+    return _display(
+        (r"\tilde{x}", bmatrix(fw.x_padded[n, c], _unread(fw, {"cvpad": fw.pad_mask}))),
+        ("w", bmatrix(fw.w[k, c])),
+        ("y", bmatrix(fw.y[n, k])),
+    ) + cell_latex(story.forward_formula)
 
 
-def _weight_grad(story: Story) -> str:
+def _weight_body(story: Story) -> str:
     """The weight and bias gradients of the slice, then the selected weight cell's formula."""
     wg, k, c = story.layer.weight_grad, story.k, story.c
-    title = r"$\partial L/\partial w = \tilde{x} \star \mathrm{dilate}(\partial L/\partial y)$"
-    return "\n".join(
-        [
-            r"\section*{Weight gradient " + title + "}",
-            _display(
-                (r"\frac{\partial L}{\partial w}", bmatrix(wg.grad_w[k, c])),
-                (r"\frac{\partial L}{\partial b_{" + str(k) + "}}", _num(wg.grad_b[k])),
-            ),
-            cell_latex(story.weight_grad_formula),
-        ]
-    )
+    return _display(
+        (r"\frac{\partial L}{\partial w}", bmatrix(wg.grad_w[k, c])),
+        (r"\frac{\partial L}{\partial b_{" + str(k) + "}}", _num(wg.grad_b[k])),
+    ) + cell_latex(story.weight_grad_formula)
+
+
+def _window_body(story: Story) -> str:
+    """The window of the weight gradient: ∂L/∂y spread by the stride, over the padded input."""
+    wg, n, k, c = story.layer.weight_grad, story.n, story.k, story.c
+    return _display(
+        (r"\mathrm{dilate}(\frac{\partial L}{\partial y})",
+         bmatrix(wg.dilated[n, k], {"cvins": wg.dilation_mask})),
+        (r"\tilde{x}", bmatrix(wg.x_padded[n, c], _unread(wg, {"cvpad": wg.pad_mask}))),
+    )  # fmt: skip
+
+
+def _handover_body(story: Story) -> str:
+    """Layer 2's ∂L/∂h, the ReLU's gate (1 open, 0 shut) and layer 1's ∂L/∂y after it."""
+    p, n, k = story.chain, story.n, story.k
+    return _display(
+        (r"\frac{\partial L}{\partial h}", bmatrix(p.grad_h[n, k])),
+        (r"\text{gate}", bmatrix(p.gate[n, k].astype(float))),
+        (r"\frac{\partial L}{\partial y_1}", bmatrix(p.first.input_grad.grad_out[n, k],
+                                                     {"cvdrop": ~p.gate[n, k]})),
+    )  # fmt: skip
+
+
+# The stages whose body is not their still's grids, by the lecture's stage key (a stage with a
+# still and no body here is typeset from its still; one that covers others has none of its own)
+BODIES = {
+    "forward": _forward_body,
+    "weight-grad": _weight_body,
+    "weight-window": _window_body,
+    "handover": _handover_body,
+}
+
+
+def lacking(lecture=LECTURE, board=BOARD) -> list[str]:
+    """The exported stages the .tex could not typeset: no body here and no still to draw."""
+    return [
+        s.key
+        for s in lecture.stages
+        if s.export and not s.covers and s.key not in BODIES and board[s.key].still is None
+    ]
+
+
+def stage_body(story: Story, stage: Stage) -> str:
+    """A stage's grids as the .tex typesets them."""
+    if stage.key in BODIES:
+        return BODIES[stage.key](story)
+    own = _input_grad_bodies(story).get(stage.key)
+    if own is not None:
+        return own()
+    still = drawing(story, stage).still(story)
+    return panels_tex(still.panels) + (cell_latex(still.formula) if still.formula else "")
 
 
 def _preamble(story: Story) -> str:
@@ -251,7 +311,29 @@ def _preamble(story: Story) -> str:
     )
 
 
+def _page_title(page: str) -> str:
+    return Path(page).stem.split("_", 1)[-1].replace("_", " ")
+
+
 def stages_tex(story: Story) -> str:
-    """A standalone document: the layer's stages as bmatrix blocks and the selected formulas."""
-    parts = [_intro(story), _forward(story), _input_grad(story), _weight_grad(story)]
+    """A standalone document: the layer's stages in lecture order, a section a page, each as
+    bmatrix blocks with the selected cells' formulas."""
+    missing = lacking(story.lecture, board_of(story))
+    if missing:
+        raise BoardError(f"the .tex has no body for the stage {missing[0]!r} (no still either)")
+    parts, page = [_intro(story)], None
+    for stage in story.stages():
+        if not stage.export or stage.covers:  # a motion through the others: nothing of its own
+            continue
+        if stage.page != page:
+            page = stage.page
+            parts.append(rf"\section*{{{_page_title(page)}}}")
+        number = story.lecture.number(stage)
+        heading = tex_text(story.words(stage)[0])
+        parts.append(_stage(f"{number}. {heading}" if number else heading, "",
+                            stage_body(story, stage)))  # fmt: skip
     return _preamble(story) + "\n".join(parts) + "\n\\end{document}\n"
+
+
+if lacking():
+    raise BoardError(f"the .tex has no body for the stages {lacking()} (nor a still)")

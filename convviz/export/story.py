@@ -1,51 +1,35 @@
 """The story of one layer as exports see it: its stills and its animations, in lecture order.
 
-A `Story` holds a layer (the engine's stages), the slice (n, k, c) and the selected cell, the same
-things a page reads from its context. Every export (HTML, video, LaTeX, snippet, handout, the
-command line) draws from it, so each names and orders the stages as the app does: the file
-names are the app's download names, `convviz-{preset}-{name}.{ext}`.
+A `Story` is the storyboard's `Subject` (the layer, the slice (n, k, c), the selected cell, the
+lecture) made from a preset or a share link, with the app's file names. Every export (HTML,
+video, LaTeX, snippet, handout, the command line) walks the lecture's stages and draws each from
+the storyboard (`render.story.board`), so each names, orders and draws the stages as the app
+does: the file names are the app's download names, `convviz-{preset}-{name}.{ext}`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
 
 from convviz.engine.arrays import Layer, layer
-from convviz.engine.formulas import (
-    Formula,
-    forward_formula,
-    input_grad_formula,
-    weight_grad_formula,
-)
-from convviz.engine.spec import ConvSpec, ConvSpecError
-from convviz.engine.sweeps import Sweep, forward_sweep, input_grad_sweep, weight_grad_sweep
+from convviz.engine.formulas import Formula
+from convviz.engine.spec import ConvSpecError
+from convviz.engine.sweeps import Sweep
 from convviz.engine.text import echo
-from convviz.model.fields import URL_FIELDS, preset_state
-from convviz.model.lecture import LECTURE, Seen, Stage
+from convviz.model.fields import CHAIN_FIELDS, URL_FIELDS, parse_field, preset_state
+from convviz.model.lecture import CHAIN_PAGE, LEARN_PAGE, LECTURE, Lecture, Stage
 from convviz.model.presets import PRESETS_BY_KEY
 from convviz.model.state import from_query, selection_of, slice_of, spec_of, values_of
 from convviz.render.motion.model import gif_fits
 from convviz.render.panel import Panel
-from convviz.render.selection import centre, feeding_cells, opening
-from convviz.render.story.input_grad import (
-    MOTIONS,
-    PANELS,
-    Focus,
-    input_grad_animation,
-    stage_motion,
-)
-from convviz.render.story.panels import (
-    followed_only,
-    forward_panels,
-    weight_grad_panels,
-    window_motion,
-    written_out,
-)
+from convviz.render.story.board import Drawing, FigureDrawing, drawing
+from convviz.render.story.subject import Subject
 
 # The animations of `Story.animations`, in lecture order (the app asks without building them).
 ANIMATIONS = tuple(s.export for s in LECTURE.stages if s.animated)
@@ -57,7 +41,10 @@ class ExportError(ValueError):
 
 @dataclass(frozen=True)
 class Still:
-    """One stage as still grids: what the app's PNG/SVG buttons export under `name`."""
+    """One stage as still grids: what the app's PNG/SVG buttons export under `name`.
+
+    highlight : what a lit cell means (the legend's words), where it is not the selection's.
+    """
 
     name: str
     title: str
@@ -65,11 +52,13 @@ class Still:
     panels: list[Panel]
     formula: Formula | None = None
     stage: Stage | None = None
+    highlight: str | None = None
 
 
 @dataclass(frozen=True)
 class Animation:
-    """One animation: a sliding window (`sweep`, drawn over `panels`) or a `motion`.
+    """One animation: a sliding window (`sweep`, drawn over `panels`), a `motion`, or a
+    `figure` its stage's renderer animates itself.
 
     formula_of(row, col) : the formula of an output cell of the sweep (the player's lines).
     """
@@ -84,6 +73,7 @@ class Animation:
     motion: Callable[[], object] | None = None  # builds a render.motion.Motion
     cell_formula: Callable[[tuple], Formula] | None = None  # of a motion frame's Scene.cell
     stage: Stage | None = None
+    figure: FigureDrawing | None = None
 
 
 def link_query(link: str) -> dict[str, str]:
@@ -133,12 +123,25 @@ def state_of(preset: str | None = None, link: str | None = None) -> dict:
     return state
 
 
+def chain_of(query: Mapping[str, str]) -> dict:
+    """Layer 2's fields of a Two layers link (the defaults for those it leaves out); ExportError
+    naming a value it cannot hold."""
+    own = {}
+    for name in CHAIN_FIELDS:
+        if name in query:
+            value, problem = parse_field(name, str(query[name]))
+            if problem:
+                raise ExportError(problem)
+            own[name] = value
+    return own
+
+
 def layer_of(state: dict) -> Layer:
     """Every stage of the state's layer, from its seed, kernel, grad_out kind and edits."""
     return layer(*values_of(state))
 
 
-class Story:
+class Story(Subject):
     """The exports' view of one layer: its arrays, slice, selection, stills and animations."""
 
     def __init__(
@@ -147,16 +150,27 @@ class Story:
         lay: Layer | None = None,
         slice_: tuple[int, int, int] | None = None,
         selection: tuple[str, int, int] | None = None,
+        *,
+        chain: Mapping | None = None,
+        lecture: Lecture = LECTURE,
+        board: Mapping[str, Drawing] | None = None,
     ):
-        self.state = state
-        self.layer = lay if lay is not None else layer_of(state)
-        self.spec: ConvSpec = self.layer.forward.spec
-        self.n, self.k, self.c = slice_ or slice_of(state, self.spec)
-        self.selection = selection if selection is not None else selection_of(state, self.spec)
+        lay = lay if lay is not None else layer_of(state)
+        spec = lay.forward.spec
+        n, k, c = slice_ or slice_of(state, spec)
+        selection = selection if selection is not None else selection_of(state, spec)
+        super().__init__(lay, n, k, c, selection, state=state, chain=chain, lecture=lecture,
+                         board=board)  # fmt: skip
 
     @classmethod
-    def of(cls, preset: str | None = None, link: str | None = None) -> Story:
-        return cls(state_of(preset, link))
+    def of(cls, preset: str | None = None, link: str | None = None, **kwargs) -> Story:
+        """The story of a preset or a share link; ExportError naming what the link cannot hold
+        (layer 2's fields of a Two layers link included, when layer 2 cannot work)."""
+        query = link_query(link) if link is not None else {}
+        story = cls(state_of(preset, link), chain=chain_of(query), **kwargs)
+        if set(query) & set(CHAIN_FIELDS) and CHAIN_PAGE in story.left_out:
+            raise ExportError(story.left_out[CHAIN_PAGE])
+        return story
 
     @property
     def preset(self) -> str:
@@ -179,178 +193,55 @@ class Story:
     def grad_out(self) -> np.ndarray:
         return self.layer.input_grad.grad_out
 
-    @cached_property
-    def sweeps(self) -> dict[str, Sweep]:
-        fw, ig, wg = self.layer.forward, self.layer.input_grad, self.layer.weight_grad
-        return {
-            "forward": forward_sweep(fw, self.n, self.k),
-            "input_grad": input_grad_sweep(ig, self.n, self.c),
-            "weight_grad": weight_grad_sweep(wg, self.k, self.c),
-        }
-
-    def _selected(self, keys: tuple[str, ...], shape) -> tuple[int, int] | None:
-        if self.selection is None or self.selection[0] not in keys:
-            return None
-        _, r, c = self.selection
-        return (r, c) if r < shape[0] and c < shape[1] else None
-
-    # --- the formulas of the selected cells (as the pages choose them) ---
+    # --- stills and animations, in lecture order (the lecture's stages, the board's drawings) ---
 
     @cached_property
-    def _forward_cell(self) -> tuple[int, int]:
-        """The Forward page's cell: the selected output cell, else the last (`opening`)."""
-        return opening(self.sweeps["forward"], self._selected(("y",), self.spec.out_size))[1]
+    def left_out(self) -> dict[str, str]:
+        """{page: why} for a page whose stages cannot be drawn for this layer: layer 2 that
+        cannot work on it (Two layers), settings it cannot learn with (Learning)."""
+        out = {}
+        for page, make in ((CHAIN_PAGE, lambda: self.chain), (LEARN_PAGE, lambda: self.lesson)):
+            try:
+                make()
+            except ConvSpecError as exc:
+                out[page] = f"{Path(page).stem.split('_', 1)[1].replace('_', ' ')}: {exc}"
+        return out
 
-    @cached_property
-    def _weight_grad_cell(self) -> tuple[int, int]:
-        """The Weight gradient page's cell: the selected ∂L/∂w cell, else the last."""
-        selected = self._selected(("grad_w",), self.spec.kernel_size)
-        return opening(self.sweeps["weight_grad"], selected)[1]
-
-    @cached_property
-    def forward_formula(self) -> Formula:
-        return forward_formula(self.layer.forward, self.n, self.k, *self._forward_cell)
-
-    @cached_property
-    def _input_grad_cell(self) -> tuple[str, int, int]:
-        """The input-gradient page's cell: the selected ∂L/∂x̃ or ∂L/∂x cell, else the centre."""
-        spec = self.spec
-        pad_cell = self._selected(("grad_x_padded",), spec.padded_size)
-        if pad_cell:
-            return ("grad_x_padded", *pad_cell)
-        return ("grad_x", *(self._selected(("grad_x",), spec.in_size) or centre(spec.in_size)))
-
-    @cached_property
-    def _padded_input_grad_cell(self) -> tuple[int, int]:
-        """That cell in ∂L/∂x̃'s (padded) indices, where the full correlation writes it."""
-        key, *cell = self._input_grad_cell
-        return tuple(cell) if key == "grad_x_padded" else self.spec.padded_index(cell)
-
-    @cached_property
-    def input_grad_formula(self) -> Formula:
-        key, r, q = self._input_grad_cell
-        padded = key == "grad_x_padded"
-        return input_grad_formula(self.layer.input_grad, self.n, self.c, r, q, padded=padded)
-
-    @cached_property
-    def weight_grad_formula(self) -> Formula:
-        return weight_grad_formula(self.layer.weight_grad, self.k, self.c, *self._weight_grad_cell)
-
-    def selected_formula(self) -> Formula:
-        """The selected cell's formula (∂L/∂x's centre when nothing is selected)."""
-        key = self.selection[0] if self.selection else "grad_x"
-        if key == "y":
-            return self.forward_formula
-        if key == "grad_w":
-            return self.weight_grad_formula
-        return self.input_grad_formula
-
-    # --- stills and animations, in lecture order (the lecture's stages) ---
-
-    def words(self, stage: Stage) -> tuple[str, str]:
-        """(heading, caption) of a stage for this layer and slice."""
-        seen = Seen(self.spec, self.n, self.k, self.c)
-        return stage.heading_for(seen), stage.caption_for(seen)
-
-    @cached_property
-    def focus(self) -> Focus:
-        """The slice and the cell the input gradient's stages follow, as the page's."""
-        feeding = feeding_cells(self.input_grad_formula, self.k, self.spec.out_size)
-        return Focus(self.n, self.k, self.c, self._input_grad_cell, feeding)
+    def stages(self) -> tuple[Stage, ...]:
+        """The stages this layer has, in lecture order (but those of a page left out)."""
+        return tuple(s for s in self.lecture.of(self.spec) if s.page not in self.left_out)
 
     def stills(self) -> list[Still]:
         """Every stage that has a picture, in lecture order."""
-        return list(self._stills)
+        return [self.still(stage) for stage in self.stages() if stage.still]
 
-    @cached_property
-    def _stills(self) -> tuple[Still, ...]:
-        out = []
-        for stage in LECTURE.of(self.spec):
-            if stage.still:
-                panels, formula = self._still_of(stage)
-                out.append(Still(stage.export, *self.words(stage), panels, formula, stage))
-        return tuple(out)
-
-    def _still_of(self, stage: Stage) -> tuple[list[Panel], Formula | None]:
-        """A stage's grids and formula as the page's PNG / SVG draws them: the cell whose sum
-        is written is lit with its window (and a selected input cell marked)."""
-        n, k, c = self.n, self.k, self.c
-        if stage.key == "forward":
-            reading = self._selected(("x",), self.spec.padded_size)
-            fwd = forward_panels(
-                self.layer.forward, self.sweeps["forward"], n, k, c, self._forward_cell, reading
-            )
-            if self._selected(("y",), self.spec.out_size) is None:
-                fwd = written_out(fwd)  # lit for its sum below, not selected
-            return fwd, self.forward_formula
-        if stage.key == "weight-grad":
-            wg = self.layer.weight_grad
-            panels = weight_grad_panels(
-                wg, self.sweeps["weight_grad"], n, k, c, self._weight_grad_cell
-            )
-            if self._selected(("grad_w",), self.spec.kernel_size) is None:
-                panels = written_out(panels)
-            return panels, self.weight_grad_formula
-        ig = self.layer.input_grad
-        if stage.key == "correlate":  # the formula's cell of ∂L/∂x̃, its window lit
-            cell = self._padded_input_grad_cell
-            panels = input_grad_animation(ig, self.sweeps["input_grad"], n, k, c, cell)
-            if self._input_grad_cell[0] != "grad_x_padded":
-                panels = written_out(panels)
-            return panels, input_grad_formula(ig, n, c, *cell, padded=True)
-        panels = PANELS[stage.key](ig, self.focus)
-        if not self._selected(("grad_x", "grad_x_padded"), self.spec.padded_size):
-            panels = followed_only(panels)  # as the page's PNG / SVG
-        return panels, self.input_grad_formula if stage.formula else None
+    def still(self, stage: Stage) -> Still:
+        """A stage's picture, as its drawing makes it."""
+        drawn = drawing(self, stage).still(self)
+        return Still(stage.export, *self.words(stage), drawn.panels, drawn.formula, stage,
+                     drawn.highlight)  # fmt: skip
 
     def drawable(self, anim: Animation) -> bool:
         """Whether the animation is drawn as a GIF and MP4: a sliding window always, a motion
         when the layer is narrow enough to draw in seconds (`render.motion.gif_fits`, the app's
-        rule)."""
+        rule), a figure when its renderer makes a GIF."""
+        if anim.figure is not None:
+            return anim.figure.gif is not None
         return anim.sweep is not None or gif_fits(self.spec)
 
     def animations(self) -> list[Animation]:
         """Every animation of the lecture, in its order."""
-        return [self._animation(s) for s in LECTURE.of(self.spec) if s.animated]
+        return [self.animation(s) for s in self.stages() if s.animated]
 
-    def _animation(self, stage: Stage) -> Animation:
-        fw, ig, wg = self.layer.forward, self.layer.input_grad, self.layer.weight_grad
-        n, k, c, sw = self.n, self.k, self.c, self.sweeps
-        heading, caption = self.words(stage)
-
-        def grad_x_sum(cell: tuple) -> Formula:  # as the page writes a frame's sum
-            if cell == ("grad_x",):
-                return self.input_grad_formula
-            return input_grad_formula(ig, n, c, *cell[1:], padded=True)
-
-        sweeps = {  # a sliding window: (sweep, panels, channel, formula of an output cell)
-            "forward": lambda: (
-                sw["forward"], forward_panels(fw, sw["forward"], n, k, c), c,
-                lambda r, q: forward_formula(fw, n, k, r, q),
-            ),
-            "correlate": lambda: (
-                sw["input_grad"], input_grad_animation(ig, sw["input_grad"], n, k, c), k,
-                lambda r, q: input_grad_formula(ig, n, c, r, q, padded=True),
-            ),
-            "weight-grad": lambda: (
-                sw["weight_grad"], weight_grad_panels(wg, sw["weight_grad"], n, k, c), n,
-                lambda r, q: weight_grad_formula(wg, k, c, r, q),
-            ),
-        }  # fmt: skip
-        if stage.view == "sweep":
-            sweep, panels, channel, formula_of = sweeps[stage.key]()
-            return Animation(stage.export, heading, caption, sweep, panels, channel, formula_of,
-                             stage=stage)  # fmt: skip
-        if stage.key in MOTIONS:
-            return Animation(
-                stage.export, heading, caption,
-                motion=lambda: stage_motion(stage.key, ig, sw["input_grad"], self.focus),
-                cell_formula=grad_x_sum, stage=stage,
-            )  # fmt: skip
-        if stage.key != "weight-window":
-            raise KeyError(f"no animation drawn for the stage {stage.key!r}")
-        return Animation(  # the weight gradient's window
-            stage.export, heading, caption,
-            motion=lambda: window_motion(wg, sw["weight_grad"], n, k, c),
-            cell_formula=lambda cell: weight_grad_formula(wg, k, c, *cell[1:]), stage=stage,
-        )  # fmt: skip
+    def animation(self, stage: Stage) -> Animation:
+        """A stage's animation, as its drawing makes it."""
+        drawn, (heading, caption) = drawing(self, stage), self.words(stage)
+        if drawn.sweep is not None:
+            sw = drawn.sweep(self)
+            return Animation(stage.export, heading, caption, sw.sweep, list(sw.panels),
+                             sw.channel, sw.formula_of, stage=stage)  # fmt: skip
+        if drawn.motion is not None:
+            mo = drawn.motion(self)
+            return Animation(stage.export, heading, caption, motion=mo.build,
+                             cell_formula=mo.cell_formula, stage=stage)  # fmt: skip
+        return Animation(stage.export, heading, caption, stage=stage, figure=drawn.figure(self))

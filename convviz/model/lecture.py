@@ -5,15 +5,16 @@ button), its heading and caption (words that fit the layer), how it is drawn (a 
 window or a motion), the formula it writes, its export file name and whether the layer has it at
 all (channels only where there are several). `LECTURE` holds them in the order a lecturer walks
 them: Forward → the input gradient's six stages → the whole backward pass → the weight gradient
-→ how the layer learns (the loss, one step, a training run) (→ the channels). A stage's number
-is its place on its page, never written by hand.
+→ how the layer learns (the loss, one step, a training run) → two layers (→ the channels). A
+stage's number is its place on its page, never written by hand.
 
 Everything that orders or names the story reads this table: the pages and their stage bar, the
-URL's `step=` range (`convviz.model.fields`), the clicker's keys, every export
-(PNG/SVG/GIF/MP4/HTML/.tex/ PDF/CLI) and the offline lecture. What a stage draws is the renderers'
-(`render.lecture_views`); adding a stage is a row here and the code that draws its picture.
+URL's `step=` range (`convviz.model.fields`), the clicker's keys, the quiz's order, every export
+(PNG/SVG/GIF/MP4/HTML/.tex/PDF/CLI) and the offline lecture. What a stage draws is the
+storyboard's (`convviz.render.story.board`, keyed by these keys): adding a stage is a row here,
+its drawing there, and a `.tex` body where its still does not say it (`convviz.export.latex`).
 
-Engine layer: NumPy and the standard library only (the URL state reads it).
+No Streamlit, no plotting library: NumPy and the standard library only (the URL state reads it).
 """
 
 from __future__ import annotations
@@ -221,15 +222,15 @@ _LEARN_STAGES = (
           "y is pulled towards a target t: L adds up half the squared gap of every cell, and "
           "its gradient at each cell of y is that cell's gap. This ∂L/∂y is what the backward "
           "pass starts from.",
-          "still", None),
+          "still", "learn-loss", still=True),
     Stage("step", LEARN_PAGE, "one step", "One step: w ← w − η·∂L/∂w, b ← b − η·∂L/∂b",
           "Each tap moves against its gradient, η times it; the forward pass runs again with "
           "the new w and the loss falls (or, at too large a rate, overshoots).",
-          "motion", None),
+          "motion", "learn-step", still=True),
     Stage("train", LEARN_PAGE, "training", "Many steps: the layer learns",
           "Step after step: the loss curve falls and w moves towards a kernel that makes the "
           "target. Scrub the steps to see w, y and ∂L/∂w at each.",
-          "run", None),
+          "run", "learn-run", still=True),
 )  # fmt: skip
 
 
@@ -248,32 +249,33 @@ _CHAIN_STAGES = (
     Stage("chain-forward", CHAIN_PAGE, "x → h → y", "x → conv₁ → h → conv₂ → y, and the loss",
           "Layer 1 is the sidebar's layer; layer 2 runs on its output h (after a ReLU, when "
           "on). The loss is L = ½‖y − t‖² against a target t.",
-          "still", "chain-forward"),
+          "still", "chain-forward", still=True),
     Stage("chain-grad-h", CHAIN_PAGE, "∂L/∂h", "Layer 2's backward pass ends in ∂L/∂h",
           "∂L/∂y = y − t arrives at layer 2; its input gradient (dilate, pad, rotate 180°, "
           "correlate, mask, as on the Input gradient page) is ∂L/∂h, the gradient of its "
           "input h.",
-          "still", "chain-grad-h"),
+          "still", "chain-grad-h", still=True),
     Stage("handover", CHAIN_PAGE, "hand over", "∂L/∂h is layer 1's ∂L/∂y",
           "Layer 2's ∂L/∂x travels to layer 1: the gradient of h is the gradient of layer 1's "
           "output. A ReLU passes it only where layer 1's output before the ReLU was > 0; the "
           "other cells (outlined) become 0.",
-          "motion", "chain-handover"),
+          "motion", "chain-handover", animated=True),
     Stage("chain-dilate", CHAIN_PAGE, "dilate", "Layer 1: dilate its ∂L/∂y by its stride",
-          _layer_one(_dilate_caption), "motion", "chain-dilate"),
+          _layer_one(_dilate_caption), "motion", "chain-dilate", still=True, animated=True),
     Stage("chain-pad", CHAIN_PAGE, "pad", "Layer 1: pad it for the full correlation",
-          _layer_one(_pad_caption), "motion", "chain-pad"),
+          _layer_one(_pad_caption), "motion", "chain-pad", still=True, animated=True),
     Stage("chain-rotate", CHAIN_PAGE, "rotate 180°", "Layer 1: rotate its kernel 180°",
-          _layer_one(_rotate_caption), "motion", "chain-rotate"),
+          _layer_one(_rotate_caption), "motion", "chain-rotate", still=True, animated=True),
     Stage("chain-correlate", CHAIN_PAGE, "correlate",
           "Layer 1: full correlation at stride 1, rot180(w₁) over its padded ∂L/∂y",
-          _layer_one(_correlate_caption), "sweep", "chain-correlate", formula="grad_x_padded"),
+          _layer_one(_correlate_caption), "sweep", "chain-correlate", still=True, animated=True,
+          formula="grad_x_padded"),
     Stage("chain-mask", CHAIN_PAGE, "mask", _layer_one(_mask_heading), _layer_one(_mask_caption),
-          "motion", "chain-mask", formula="grad_x"),
+          "motion", "chain-mask", still=True, animated=True, formula="grad_x"),
     Stage("chain-weights", CHAIN_PAGE, "∂L/∂w₁, ∂L/∂w₂", "Both layers' weight gradients",
           "Each layer's weight gradient from its own input and the gradient of its own output: "
           "∂L/∂w₂ = h̃ ⋆ dilate(∂L/∂y), ∂L/∂w₁ = x̃ ⋆ dilate(∂L/∂h after the gate).",
-          "still", "chain-weights"),
+          "still", "chain-weights", still=True),
 )  # fmt: skip
 
 STAGES: tuple[Stage, ...] = (
@@ -408,6 +410,12 @@ class Lecture:
         (the title alone on a page of one stage)."""
         number = self.number(stage)
         return f"{number} · {stage.title}" if number else stage.title
+
+    def named(self, stage: Stage) -> str:
+        """The stage as a sentence names it: 'stage 6 (mask)' (its title alone on a page of one
+        stage)."""
+        number = self.number(stage)
+        return f"stage {number} ({stage.title})" if number else stage.title
 
     def step_of(self, stage: Stage) -> int:
         """The stage's `step=` on its page (1-based)."""

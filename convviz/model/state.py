@@ -9,14 +9,18 @@ import: parsing and serialising are plain functions that the tests call directly
 
 from __future__ import annotations
 
+import math
 from functools import cache
 
 import numpy as np
 
 from convviz.engine.spec import ConvSpec, ConvSpecError
-from convviz.engine.text import count, echo
-from convviz.engine.values import DRAW, DRAWS, example_w, layer_values, mse_target
+from convviz.engine.text import count, echo, shape_text
+from convviz.engine.values import DRAW, DRAWS, example_w, layer_values, mse_target, named_kernel
+from convviz.learning import training
 from convviz.learning.chain import TwoLayerSpec
+from convviz.learning.experiment import Settings
+from convviz.learning.loss import TARGET_SOURCES
 from convviz.model.fields import (
     DEFAULTS,
     EDITABLE,
@@ -361,3 +365,44 @@ def selection_of(state: dict, spec: ConvSpec | None = None) -> tuple[str, int, i
     if shape is None or not (0 <= row < shape[0] and 0 <= col < shape[1]):
         return None
     return key, row, col
+
+
+def learning_settings(state: dict, spec: ConvSpec) -> tuple[Settings, list[str]]:
+    """The Learning page's settings the state asks for, made to fit the layer: a named kernel of
+    another size becomes the box kernel, steps beyond the work limit the most it allows (and a
+    typed target of another shape a random one): each with a note saying so."""
+    notes = []
+    target = state["tgt"]
+    if target in TARGET_SOURCES[2:] and named_kernel(target, spec.kernel_size) is None:
+        notes.append(
+            f"The {target} kernel is not {shape_text(spec.kernel_size)} like this "
+            "layer's: the target is made with the box kernel"
+        )
+        target = "box"
+    typed = None
+    if target == "typed":
+        try:
+            typed = decode_array(state["t"], spec.output_shape, "target") if state["t"] else None
+        except ConvSpecError as exc:
+            notes.append(str(exc).replace(": edits were reset", ""))
+        if typed is None:
+            notes.append(
+                f"Type {math.prod(spec.output_shape)} target values (y is "
+                f"{shape_text(spec.output_shape)}); until then the target is random"
+            )
+            target = "random"
+    steps, most = state["steps"], training.max_steps(spec, MAX_MACS)
+    if steps > most >= 1:
+        notes.append(
+            f"{steps} steps of this layer are beyond the app's work limit: {most} steps are taken"
+        )
+        steps = most
+    settings = Settings(
+        lr=None if state["lr"] == "" else state["lr"],
+        steps=steps,
+        momentum=state["mom"],
+        target=target,
+        reduction=state["red"],
+        typed=typed,
+    )
+    return settings, notes

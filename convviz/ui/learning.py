@@ -16,14 +16,13 @@ import streamlit as st
 
 from convviz.engine.spec import ConvSpecError
 from convviz.engine.text import echo, number, shape_text
-from convviz.engine.values import named_kernel
 from convviz.export.learn_snippet import numpy_training_snippet, torch_training_snippet
 from convviz.export.video import gif_frames, mp4_bytes
 from convviz.learning import sgd, training
 from convviz.learning.experiment import Lesson, Settings, lesson
-from convviz.learning.loss import TARGET_SOURCES
 from convviz.model.fields import FIELDS, VALUE_FIELDS, decode_array, encode_array, number_text
-from convviz.model.state import MAX_MACS
+from convviz.model.lecture import LECTURE
+from convviz.model.state import MAX_MACS, learning_settings
 from convviz.render.mpl import static
 from convviz.render.story.learning import loss_curve_static, run_gif, step_panels
 from convviz.ui.compute import _cached, compute_layer, layer_inputs
@@ -167,45 +166,8 @@ def problem() -> str:
 
 
 def settings_of(ctx: Context) -> tuple[Settings, list[str]]:
-    """The settings the state asks for, made to fit the layer: a named kernel of another size
-    becomes the box kernel, steps beyond the work limit the most it allows (and a typed target
-    of another shape a random one): each with a note saying so."""
-    state, spec = ctx.state, ctx.spec
-    notes = []
-    target = state["tgt"]
-    if target in TARGET_SOURCES[2:] and named_kernel(target, spec.kernel_size) is None:
-        notes.append(
-            f"The {target} kernel is not {shape_text(spec.kernel_size)} like this "
-            "layer's: the target is made with the box kernel"
-        )
-        target = "box"
-    typed = None
-    if target == "typed":
-        try:
-            typed = decode_array(state["t"], spec.output_shape, "target") if state["t"] else None
-        except ConvSpecError as exc:
-            notes.append(str(exc).replace(": edits were reset", ""))
-        if typed is None:
-            notes.append(
-                f"Type {math.prod(spec.output_shape)} target values (y is "
-                f"{shape_text(spec.output_shape)}); until then the target is random"
-            )
-            target = "random"
-    steps, most = state["steps"], training.max_steps(spec, MAX_MACS)
-    if steps > most >= 1:
-        notes.append(
-            f"{steps} steps of this layer are beyond the app's work limit: {most} steps are taken"
-        )
-        steps = most
-    settings = Settings(
-        lr=None if state["lr"] == "" else state["lr"],
-        steps=steps,
-        momentum=state["mom"],
-        target=target,
-        reduction=state["red"],
-        typed=typed,
-    )
-    return settings, notes
+    """The settings the state asks for, made to fit the layer (`state.learning_settings`)."""
+    return learning_settings(ctx.state, ctx.spec)
 
 
 @_cached("lesson")
@@ -225,6 +187,9 @@ def update_rule(momentum: float) -> str:
         f"SGD with momentum μ = {number(momentum)}: v ← μ·v + ∂L/∂w (v = ∂L/∂w on the first "
         "step), w ← w − η·v; the same for b."
     )
+
+
+STEP, RUN = LECTURE.stage("step"), LECTURE.stage("train")  # their downloads' names
 
 
 def _file(ctx: Context, name: str, ext: str) -> str:
@@ -252,11 +217,11 @@ def learning_exports(ctx: Context, lesson: Lesson) -> None:
 
     w0 = run.w[0]
     rows = (
-        ("⬇ step PNG", partial(still, "png"), "learn-step", "png", "image/png"),
-        ("⬇ step SVG", partial(still, "svg"), "learn-step", "svg", "image/svg+xml"),
+        ("⬇ step PNG", partial(still, "png"), STEP.export, "png", "image/png"),
+        ("⬇ step SVG", partial(still, "svg"), STEP.export, "svg", "image/svg+xml"),
         ("⬇ loss curve SVG", curve, "learn-loss-curve", "svg", "image/svg+xml"),
-        ("⬇ training GIF", gif, "learn-run", "gif", "image/gif"),
-        ("⬇ MP4", lambda: mp4_bytes(gif_frames(gif())), "learn-run", "mp4", "video/mp4"),
+        ("⬇ training GIF", gif, RUN.export, "gif", "image/gif"),
+        ("⬇ MP4", lambda: mp4_bytes(gif_frames(gif())), RUN.export, "mp4", "video/mp4"),
         ("⬇ NumPy", partial(numpy_training_snippet, run, w0), "learn-numpy", "py", "text/x-python"),
         (
             "⬇ PyTorch",

@@ -341,18 +341,14 @@ def _pick_cell(top: int, left: int) -> None:
     ss[STATE]["sel"] = f"{ss['pick_grid']}:{ss['pick_row'] + top}:{ss['pick_col'] + left}"
 
 
-def _png(panels, theme, title, formula, formula_text):
-    fig = static.panels_figure(
-        panels, theme, title=title, formula=formula, formula_text=formula_text
-    )
-    return static.to_png(fig)
+def _png(panels, theme, title, formula, highlight):
+    return static.to_png(static.stage_figure(panels, formula, theme, title=title,
+                                             highlight=highlight))  # fmt: skip
 
 
-def _svg(panels, theme, title, formula, formula_text):
-    fig = static.panels_figure(
-        panels, theme, title=title, formula=formula, formula_text=formula_text
-    )
-    return static.to_svg(fig)
+def _svg(panels, theme, title, formula, highlight):
+    return static.to_svg(static.stage_figure(panels, formula, theme, title=title,
+                                             highlight=highlight))  # fmt: skip
 
 
 def export_buttons(
@@ -362,12 +358,11 @@ def export_buttons(
     title: str,
     formula: Formula | None = None,
     gif: Callable[[float], bytes] | None = None,
+    highlight: str | None = None,
 ) -> None:
     """PNG and SVG downloads of a stage (and a GIF of its sweep: `gif(fps)`), drawn only when
-    clicked."""
-    latex = f"${formula.latex(numeric=True, max_terms=SHORT_TERMS)}$" if formula else None
-    text = formula.text(numeric=True, max_terms=SHORT_TERMS) if formula else None
-    args = (panels, ctx.theme, title, latex, text)
+    clicked; highlight: what a lit cell means, where it is not a selection's link."""
+    args = (panels, ctx.theme, title, formula, highlight)
 
     def download(label: str, data, ext: str, mime: str) -> None:
         file_name = f"convviz-{ctx.state['preset']}-{name}.{ext}"

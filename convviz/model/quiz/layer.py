@@ -10,6 +10,7 @@ from convviz.engine.arrays import Layer
 from convviz.engine.formulas import input_grad_formula, weight_grad_formula
 from convviz.engine.spec import PADDING_WORDS
 from convviz.engine.text import count
+from convviz.model.lecture import LECTURE
 from convviz.model.quiz.model import (
     MAX_HAND_TERMS,
     Lit,
@@ -27,12 +28,14 @@ from convviz.model.quiz.model import (
     shown,
 )
 
+MASK_STAGE = LECTURE.named(LECTURE.stage("mask")).capitalize()  # 'Stage 6 (mask)'
+
 # --- the mask ------------------------------------------------------------------------------------
 
 
 def _masked_question(lay: Layer, n: int, c: int, rng) -> Question | None:
-    """Stage 6: the ring's gradient dropped (zero padding) or folded back (the other modes); a
-    layer without padding asks about a cell no window reads instead."""
+    """The mask's stage: the ring's gradient dropped (zero padding) or folded back (the other
+    modes); a layer without padding asks about a cell no window reads instead."""
     spec, ig = lay.forward.spec, lay.input_grad
     if not ig.pad_mask.any():
         return _remainder_question(lay, n, c)
@@ -62,7 +65,7 @@ def _masked_question(lay: Layer, n: int, c: int, rng) -> Question | None:
         (f"{name} is padding (zeros): its gradient, {shown(f.value)}, is dropped by the mask.",),
         stage=_input_stage("mask"),
         pointer=(
-            "Stage 6 keeps only the gradient of cells of x: the padded ring held constants. "
+            f"{MASK_STAGE} keeps only the gradient of cells of x: the padded ring held constants. "
             f"Outlined: the cells of ∂L/∂y and the taps whose products land on {name}."
         ),
         lit=formula_lits(f, spec),
@@ -105,7 +108,7 @@ def _folded_question(lay: Layer, n: int, c: int) -> Question | None:
         (f"∂L/∂x[{r}, {q}] = its own ∂L/∂x̃ plus each copy's: the mask folds the ring back.",),
         stage=_input_stage("mask"),
         pointer=(
-            f"Stage 6 with {spec.padding_mode} padding: a ring cell is a copy of a cell of x, "
+            f"{MASK_STAGE} with {spec.padding_mode} padding: a ring cell is a copy of a cell of x, "
             "so its gradient is added back onto that cell. Outlined: x"
             f"[{r}, {q}], whose copies sit in the ring."
         ),

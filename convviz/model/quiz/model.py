@@ -23,6 +23,12 @@ def _input_stage(*keys: str) -> str:
     return f"Input gradient · {numbers} · {' and '.join(s.title for s in stages)}"
 
 
+def story_order(kinds, lecture=LECTURE) -> tuple[str, ...]:
+    """The question kinds in the order the lecture tells their stages (`KIND_STAGES`)."""
+    place = {s.key: i for i, s in enumerate(lecture.stages)}
+    return tuple(sorted(kinds, key=lambda kind: place[KIND_STAGES[kind]]))
+
+
 MAX_CANDIDATES = 48  # cells whose formulas are built when looking for a telling question
 ENOUGH = 6  # telling cells (where the flip matters) to choose from
 MAX_HAND_TERMS = 100  # a sum of more products is not asked: nobody works it out by hand
@@ -30,8 +36,19 @@ READABLE_SIDE = 24  # a grid wider than this is drawn without numbers (`Theme.ma
 SUMS = ("grad_x", "y", "grad_w", "bias")  # the kinds that ask for a sum of products
 MAX_TRIES = 3  # answers before the answer is shown: a hint after each of the first two
 GRIDS = {"x": "x", "xp": "x", "w": "w", "dy": "g"}  # a formula's symbols → the given grids
+# the stage of the lecture each of the story's questions asks about
+KIND_STAGES = {
+    "y": "forward",
+    "dilated": "dilate",
+    "padded": "pad",
+    "flip": "rotate",
+    "grad_x": "correlate",
+    "masked": "mask",
+    "grad_w": "weight-grad",
+    "bias": "weight-grad",
+}
 # the story's questions, in the order it tells them (then come the layer's shape questions)
-STORY = ("y", "dilated", "padded", "flip", "grad_x", "masked", "grad_w", "bias")
+STORY = story_order(KIND_STAGES)
 
 
 @dataclass(frozen=True, eq=False)

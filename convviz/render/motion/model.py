@@ -283,10 +283,6 @@ def backdrop_cells(panel: Panel) -> Cells:
     return replace(c, color=color, ink=np.where(pad, text_color(PAD_COLOR), c.ink))
 
 
-def shape_text(shape) -> str:
-    return "×".join(map(str, shape))
-
-
 def blank_panel(shape, title: str, key: str, origin=(0, 0), subtitle: str = "") -> Panel:
     return Panel(np.zeros(shape), title, key, origin=tuple(origin), subtitle=subtitle)
 

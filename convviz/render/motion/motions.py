@@ -3,13 +3,14 @@ weight gradient's window (see `motion` for the model, `motion_scenes` for the ke
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
 
 from convviz.engine.arrays import InputGradStages, WeightGradStages, remainder_mask
 from convviz.engine.sweeps import Sweep
-from convviz.engine.text import count
+from convviz.engine.text import count, shape_text
 from convviz.model.lecture import LECTURE
 from convviz.render.motion.model import (
     MAX_WINDOW_STOPS,
@@ -19,18 +20,15 @@ from convviz.render.motion.model import (
     cells,
     even_tweens,
     scale_of,
-    shape_text,
     within_budget,
 )
 from convviz.render.motion.scenes import (
     CORRELATE,
     DILATE,
     FOLLOWED,
-    GRAD_OUT,
     MASK,
     PAD,
     ROTATE,
-    correlate_keys,
     dilate_keys,
     grad_out_cells,
     grad_x_cells,
@@ -160,17 +158,26 @@ def mask_motion(
 
 
 def backward_motion(
-    st: InputGradStages, sweep: Sweep, n: int, k: int, c: int, selected: np.ndarray | None = None
+    st: InputGradStages,
+    sweep: Sweep,
+    n: int,
+    k: int,
+    c: int,
+    plan: Sequence[Callable[[dict], list[tuple[Scene, int]]]],
+    names: dict[str, str],
+    selected: np.ndarray | None = None,
 ) -> Motion:
     """The whole backward pass: ∂L/∂y → dilate → pad → rotate → correlate → mask → ∂L/∂x.
 
     sweep : the full correlation of (n, c) (`sweeps.input_grad_sweep`); its channel k is drawn.
+    plan : the stages it plays through, in order: each makes its keyframes from the groups as
+        the stage before left them (the storyboard's, `render.story.board`), with the frames
+        spent reaching each; names : each stage's label, in that order.
     selected : (Hp, Wp) bool, padded cells to outline once ∂L/∂x̃ is complete (as `mask_motion`).
     """
     spec = st.spec
-    grad = grad_out_cells(st, n, k, False)
-    base = {
-        "grad_out": grad,
+    groups = {
+        "grad_out": grad_out_cells(st, n, k, False),
         "inserted": inserted_cells(st, n, k, 0.0),
         "pad": ring_cells(st, n, k, "pad", False),
         "remainder": ring_cells(st, n, k, "remainder", False),
@@ -180,28 +187,19 @@ def backward_motion(
         "ring": result_cells(st, n, c, np.zeros(spec.padded_size, bool), ring=True),
         "grad_x": grad_x_cells(st, n, c, 0.0),
     }
-    first = Scene(GRAD_OUT, f"∂L/∂y[n={n}, k={k}] arrives from the next layer.", base)
-    plan = [(first, 1)]
-    for keys, each in (
-        (lambda b: dilate_keys(st, n, k, b), 8),
-        (lambda b: pad_keys(st, n, k, b), 7),
-        (lambda b: rotate_keys(st, k, c, b), 2),
-        (lambda b: correlate_keys(st, sweep, n, c, b), 2),
-        (lambda b: [_hide_window(b)], 3),
-        (lambda b: mask_keys(st, n, c, b), 7),
-    ):
-        for scene in keys(plan[-1][0].groups):
-            plan.append((scene, each))
+    plan_: list[tuple[Scene, int]] = []
+    for keyframes in plan:
+        plan_ += keyframes(plan_[-1][0].groups if plan_ else groups)
     say = f"∂L/∂x[n={n}, c={c}]: the engine's input gradient."
-    end = Scene(MASK, say, plan[-1][0].groups, FOLLOWED)  # the mask's result
-    plan.append((end, 4))
+    end = Scene(MASK, say, plan_[-1][0].groups, FOLLOWED)  # the mask's result
+    plan_.append((end, 4))
     if selected is not None and np.any(selected):
-        scenes = with_outlines(st, [s for s, _ in plan], selected)
+        scenes = with_outlines(st, [s for s, _ in plan_], selected)
         filled = next(i for i, s in enumerate(scenes) if s.stage == MASK) - 1  # ∂L/∂x̃ complete
         for i, scene in enumerate(scenes[:filled]):  # unseen until then
             hidden = scene.groups["selected"].at(opacity=0.0)
             scenes[i] = replace(scene, groups={**scene.groups, "selected": hidden})
-        plan = [(s, t) for s, (_, t) in zip(scenes, plan)]
+        plan_ = [(s, t) for s, (_, t) in zip(scenes, plan_)]
     panels = (
         _grad_panel(st, n, k, "padded"),
         blank_panel(spec.kernel_size, f"w[k={k}, c={c}] → rot180", "w_rot"),
@@ -209,15 +207,15 @@ def backward_motion(
     )  # fmt: skip
     where = {g: 0 for g in ("grad_out", "inserted", "pad", "remainder", "window")}
     where.update(taps=1, grad_x_padded=2, ring=2, grad_x=2, selected=2)
-    order = (GRAD_OUT, DILATE, PAD, ROTATE, CORRELATE, MASK)
     motion = Motion(
-        "backward", panels, where, tuple(s for s, _ in plan), tuple(t for _, t in plan[1:]),
-        stages=order, names=_named(*order),
+        "backward", panels, where, tuple(s for s, _ in plan_), tuple(t for _, t in plan_[1:]),
+        stages=tuple(names), names=names,
     )  # fmt: skip
     return within_budget(motion)
 
 
-def _hide_window(groups: dict) -> Scene:
+def hide_window(groups: dict) -> Scene:
+    """The full correlation done: its window fades, ∂L/∂x̃ complete."""
     window = groups["window"]
     return Scene(
         CORRELATE,

@@ -15,7 +15,7 @@ import numpy as np
 from convviz.engine.arrays import InputGradStages
 from convviz.engine.ops import source_index
 from convviz.engine.sweeps import Sweep
-from convviz.engine.text import count
+from convviz.engine.text import count, shape_text
 from convviz.render.motion.model import (
     ARC_DEG,
     MAX_WINDOW_STOPS,
@@ -23,7 +23,6 @@ from convviz.render.motion.model import (
     Scene,
     cells,
     scale_of,
-    shape_text,
 )
 from convviz.render.selection import sampled_steps, tap_names
 from convviz.render.theme import HIGHLIGHT_COLOR, tap_colors

@@ -103,32 +103,40 @@ def _legend_handle(mark: str) -> Rectangle:
                      linestyle=style, linewidth=lw)  # fmt: skip
 
 
-def _legend_columns(marks: list[str], theme: Theme, width_in: float) -> int:
+def legend_words(highlight: str | None = None) -> dict[str, str]:
+    """What each mark means; highlight: what a lit cell means where it is not a selection's
+    link (the ReLU gate's shut cells)."""
+    return LEGEND_WORDS if highlight is None else {**LEGEND_WORDS, "highlight": highlight}
+
+
+def _legend_columns(marks: list[str], theme: Theme, width_in: float, words=LEGEND_WORDS) -> int:
     """How many entries fit side by side in width_in inches."""
     size = _LEGEND_FONT * theme.font_size
-    widest = max(text_width(LEGEND_WORDS[m], size) for m in marks) + 3.5 * size  # + swatch
+    widest = max(text_width(words[m], size) for m in marks) + 3.5 * size  # + swatch
     return max(1, min(len(marks), int((width_in - 2 * MARGIN) * 72 // widest)))
 
 
-def legend_band(marks: list[str], theme: Theme, width_in: float) -> float:
+def legend_band(marks: list[str], theme: Theme, width_in: float, words=LEGEND_WORDS) -> float:
     """Height in points of the legend's rows (0 without marks)."""
     if not marks:
         return 0.0
-    rows = math.ceil(len(marks) / _legend_columns(marks, theme, width_in))
+    rows = math.ceil(len(marks) / _legend_columns(marks, theme, width_in, words))
     return rows * 1.9 * _LEGEND_FONT * theme.font_size + GAP * 72 / 2
 
 
-def place_legend(fig: Figure, marks: list[str], theme: Theme, layout: Layout) -> None:
+def place_legend(
+    fig: Figure, marks: list[str], theme: Theme, layout: Layout, words=LEGEND_WORDS
+) -> None:
     """The legend at the foot of the figure, centred."""
     if not marks:
         return
     width, height = layout.size
     fig.legend(
         [_legend_handle(m) for m in marks],
-        [LEGEND_WORDS[m] for m in marks],
+        [words[m] for m in marks],
         loc="lower center",
         bbox_to_anchor=(0.5, MARGIN / 2 / height),
-        ncol=_legend_columns(marks, theme, width),
+        ncol=_legend_columns(marks, theme, width, words),
         frameon=False,
         prop=font(_LEGEND_FONT * theme.font_size),
         labelcolor=MUTED_TEXT,

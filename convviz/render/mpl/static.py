@@ -21,8 +21,9 @@ from matplotlib.patches import PathPatch
 from matplotlib.path import Path
 from matplotlib.transforms import Affine2D, ScaledTranslation
 
+from convviz.engine.formulas import SHORT_TERMS, Formula
 from convviz.engine.text import number
-from convviz.render.mpl.legend import legend_band, legend_marks, place_legend
+from convviz.render.mpl.legend import legend_band, legend_marks, legend_words, place_legend
 from convviz.render.mpl.panel import (
     GAP,
     LABEL_PAD_PT,
@@ -178,6 +179,7 @@ def panels_figure(
     title: str | None = None,
     formula: str | None = None,
     formula_text: str | None = None,
+    highlight: str | None = None,
 ) -> Figure:
     """Panels side by side with equal cells, an optional title, a formula line underneath and
     under it a legend of the marks drawn (padding, inserted zeros, taps, outlines, ...).
@@ -187,8 +189,10 @@ def panels_figure(
         It is set as vector outlines (identical in PNG and SVG) and wrapped at top-level + and =
         to fit the figure. If mathtext cannot parse it, formula_text (plain text) is shown
         instead, or the LaTeX source itself.
+    highlight : what a lit cell means (the legend's words), where it is not a selection's link.
     """
     panels = told_apart(panels, theme.max_text_cells)
+    words = legend_words(highlight)
     size = theme.title_font_size
     max_width = (EXPORT_MAX_INCHES[0] - 2 * MARGIN) * 72
     lines, ismath, widest = _formula_lines(formula, formula_text, size, max_width)
@@ -197,14 +201,30 @@ def panels_figure(
     band = _formula_step(size, ismath) * len(lines) + (GAP * 72 if lines else 0.0)
     marks = legend_marks(panels)
     width = row_layout(panels, theme, title, band, widest).size[0]
-    legend = legend_band(marks, theme, width)
+    legend = legend_band(marks, theme, width, words)
     layout = row_layout(panels, theme, title, band + legend, widest)
     fig, axes = new_figure(layout, title, theme)
     for ax, panel in zip(axes, panels):
         draw(ax, panel, theme)
     _place_lines(fig, lines, ismath, size, layout)
-    place_legend(fig, marks, theme, layout)
+    place_legend(fig, marks, theme, layout, words)
     return fig
+
+
+def stage_figure(
+    panels: list[Panel],
+    formula: Formula | None = None,
+    theme: Theme = THEME,
+    *,
+    title: str | None = None,
+    highlight: str | None = None,
+) -> Figure:
+    """A stage's picture as its PNG, SVG and handout page draw it: its panels, and under them
+    its formula in numbers (cut short: `SHORT_TERMS`, the rest summed)."""
+    latex = f"${formula.latex(numeric=True, max_terms=SHORT_TERMS)}$" if formula else None
+    text = formula.text(numeric=True, max_terms=SHORT_TERMS) if formula else None
+    return panels_figure(panels, theme, title=title, formula=latex, formula_text=text,
+                         highlight=highlight)  # fmt: skip
 
 
 # --- formulas ---------------------------------------------------------------------------------

@@ -25,7 +25,6 @@ from convviz.engine.text import cell_name, count, number, shape_text, slice_name
 from convviz.model.lecture import INPUT_PAGE, LECTURE, Seen, Stage
 from convviz.render.motion.model import Motion
 from convviz.render.motion.motions import (
-    backward_motion,
     dilate_motion,
     mask_motion,
     pad_motion,
@@ -210,10 +209,7 @@ MOTIONS = {
     "dilate": lambda st, sweep, f: dilate_motion(st, f.n, f.k),
     "pad": lambda st, sweep, f: pad_motion(st, f.n, f.k),
     "rotate": lambda st, sweep, f: rotate_motion(st, f.k, f.c),
-    "mask": lambda st, sweep, f: mask_motion(st, f.n, f.c, selected=_outlined(st, f.selected)),
-    "whole": lambda st, sweep, f: backward_motion(
-        st, sweep, f.n, f.k, f.c, selected=_outlined(st, f.selected)
-    ),
+    "mask": lambda st, sweep, f: mask_motion(st, f.n, f.c, selected=outlined(st, f.selected)),
 }
 
 
@@ -222,7 +218,7 @@ def stage_motion(key: str, st: InputGradStages, sweep: Sweep | None, focus: Focu
     return MOTIONS[key](st, sweep, focus)
 
 
-def _outlined(st: InputGradStages, selected) -> np.ndarray | None:
+def outlined(st: InputGradStages, selected) -> np.ndarray | None:
     """(Hp, Wp) bool: a selected ∂L/∂x cell and its padded copies, or a selected ∂L/∂x̃ cell."""
     copies = copies_of(st, in_panel("grad_x", selected))
     if copies is None:
@@ -350,7 +346,7 @@ def feeds_text(sweep: Sweep, cell: tuple[int, int], spec: ConvSpec) -> str:
     )
     return (
         f"${name}$ is padding, not a cell of x. It is read by {read_by}, so {rule} lands on the "
-        f"padded ring, {fate} (stage 6 of the Input gradient page)."
+        f"padded ring, {fate} ({LECTURE.named(LECTURE.stage('mask'))} of the Input gradient page)."
     )
 
 

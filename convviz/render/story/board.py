@@ -1,0 +1,426 @@
+"""The storyboard: what every stage of the lecture draws, in one registry keyed by its stage keys.
+
+For each stage (`convviz.model.lecture`) its `Drawing` says how to draw it from a `Subject`: its
+still (grids and the sum written under them: the PNG/SVG, the handout's page, the deck's still),
+its sliding window (`sweep`), its motion, an animated figure of its own (`figure`: the Learning
+page's step and run), and, for a stage that the whole backward pass plays through, its keyframes.
+The pages (`convviz.ui.stage_view`), every export and the notebook view read it; none composes a
+stage itself. `check` holds the board against a lecture: a stage without the drawing its view
+needs, or a drawing without a stage, is an error that names it (run at import on `LECTURE`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from functools import partial
+
+import numpy as np
+
+from convviz.engine.arrays import InputGradStages
+from convviz.engine.formulas import Formula
+from convviz.engine.sweeps import Sweep
+from convviz.model.lecture import LECTURE, Lecture, Stage
+from convviz.render.motion import motions
+from convviz.render.motion.model import Motion, Scene
+from convviz.render.motion.scenes import (
+    GRAD_OUT,
+    correlate_keys,
+    dilate_keys,
+    mask_keys,
+    pad_keys,
+    rotate_keys,
+)
+from convviz.render.panel import Panel, SweepPanels
+from convviz.render.selection import step_of
+from convviz.render.story import chain, input_grad, learning
+from convviz.render.story.input_grad import Focus
+from convviz.render.story.panels import (
+    channel_grids,
+    followed_only,
+    forward_panels,
+    weight_grad_panels,
+    written_out,
+)
+from convviz.render.story.subject import Subject
+
+# --- what a drawing gives ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StillDrawing:
+    """A stage as still grids and the sum written under them.
+
+    highlight : what a lit cell means in the legend (the ReLU gate's shut cells), if not the
+        selection's links.
+    """
+
+    panels: list[Panel]
+    formula: Formula | None = None
+    highlight: str | None = None
+
+
+@dataclass(frozen=True)
+class SweepDrawing:
+    """A sliding window: its steps over three grids, the channel it stacks, each cell's sum.
+
+    start : the step it opens on for the selected cell (None: where the playback policy says).
+    """
+
+    sweep: Sweep
+    panels: SweepPanels
+    channel: int
+    formula_of: Callable[[int, int], Formula]
+    start: int | None = None
+
+
+@dataclass(frozen=True)
+class MotionDrawing:
+    """Cells that move (`render.motion`), built when asked; the sum of a frame's cell.
+
+    follows : what the motion outlines beyond the layer and slice (part of its cache key).
+    """
+
+    build: Callable[[], Motion]
+    cell_formula: Callable[[tuple], Formula] | None = None
+    follows: tuple = ()
+
+
+@dataclass(frozen=True)
+class FigureDrawing:
+    """An animated figure a renderer of its own makes (a theme → plotly figure), and its GIF."""
+
+    figure: Callable[..., object]
+    gif: Callable[[], bytes] | None = None
+
+
+# The keyframes a stage adds to the whole backward pass: (the input gradient's arrays, the full
+# correlation's sweep, n, k, c, the groups as the stage before left them) → [(scene, frames
+# spent reaching it)]
+Keyframes = Callable[[InputGradStages, Sweep, int, int, int, dict], list[tuple[Scene, int]]]
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """Everything one stage draws; a part is None where the stage has none."""
+
+    still: Callable[[Subject], StillDrawing] | None = None
+    sweep: Callable[[Subject], SweepDrawing] | None = None
+    motion: Callable[[Subject], MotionDrawing] | None = None
+    figure: Callable[[Subject], FigureDrawing] | None = None
+    keyframes: Keyframes | None = None
+    grids: Callable[[Subject], list] | None = None  # the channels' tiles (their page's alone)
+
+    @property
+    def animated(self) -> bool:
+        return bool(self.sweep or self.motion or self.figure)
+
+
+class BoardError(LookupError):
+    """A stage without its drawing, or a drawing without its stage (the message names it)."""
+
+
+# --- the layer's stages ------------------------------------------------------------------------
+
+
+def _forward_still(s: Subject) -> StillDrawing:
+    """The cell whose sum is written, lit with its window (a selected input cell marked)."""
+    reading = s.selected(("x",), s.spec.padded_size)
+    panels = forward_panels(s.layer.forward, s.sweeps["forward"], s.n, s.k, s.c,
+                            s.forward_cell, reading)  # fmt: skip
+    if s.selected(("y",), s.spec.out_size) is None:
+        panels = written_out(panels)  # lit for its sum below, not selected
+    return StillDrawing(list(panels), s.forward_formula)
+
+
+def _forward_sweep(s: Subject) -> SweepDrawing:
+    fw, sweep = s.layer.forward, s.sweeps["forward"]
+    y_cell = s.selected(("y",), s.spec.out_size)
+    reading = s.selected(("x",), s.spec.padded_size)
+    panels = forward_panels(fw, sweep, s.n, s.k, s.c, selected=y_cell, reading=reading)
+    start = step_of(sweep, y_cell) if y_cell else None
+    return SweepDrawing(sweep, panels, s.c, lambda r, q: s.formula("y", (r, q)), start)
+
+
+def _weight_still(s: Subject) -> StillDrawing:
+    panels = weight_grad_panels(s.layer.weight_grad, s.sweeps["weight_grad"], s.n, s.k, s.c,
+                                s.weight_grad_cell)  # fmt: skip
+    if s.selected(("grad_w",), s.spec.kernel_size) is None:
+        panels = written_out(panels)
+    return StillDrawing(list(panels), s.weight_grad_formula)
+
+
+def _weight_sweep(s: Subject) -> SweepDrawing:
+    sweep = s.sweeps["weight_grad"]
+    w_cell = s.selected(("grad_w",), s.spec.kernel_size)
+    panels = weight_grad_panels(s.layer.weight_grad, sweep, s.n, s.k, s.c, selected=w_cell)
+    start = step_of(sweep, w_cell) if w_cell else None
+    return SweepDrawing(sweep, panels, s.n, lambda r, q: s.formula("grad_w", (r, q)), start)
+
+
+def _weight_window(s: Subject) -> MotionDrawing:
+    wg, sweep = s.layer.weight_grad, s.sweeps["weight_grad"]
+    return MotionDrawing(
+        lambda: motions.weight_motion(wg, sweep, s.n, s.k, s.c),
+        lambda cell: s.formula("grad_w", cell[1:]),
+    )
+
+
+# the input gradient's stages: each drawn on the cell the page follows (`Subject.focus`)
+
+
+def focus(s: Subject) -> Focus:
+    return Focus(s.n, s.k, s.c, s.input_grad_cell, s.feeding)
+
+
+def _grad_x_sum(s: Subject) -> Callable[[tuple], Formula]:
+    """A motion frame's sum: the followed ∂L/∂x cell, or a cell of ∂L/∂x̃ (padded indices)."""
+    return lambda cell: (
+        s.input_grad_formula if cell == ("grad_x",) else s.formula("grad_x_padded", cell[1:])
+    )
+
+
+def _input_still(key: str) -> Callable[[Subject], StillDrawing]:
+    def still(s: Subject) -> StillDrawing:
+        panels = input_grad.PANELS[key](s.layer.input_grad, focus(s))
+        if not s.selected(("grad_x", "grad_x_padded"), s.spec.padded_size):
+            panels = followed_only(panels)  # the followed cell outlined, nothing linked
+        formula = s.input_grad_formula if s.lecture.stage(key).formula else None
+        return StillDrawing(panels, formula)
+
+    return still
+
+
+def _input_motion(key: str) -> Callable[[Subject], MotionDrawing]:
+    def motion(s: Subject) -> MotionDrawing:
+        ig, f = s.layer.input_grad, focus(s)
+        follows = f.selected if s.lecture.stage(key).formula else ()  # it outlines that cell
+        if s.lecture.stage(key).covers:
+            build = partial(whole_motion, s)
+        else:
+            build = partial(input_grad.stage_motion, key, ig, s.sweeps["input_grad"], f)
+        return MotionDrawing(build, _grad_x_sum(s), follows)
+
+    return motion
+
+
+def _correlate_still(s: Subject) -> StillDrawing:
+    """The formula's cell of ∂L/∂x̃, its window lit."""
+    ig, cell = s.layer.input_grad, s.padded_input_grad_cell
+    panels = input_grad.input_grad_animation(ig, s.sweeps["input_grad"], s.n, s.k, s.c, cell)
+    if s.input_grad_cell[0] != "grad_x_padded":
+        panels = written_out(panels)
+    return StillDrawing(list(panels), s.formula("grad_x_padded", cell))
+
+
+def _correlate_sweep(s: Subject) -> SweepDrawing:
+    ig, sweep = s.layer.input_grad, s.sweeps["input_grad"]
+    pad_cell = s.selected(("grad_x_padded",), s.spec.padded_size)
+    panels = input_grad.input_grad_animation(ig, sweep, s.n, s.k, s.c, pad_cell)
+    start = step_of(sweep, pad_cell) if pad_cell else None
+    return SweepDrawing(sweep, panels, s.k, lambda r, q: s.formula("grad_x_padded", (r, q)), start)
+
+
+def _keys(make: Callable[..., list[Scene]], tweens: int) -> Keyframes:
+    """Keyframes made by a scene maker, each reached in `tweens` frames."""
+    return lambda *args: [(scene, tweens) for scene in make(*args)]
+
+
+def _first(ig, sweep, n: int, k: int, c: int, groups: dict) -> list[tuple[Scene, int]]:
+    return [(Scene(GRAD_OUT, f"∂L/∂y[n={n}, k={k}] arrives from the next layer.", groups), 1)]
+
+
+def _correlate_keys(ig, sweep, n: int, k: int, c: int, groups: dict) -> list[tuple[Scene, int]]:
+    scenes = correlate_keys(ig, sweep, n, c, groups)
+    done = motions.hide_window(scenes[-1].groups if scenes else groups)
+    return [*((scene, 2) for scene in scenes), (done, 3)]
+
+
+def backward_pass(
+    ig: InputGradStages,
+    sweep: Sweep,
+    n: int = 0,
+    k: int = 0,
+    c: int = 0,
+    selected: np.ndarray | None = None,
+    *,
+    lecture: Lecture = LECTURE,
+    board: Mapping[str, Drawing] | None = None,
+) -> Motion:
+    """The whole backward pass of (n, k, c): the keyframes of the stages it covers, in the
+    lecture's order (`motions.backward_motion`); selected: padded cells it outlines."""
+    whole = next(stage for stage in lecture.stages if stage.covers)
+    covered = [stage for stage in lecture.stages if stage.key in whole.covers]
+    board = board or BOARD
+    plan = [partial(board[stage.key].keyframes, ig, sweep, n, k, c) for stage in covered]
+    names = {stage.key: lecture.label(stage) for stage in covered}
+    return motions.backward_motion(ig, sweep, n, k, c, plan, names, selected=selected)
+
+
+def whole_motion(s: Subject) -> Motion:
+    """The whole backward pass the page draws: its slice, the followed cell outlined."""
+    ig = s.layer.input_grad
+    selected = input_grad.outlined(ig, s.input_grad_cell)
+    return backward_pass(ig, s.sweeps["input_grad"], s.n, s.k, s.c, selected,
+                         lecture=s.lecture, board=board_of(s))  # fmt: skip
+
+
+# --- how the layer learns --------------------------------------------------------------------
+
+
+def _loss_still(s: Subject) -> StillDrawing:
+    loss = s.lesson.step.before
+    return StillDrawing(learning.loss_panels(loss, s.n, s.k))
+
+
+def _step_still(s: Subject) -> StillDrawing:
+    return StillDrawing(learning.step_panels(s.lesson.step, s.k, s.c))
+
+
+def _step_figure(s: Subject) -> FigureDrawing:
+    return FigureDrawing(lambda theme: learning.step_motion(s.lesson.step, theme, s.k, s.c))
+
+
+def _train_still(s: Subject) -> StillDrawing:
+    run = s.lesson.run
+    kernels = s.lesson.target.kernels[0] if s.lesson.target.kernels else None
+    return StillDrawing(learning.run_panels(run, int(run.kept[-1]), s.n, s.k, s.c, kernels))
+
+
+def _train_figure(s: Subject) -> FigureDrawing:
+    lesson = s.lesson
+    kernels = lesson.target.kernels[0] if lesson.target.kernels else None
+    return FigureDrawing(
+        lambda theme: learning.loss_curve(lesson.run, theme),
+        lambda: learning.run_gif(lesson.run, s.n, s.k, s.c, kernels),
+    )
+
+
+# --- two layers ----------------------------------------------------------------------------------
+
+
+def _chain_slice(s: Subject) -> chain.ChainSlice:
+    return chain.ChainSlice(s.n, s.k, s.c)
+
+
+def _chain_still(key: str) -> Callable[[Subject], StillDrawing]:
+    def still(s: Subject) -> StillDrawing:
+        return StillDrawing(chain.PANELS[key](s.chain, _chain_slice(s)), highlight=chain.SHUT_WORDS)
+
+    return still
+
+
+def _handover(s: Subject) -> MotionDrawing:
+    return MotionDrawing(lambda: chain.handover_motion(s.chain, _chain_slice(s)),
+                         _grad_x_sum(s.layer_one))  # fmt: skip
+
+
+def _on_layer_one(own: Drawing, label_of: str) -> Drawing:
+    """Layer 1's stage `label_of` on the Two layers page: the input gradient's own drawing of it
+    (`own`) on layer 1, whose ∂L/∂y is the gated ∂L/∂h; its motion named as this page's stage."""
+
+    def motion(s: Subject) -> MotionDrawing:
+        drawn = own.motion(s.layer_one)
+        stage = s.lecture.stage(label_of)
+        names = {label_of.removeprefix("chain-"): s.lecture.label(stage)}
+        return replace(drawn, build=lambda: replace(drawn.build(), names=names))
+
+    return Drawing(
+        still=own.still and (lambda s: own.still(s.layer_one)),
+        sweep=own.sweep and (lambda s: own.sweep(s.layer_one)),
+        motion=own.motion and motion,
+    )
+
+
+# --- the board -----------------------------------------------------------------------------------
+
+
+BOARD: dict[str, Drawing] = {
+    "forward": Drawing(still=_forward_still, sweep=_forward_sweep),
+    "grad-out": Drawing(still=_input_still("grad-out"), keyframes=_first),
+    "dilate": Drawing(
+        still=_input_still("dilate"), motion=_input_motion("dilate"),
+        keyframes=_keys(lambda ig, sweep, n, k, c, b: dilate_keys(ig, n, k, b), 8),
+    ),
+    "pad": Drawing(
+        still=_input_still("pad"), motion=_input_motion("pad"),
+        keyframes=_keys(lambda ig, sweep, n, k, c, b: pad_keys(ig, n, k, b), 7),
+    ),
+    "rotate": Drawing(
+        still=_input_still("rotate"), motion=_input_motion("rotate"),
+        keyframes=_keys(lambda ig, sweep, n, k, c, b: rotate_keys(ig, k, c, b), 2),
+    ),
+    "correlate": Drawing(still=_correlate_still, sweep=_correlate_sweep,
+                         keyframes=_correlate_keys),
+    "mask": Drawing(
+        still=_input_still("mask"), motion=_input_motion("mask"),
+        keyframes=_keys(lambda ig, sweep, n, k, c, b: mask_keys(ig, n, c, b), 7),
+    ),
+    "whole": Drawing(motion=_input_motion("whole")),
+    "weight-grad": Drawing(still=_weight_still, sweep=_weight_sweep),
+    "weight-window": Drawing(motion=_weight_window),
+    "loss": Drawing(still=_loss_still),
+    "step": Drawing(still=_step_still, figure=_step_figure),
+    "train": Drawing(still=_train_still, figure=_train_figure),
+    "chain-forward": Drawing(still=_chain_still("chain-forward")),
+    "chain-grad-h": Drawing(still=_chain_still("chain-grad-h")),
+    "handover": Drawing(motion=_handover),
+    "chain-weights": Drawing(still=_chain_still("chain-weights")),
+    "channels": Drawing(grids=lambda s: channel_grids(s.layer, s.n, s.c, None, s.k)),
+}  # fmt: skip
+# layer 1's own backward pass on the Two layers page: the input gradient's stages on layer 1
+BOARD |= {
+    f"chain-{key}": _on_layer_one(BOARD[key], f"chain-{key}")
+    for key in ("dilate", "pad", "rotate", "correlate", "mask")
+}
+
+
+def board_of(s: Subject) -> Mapping[str, Drawing]:
+    """The subject's board (a copy with a stage of its own), else the app's."""
+    return s.board or BOARD
+
+
+def needs(stage: Stage, lecture: Lecture) -> list[str]:
+    """The parts of a drawing a stage needs: its view's, its picture's, the whole pass's."""
+    view = {"still": "still", "sweep": "sweep", "grids": "grids"}.get(stage.view)
+    parts = [view] if view else []
+    if stage.still and "still" not in parts:
+        parts.append("still")
+    if any(stage.key in other.covers for other in lecture.stages):
+        parts.append("keyframes")
+    return parts
+
+
+def missing(stage: Stage, drawing: Drawing | None, lecture: Lecture) -> str | None:
+    """What a stage lacks of its drawing, in words; None when it has everything."""
+    if drawing is None:
+        return f"the stage {stage.key!r} has no drawing"
+    lacks = [part for part in needs(stage, lecture) if getattr(drawing, part) is None]
+    if stage.view in ("motion", "run") and not (drawing.motion or drawing.figure):
+        lacks.append("motion")
+    if stage.animated and not drawing.animated:
+        lacks.append("an animation")
+    if lacks:
+        return f"the stage {stage.key!r} has no {', '.join(lacks)} in its drawing"
+    return None
+
+
+def check(lecture: Lecture = LECTURE, board: Mapping[str, Drawing] = BOARD) -> None:
+    """BoardError unless every stage of the lecture has the drawing it needs and every drawing
+    has a stage."""
+    problems = [missing(s, board.get(s.key), lecture) for s in lecture.stages]
+    keys = {s.key for s in lecture.stages}
+    problems += [
+        f"the drawing {key!r} has no stage in the lecture" for key in board if key not in keys
+    ]
+    problems = [p for p in problems if p]
+    if problems:
+        raise BoardError("; ".join(problems))
+
+
+def drawing(s: Subject, stage: Stage) -> Drawing:
+    """The stage's drawing on the subject's board."""
+    return board_of(s)[stage.key]
+
+
+check()
