@@ -3,7 +3,7 @@
 Cross-correlation, NCHW activations, (C_out, C_in, kH, kW) weights, dilation 1 = none. Each
 function checks its arrays, works out the layer's shapes (`ConvSpec`), pads, and hands the sums
 to the fast path (`convviz.engine.fastpath`: im2col + one matrix product per block). The textbook
-route the app draws lives in `stages`; tests check that both agree.
+route the app draws lives in `arrays`; tests check that both agree.
 """
 
 from __future__ import annotations
@@ -50,8 +50,28 @@ def conv2d(
 ) -> NDArray[np.floating]:
     """2D cross-correlation, as torch.nn.functional.conv2d (plus PyTorch's padding_mode).
 
-    x : shape (N, C_in, H, W); w : shape (C_out, C_in, kH, kW); bias : shape (C_out,) or None.
-    Returns y : shape (N, C_out, oH, oW).
+    Args:
+        x : shape (N, C_in, H, W); w : shape (C_out, C_in, kH, kW); bias : (C_out,) or None.
+        stride, dilation : an int or a pair (dilation 1 = none).
+        padding : an int, a pair, per-side pairs ((top, bottom), (left, right)), or 'valid',
+            'same' (TensorFlow's rule for every stride, the odd extra at the bottom/right),
+            'full'; padding_mode : 'zeros', 'reflect', 'replicate' or 'circular'.
+
+    Shape:
+        y : (N, C_out, oH, oW), oH = ⌊(H + pad_top + pad_bottom − dilation·(kH − 1) − 1) / stride⌋
+        + 1 (oW likewise); ConvSpecError when a size is under 1 or a setting cannot work.
+
+    Examples:
+        >>> import numpy as np
+        >>> x = np.arange(9.0).reshape(1, 1, 3, 3)
+        >>> w = np.array([[0.0, 1.0], [2.0, 3.0]]).reshape(1, 1, 2, 2)
+        >>> conv2d(x, w)[0, 0]
+        array([[19., 25.],
+               [37., 43.]])
+        >>> conv2d(np.ones((1, 1, 5, 5)), np.ones((1, 1, 3, 3)), stride=2, padding=1).shape
+        (1, 1, 3, 3)
+        >>> conv2d(np.ones((1, 1, 5, 5)), np.ones((1, 1, 3, 3)), padding="same").shape
+        (1, 1, 5, 5)
     """
     x, w = as_array(x, "the input x", 4), as_array(w, "the kernel w", 4)
     spec = spec_of_call(x.shape, w.shape, stride, padding, dilation, padding_mode)
@@ -73,10 +93,25 @@ def conv2d_input(
     dilation=1,
     padding_mode: str = "zeros",
 ) -> NDArray[np.floating]:
-    """Gradient of conv2d w.r.t. its input, as torch.nn.grad.conv2d_input.
+    """Gradient of conv2d w.r.t. its input, as torch.nn.grad.conv2d_input: the full correlation
+    of ∂L/∂y (dilated by the stride) with the kernel rotated 180°, the padded ring masked away.
 
-    input_shape : (N, C_in, H, W); w : shape (C_out, C_in, kH, kW);
-    grad_out : shape (N, C_out, oH, oW). Returns grad_x : shape (N, C_in, H, W).
+    Args:
+        input_shape : (N, C_in, H, W); w : shape (C_out, C_in, kH, kW);
+        grad_out : ∂L/∂y, shape (N, C_out, oH, oW); stride, padding, dilation, padding_mode:
+            as conv2d's.
+
+    Shape:
+        grad_x : (N, C_in, H, W); grad_out must be conv2d's output shape, oH = ⌊(H + pad_top
+        + pad_bottom − dilation·(kH − 1) − 1) / stride⌋ + 1 (oW likewise).
+
+    Examples:
+        >>> import numpy as np
+        >>> w = np.array([[0.0, 1.0], [2.0, 3.0]]).reshape(1, 1, 2, 2)
+        >>> conv2d_input((1, 1, 3, 3), w, np.ones((1, 1, 2, 2)))[0, 0]  # every tap it met
+        array([[0., 1., 1.],
+               [2., 6., 4.],
+               [2., 5., 3.]])
     """
     w, g = as_array(w, "the kernel w", 4), as_array(grad_out, "grad_out", 4)
     # ConvSpec checks that input_shape is a 4-number shape
@@ -95,10 +130,24 @@ def conv2d_weight(
     dilation=1,
     padding_mode: str = "zeros",
 ) -> NDArray[np.floating]:
-    """Gradient of conv2d w.r.t. its weight, as torch.nn.grad.conv2d_weight.
+    """Gradient of conv2d w.r.t. its weight, as torch.nn.grad.conv2d_weight: the padded input
+    correlated with ∂L/∂y dilated by the stride, summed over the batch.
 
-    x : shape (N, C_in, H, W); weight_shape : (C_out, C_in, kH, kW);
-    grad_out : shape (N, C_out, oH, oW). Returns grad_w : shape (C_out, C_in, kH, kW).
+    Args:
+        x : shape (N, C_in, H, W); weight_shape : (C_out, C_in, kH, kW);
+        grad_out : ∂L/∂y, shape (N, C_out, oH, oW); stride, padding, dilation, padding_mode:
+            as conv2d's.
+
+    Shape:
+        grad_w : (C_out, C_in, kH, kW); grad_out must be conv2d's output shape, oH = ⌊(H +
+        pad_top + pad_bottom − dilation·(kH − 1) − 1) / stride⌋ + 1 (oW likewise).
+
+    Examples:
+        >>> import numpy as np
+        >>> x = np.arange(9.0).reshape(1, 1, 3, 3)
+        >>> conv2d_weight(x, (1, 1, 2, 2), np.ones((1, 1, 2, 2)))[0, 0]  # each window's sum
+        array([[ 8., 12.],
+               [20., 24.]])
     """
     x, g = as_array(x, "the input x", 4), as_array(grad_out, "grad_out", 4)
     spec = spec_of_call(x.shape, weight_shape, stride, padding, dilation, padding_mode)
@@ -107,5 +156,14 @@ def conv2d_weight(
 
 
 def conv2d_bias(grad_out: ArrayLike) -> NDArray[np.floating]:
-    """Gradient w.r.t. the bias: grad_out (N, C_out, oH, oW) summed over batch and space."""
+    """Gradient w.r.t. the bias: grad_out (N, C_out, oH, oW) summed over batch and space.
+
+    Shape:
+        grad_b : (C_out,).
+
+    Examples:
+        >>> import numpy as np
+        >>> conv2d_bias(np.ones((2, 3, 4, 4)))
+        array([32., 32., 32.])
+    """
     return as_array(grad_out, "grad_out", 4).sum(axis=(0, 2, 3))

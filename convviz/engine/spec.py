@@ -118,6 +118,16 @@ class ConvSpec:
 
     Build it with `ConvSpec.create`; the fields are already validated and normalised.
     `input_shape` is (N, C_in, H, W); `weight_shape` is (C_out, C_in, kH, kW).
+
+    Examples:
+        The recitation's stride-2 layer: 5×5 ⋆ 3×3 gives 2×2; its ∂L/∂y dilates to 3×3 and
+        pads by 2 per side for the full correlation.
+
+        >>> spec = ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), stride=2)
+        >>> spec.out_size, spec.dilated_out_size, spec.full_padding
+        ((2, 2), (3, 3), ((2, 2), (2, 2)))
+        >>> ConvSpec.create((1, 1, 5, 5), (1, 1, 2, 2), padding="same").padding  # extra: bottom
+        ((0, 1), (0, 1))
     """
 
     input_shape: tuple[int, int, int, int]
