@@ -27,7 +27,7 @@ from apptest_pages import (
 
 from convviz.model.presets import PRESETS
 from convviz.render.theme import GREY_TERM
-from convviz.ui import views
+from convviz.ui import stage_view, views
 from convviz.ui.compute import compute_layer, formula_at, value_key
 
 pytestmark = pytest.mark.apptest  # the selected cell, the picker and the storyboard, in AppTest
@@ -56,7 +56,7 @@ def test_a_storyboard_slide_marks_no_selection_when_there_is_none(monkeypatch):
     """Nothing selected: the mask stage's PNG/SVG outlines the followed cell (the centre) as the
     cell written out below, not red as selected, and its stage 1 lights no ∂L/∂y cell."""
     sent = []
-    monkeypatch.setattr(views, "export_buttons", lambda panels, *a, **k: sent.append(panels))
+    monkeypatch.setattr(stage_view, "export_buttons", lambda panels, *a, **k: sent.append(panels))
     for step, check in ((6, "mask"), (1, "dy")):
         sent.clear()
         at = open_page(INPUT_GRAD, preset="recitation-s2", step=step)

@@ -243,6 +243,7 @@ def panels_layout(
     apart), their geometry and their legend (`words`: `shapes.legend_items`' own)."""
     panels = told_apart(panels, theme.max_text_cells)
     title_px = theme.title_font_size + 18 if title else 6
+    words = {mark: said for mark, said in words.items() if said}  # None: the legend's own words
     geo, legend = layout_with_legend(panels, legend_items(panels, **words), theme, title_px)
     return panels, geo, legend
 

@@ -22,7 +22,7 @@ from convviz.engine.formulas import Formula
 from convviz.engine.sweeps import Sweep
 from convviz.model.lecture import LECTURE, Lecture, Stage
 from convviz.render.motion import motions
-from convviz.render.motion.model import Motion, Scene
+from convviz.render.motion.model import MAX_WINDOW_STOPS, Motion, Scene
 from convviz.render.motion.scenes import (
     GRAD_OUT,
     correlate_keys,
@@ -32,6 +32,7 @@ from convviz.render.motion.scenes import (
     rotate_keys,
 )
 from convviz.render.panel import Panel, SweepPanels
+from convviz.render.plotly.frames import writes_captions
 from convviz.render.selection import step_of
 from convviz.render.story import chain, input_grad, learning
 from convviz.render.story.input_grad import Focus
@@ -64,7 +65,8 @@ class StillDrawing:
 class SweepDrawing:
     """A sliding window: its steps over three grids, the channel it stacks, each cell's sum.
 
-    start : the step it opens on for the selected cell (None: where the playback policy says).
+    start : the step it opens on for the selected cell (None: where the playback policy says);
+    cell : the output cell whose sum the page writes out (a big layer's close-up centres on it).
     """
 
     sweep: Sweep
@@ -72,6 +74,7 @@ class SweepDrawing:
     channel: int
     formula_of: Callable[[int, int], Formula]
     start: int | None = None
+    cell: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -138,8 +141,9 @@ def _forward_sweep(s: Subject) -> SweepDrawing:
     y_cell = s.selected(("y",), s.spec.out_size)
     reading = s.selected(("x",), s.spec.padded_size)
     panels = forward_panels(fw, sweep, s.n, s.k, s.c, selected=y_cell, reading=reading)
-    start = step_of(sweep, y_cell) if y_cell else None
-    return SweepDrawing(sweep, panels, s.c, lambda r, q: s.formula("y", (r, q)), start)
+    start = step_of(sweep, s.forward_cell) if y_cell or reading else None
+    return SweepDrawing(sweep, panels, s.c, lambda r, q: s.formula("y", (r, q)), start,
+                        s.forward_cell)  # fmt: skip
 
 
 def _weight_still(s: Subject) -> StillDrawing:
@@ -155,14 +159,18 @@ def _weight_sweep(s: Subject) -> SweepDrawing:
     w_cell = s.selected(("grad_w",), s.spec.kernel_size)
     panels = weight_grad_panels(s.layer.weight_grad, sweep, s.n, s.k, s.c, selected=w_cell)
     start = step_of(sweep, w_cell) if w_cell else None
-    return SweepDrawing(sweep, panels, s.n, lambda r, q: s.formula("grad_w", (r, q)), start)
+    return SweepDrawing(sweep, panels, s.n, lambda r, q: s.formula("grad_w", (r, q)), start,
+                        s.weight_grad_cell)  # fmt: skip
 
 
 def _weight_window(s: Subject) -> MotionDrawing:
+    """∂L/∂y spreads into the window, which steps over x̃; each window's sum, for windows of a
+    size to write out (a huge ∂L/∂y: the words alone)."""
     wg, sweep = s.layer.weight_grad, s.sweeps["weight_grad"]
+    sums = writes_captions(sweep, MAX_WINDOW_STOPS)
     return MotionDrawing(
         lambda: motions.weight_motion(wg, sweep, s.n, s.k, s.c),
-        lambda cell: s.formula("grad_w", cell[1:]),
+        (lambda cell: s.formula("grad_w", cell[1:])) if sums else None,
     )
 
 

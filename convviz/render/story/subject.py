@@ -29,7 +29,7 @@ from convviz.learning.experiment import Lesson, lesson
 from convviz.model.fields import CHAIN_DEFAULTS
 from convviz.model.lecture import LECTURE, Lecture, Seen, Stage
 from convviz.model.state import MAX_MACS, chain_values, learning_settings
-from convviz.render.selection import centre, feeding_cells, opening
+from convviz.render.selection import centre, feeding_cells, first_reader, opening
 
 # A host's formula of one cell: (kind, cell) → Formula, kind "y", "grad_x", "grad_x_padded" or
 # "grad_w" (the app's are cached and shared by its sessions)
@@ -105,8 +105,12 @@ class Subject:
     # the cells whose sums the pages write: the selected one, else where a page opens
     @cached_property
     def forward_cell(self) -> tuple[int, int]:
-        """The Forward page's cell: the selected output cell, else the last (`opening`)."""
-        return opening(self.sweeps["forward"], self.selected(("y",), self.spec.out_size))[1]
+        """The Forward page's cell: the selected output cell, else the first that reads a
+        selected input cell (its window holds it), else the last (`opening`)."""
+        sweep, spec = self.sweeps["forward"], self.spec
+        chosen = self.selected(("y",), spec.out_size)
+        chosen = chosen or first_reader(sweep, self.selected(("x",), spec.padded_size))
+        return opening(sweep, chosen)[1]
 
     @cached_property
     def weight_grad_cell(self) -> tuple[int, int]:
