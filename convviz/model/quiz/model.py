@@ -23,10 +23,12 @@ def _input_stage(*keys: str) -> str:
     return f"Input gradient · {numbers} · {' and '.join(s.title for s in stages)}"
 
 
-def story_order(kinds, lecture=LECTURE) -> tuple[str, ...]:
-    """The question kinds in the order the lecture tells their stages (`KIND_STAGES`)."""
+def story_order(kinds, lecture=LECTURE, stages=None) -> tuple[str, ...]:
+    """The question kinds in the order the lecture tells their stages (`stages`: kind → the
+    stage it asks about, `KIND_STAGES` by default)."""
+    stages = stages or KIND_STAGES
     place = {s.key: i for i, s in enumerate(lecture.stages)}
-    return tuple(sorted(kinds, key=lambda kind: place[KIND_STAGES[kind]]))
+    return tuple(sorted(kinds, key=lambda kind: place[stages[kind]]))
 
 
 MAX_CANDIDATES = 48  # cells whose formulas are built when looking for a telling question
