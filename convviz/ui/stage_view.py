@@ -55,14 +55,16 @@ def _view_key(ctx: Context, stage: Stage, *more) -> tuple:
 
 def _still_view(ctx: Context, stage: Stage, still: StillDrawing) -> None:
     """Still grids; on a projector the sum under them, as a player writes it under a figure."""
-    pres = not ctx.theme.show_secondary and still.formula is not None
+    said = still.said or still.formula
+    pres = not ctx.theme.show_secondary and said is not None
     theme = ctx.theme.reserve(FORMULA_LINES_PX) if pres else ctx.theme
-    build = lambda: panels_figure(still.panels, theme, highlight=still.highlight)  # noqa: E731
+    panels = still.screen or still.panels
+    build = lambda: panels_figure(panels, theme, highlight=still.highlight)  # noqa: E731
     fig = shared_view(("still", *_view_key(ctx, stage)), build)
     with st.container(key="cv_screen_still"):  # on a projector, it ends the first screen
         chart(fig, f"stage_{stage.key}")
         if pres:
-            formula_lines(still.formula, ctx)
+            formula_lines(said, ctx)
     export_buttons(still.panels, ctx, stage.export, stage_words(stage, ctx)[0], still.formula,
                    highlight=still.highlight)  # fmt: skip
 

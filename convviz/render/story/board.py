@@ -50,15 +50,20 @@ from convviz.render.story.subject import Subject
 
 @dataclass(frozen=True)
 class StillDrawing:
-    """A stage as still grids and the sum written under them.
+    """A stage as still grids (its PNG, SVG, handout page and deck slide) and their sum.
 
     highlight : what a lit cell means in the legend (the ReLU gate's shut cells), if not the
-        selection's links.
+        selection's links;
+    screen : the grids as the page shows them, where they differ from the picture's (the cells
+        linked to the followed cell lit); said : the sum the page writes under them on a
+        projector, where the picture has none of its own.
     """
 
     panels: list[Panel]
     formula: Formula | None = None
     highlight: str | None = None
+    screen: list[Panel] | None = None
+    said: Formula | None = None
 
 
 @dataclass(frozen=True)
@@ -190,11 +195,11 @@ def _grad_x_sum(s: Subject) -> Callable[[tuple], Formula]:
 
 def _input_still(key: str) -> Callable[[Subject], StillDrawing]:
     def still(s: Subject) -> StillDrawing:
-        panels = input_grad.PANELS[key](s.layer.input_grad, focus(s))
+        screen = panels = input_grad.PANELS[key](s.layer.input_grad, focus(s))
         if not s.selected(("grad_x", "grad_x_padded"), s.spec.padded_size):
             panels = followed_only(panels)  # the followed cell outlined, nothing linked
         formula = s.input_grad_formula if s.lecture.stage(key).formula else None
-        return StillDrawing(panels, formula)
+        return StillDrawing(panels, formula, screen=screen, said=s.input_grad_formula)
 
     return still
 
