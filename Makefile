@@ -10,7 +10,8 @@ PYTEST := $(PY) -m pytest
 # browser (Chromium), server (a real server), encoder (ffmpeg, long GIFs), apptest (pages in
 # AppTest: `sample` picks a few for the quick tier), full (left to CI: the rest of a matrix
 # `make test` samples, the hall's kill tests, the measuring scripts' own runs).
-QUICK := (not browser and not server and not encoder and not apptest) or sample
+SLOW := browser or server or encoder or apptest or supervisord or netns or podman or debootstrap
+QUICK := (not ($(SLOW))) or sample
 # what `make test` leaves to CI
 CI_ONLY := full
 # pytest keeps its rewritten test modules in __pycache__: a rerun skips rewriting them again
