@@ -17,7 +17,7 @@ CI_ONLY := full
 # pytest keeps its rewritten test modules in __pycache__: a rerun skips rewriting them again
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run lint check test ci install chromium nginx bench load hall hall-stop hall-status memory
+.PHONY: run lint check test ci install chromium nginx bench load hall hall-stop hall-status memory image image-run
 
 $(STAMP): requirements.txt requirements-dev.txt package-lock.json
 	python3 -m venv $(VENV)
@@ -91,3 +91,15 @@ hall-status:
 # One process's peak memory over 20 of the largest layers (scripts/memory.py): the README's plan.
 memory: $(STAMP)
 	$(PY) scripts/memory.py
+
+# The container image (deploy/image/): Debian's podman, runc and debootstrap installed when
+# missing, the Debian base made once a machine and cached outside the clone (~/.cache/convviz),
+# then `podman build`. `make image IMAGE_SAVE=convviz.tar` also writes the file a host loads.
+image:
+	sh deploy/image/build.sh $(if $(IMAGE_SAVE),--save $(IMAGE_SAVE))
+
+# The image on this host (the cookie secret mounted from ~/.config/convviz/cookie-secret).
+IMAGE_ADDRESS ?= 127.0.0.1
+IMAGE_PORT ?= 8501
+image-run:
+	sh deploy/image/run.sh $(IMAGE_ADDRESS) $(IMAGE_PORT)

@@ -7,7 +7,7 @@ import streamlit as st
 from convviz.presets import PRESETS_BY_KEY
 from convviz.render.grid_figure import panels_figure
 from convviz.render.stories import overview_panels, shape_rows
-from convviz.state import to_query
+from convviz.state import bounded, to_query
 from convviz.ui.compute import reference_check, shared_view
 from convviz.ui.controls import PAGES, controls, page_config
 from convviz.ui.editors import value_editors
@@ -68,7 +68,7 @@ def overview(ctx):
     with right:
         st.header("Where next")
         for path, label, icon in PAGES[1:]:
-            st.page_link(path, label=label, icon=icon, query_params=to_query(ctx.state))
+            st.page_link(path, label=label, icon=icon, query_params=bounded(to_query(ctx.state))[0])
 
     st.header("Every array and its shape")
     st.table(shape_rows(ctx.layer))

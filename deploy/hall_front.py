@@ -68,7 +68,7 @@ server {{
     listen {listen};
     server_name _;
     server_tokens off;
-    client_max_body_size 5m;  # as each hall's (deploy/nginx.conf)
+    client_max_body_size 5001024;  # as each hall's (deploy/nginx.conf)
     large_client_header_buffers 4 16k;  # a share link up to convviz.state.MAX_LINK
     location / {{
         proxy_pass http://$convviz_front;

@@ -27,7 +27,7 @@ from convviz.render.matrix_view import (
     transpose_panel,
 )
 from convviz.render.selection import centre
-from convviz.state import to_query
+from convviz.state import bounded, to_query
 from convviz.text import slice_name
 from convviz.ui.compute import shared_view
 from convviz.ui.controls import clicked_cell, controls, converted, page_config
@@ -62,7 +62,7 @@ def take_clicks(ms) -> None:
             app_cell = app_selection(ms, link_of(ms, *cell))
             if app_cell is not None:
                 ctx.state["sel"] = ":".join(map(str, app_cell))
-                st.query_params.from_dict(to_query(ctx.state))
+                st.query_params.from_dict(bounded(to_query(ctx.state))[0])
             st.session_state[SELECTED] = (ctx.key, ctx.state["sel"], *cell)
 
 

@@ -22,7 +22,7 @@ from convviz.fields import (
 )
 from convviz.presets import PRESETS_BY_KEY
 from convviz.spec import ConvSpecError
-from convviz.state import drop_misfit_edits, preset_of, spec_of, to_query
+from convviz.state import bounded, drop_misfit_edits, preset_of, spec_of, to_query
 from convviz.ui.controls import PAGES, PROBLEMS, STATE, Context
 from convviz.ui.viewport import watch_viewport
 from convviz.values import GRAD_OUT_LABELS
@@ -129,7 +129,7 @@ def _page_links(state: dict) -> None:
     """The pages, each linked with this view's query: a link opened in a new tab (or a click the
     browser takes as a plain navigation, as happened mid-run under load) shows the same layer."""
     st.markdown("### convviz")
-    query = to_query(state)
+    query = bounded(to_query(state))[0]
     for path, label, icon in PAGES:
         st.page_link(path, label=label, icon=icon, query_params=query)
     st.divider()
