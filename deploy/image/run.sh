@@ -15,8 +15,15 @@ if [ ! -s "$SECRET" ]; then
   (umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$SECRET")
 fi
 podman image exists "$IMAGE" || { echo "no $IMAGE: \`make image\` first" >&2; exit 1; }
+# the container's user (10001) reads its own copy; the copy goes when the container does
+MOUNTED=$(mktemp -d)
+trap 'rm -rf "$MOUNTED"' EXIT INT TERM
+cp "$SECRET" "$MOUNTED/cookie-secret"
+chmod 0400 "$MOUNTED/cookie-secret"
+if [ "$(id -u)" = 0 ]; then chown 10001:10001 "$MOUNTED/cookie-secret"
+else podman unshare chown 10001:10001 "$MOUNTED/cookie-secret"; fi
 echo "convviz on http://${1:-127.0.0.1}:${2:-8501}/ (Ctrl-C stops it)"
-exec podman run --rm --network=host --name "convviz-${2:-8501}" \
-  --volume "$SECRET:/run/secrets/convviz-cookie:ro" \
+podman run --rm --network=host --name "convviz-${2:-8501}" \
+  --volume "$MOUNTED/cookie-secret:/run/secrets/convviz-cookie:ro" \
   --env CONVVIZ_COOKIE_SECRET_FILE=/run/secrets/convviz-cookie \
   "$IMAGE" "${1:-127.0.0.1}" "${2:-8501}"
