@@ -69,6 +69,7 @@ server {{
     server_name _;
     server_tokens off;
     client_max_body_size 5001024;  # as each hall's (deploy/nginx.conf)
+    proxy_request_buffering off;  # no temp file (deploy/nginx.conf says why)
     large_client_header_buffers 4 16k;  # a share link up to convviz.state.MAX_LINK
     location / {{
         proxy_pass http://$convviz_front;
