@@ -58,9 +58,11 @@ test: lint chromium nginx
 	$(PYTEST) -n auto -m "not browser and not ($(CI_ONLY))" --durations=10
 	$(PYTEST) -m "browser and not ($(CI_ONLY))" --durations=20
 
-# CI (.ci/run): `make test`, then the rest of the full matrices (every preset × page × size in
-# Chromium).
-ci: test
+# CI (.ci/run): `make test`, then the image (`make image`: podman, runc and debootstrap
+# installed when missing, the Debian base made once a machine), then what `make test` leaves
+# out: the rest of the full matrices (every preset × page × size in Chromium), the hall's kill
+# tests and smoke load, the image run, the hosts in network namespaces.
+ci: test image
 	$(PYTEST) -m "$(CI_ONLY)"
 
 bench: $(STAMP)
