@@ -304,3 +304,38 @@ def test_hall_stop_without_a_hall_says_so(tmp_path):
         capture_output=True, text=True, cwd=ROOT,
     )  # fmt: skip
     assert done.returncode == 0 and "no hall runs" in done.stdout
+
+
+def test_the_front_pins_to_hosts_and_lists_only_those_that_answer(tmp_path):
+    """deploy/hall_front.py's config: a pin per host, the pool of the hosts up (the checker's
+    choice), the hall's upload and link limits; nginx -t takes it."""
+    import hall_front
+
+    hosts = [("198.18.1.2", 8080), ("198.18.2.2", 8080)]
+    both = hall_front.render_front(hosts, "127.0.0.1", 8123)
+    one = hall_front.render_front(hosts, "127.0.0.1", 8123, up=[hosts[1]])
+    assert "up: h1, h2" in both.splitlines()[0] and "up: h2" in one.splitlines()[0]
+    pool = re.search(r"upstream convviz_hosts \{(.*?)\}", one, re.S).group(1)
+    assert "198.18.2.2:8080" in pool and "198.18.1.2" not in pool
+    assert "h1 convviz_h1;" not in one and "h2 convviz_h2;" in one  # a dead host's pin: the pool
+    assert '"~(^|, )198\\.18\\.2\\.2:8080$" "convviz_host=h2; ' in one
+    assert hall_front.render_front(hosts, "127.0.0.1", 8123, up=[]) == both  # none up: try all
+    site = hall_nginx.render_site([9001], "127.0.0.1", 8124)
+    for limit in ("client_max_body_size", "large_client_header_buffers"):
+        assert re.search(rf"{limit} ([^;]+);", one).group(1) == re.search(
+            rf"{limit} ([^;]+);", site
+        ).group(1)
+    need_nginx()
+    (tmp_path / "convviz.conf").write_text(one)
+    (tmp_path / "nginx.conf").write_text(hall_nginx.render_main(tmp_path))
+    for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        (tmp_path / "tmp" / kind).mkdir(parents=True)
+    test = subprocess.run(
+        [NGINX, "-t", *hall_nginx.nginx_paths(tmp_path)], capture_output=True, text=True
+    )
+    assert test.returncode == 0, test.stderr
+    conf = subprocess.run(
+        [sys.executable, str(HALL), "conf", "--hosts", "198.18.1.2:8080,198.18.2.2:8080"],
+        capture_output=True, text=True, cwd=ROOT,
+    )  # fmt: skip
+    assert conf.returncode == 0 and "upstream convviz_hosts" in conf.stdout
