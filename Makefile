@@ -10,13 +10,14 @@ PYTEST := $(PY) -m pytest
 # browser (Chromium), server (a real server), encoder (ffmpeg, long GIFs), apptest (pages in
 # AppTest: `sample` picks a few for the quick tier), full (left to CI: the rest of a matrix
 # `make test` samples, the hall's kill tests, the measuring scripts' own runs).
-QUICK := (not browser and not server and not encoder and not apptest) or sample
+SLOW := browser or server or encoder or apptest or supervisord or netns or podman or debootstrap
+QUICK := (not ($(SLOW))) or sample
 # what `make test` leaves to CI
 CI_ONLY := full
 # pytest keeps its rewritten test modules in __pycache__: a rerun skips rewriting them again
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run lint check test ci install chromium nginx bench load hall hall-stop hall-status memory
+.PHONY: run lint check test ci install chromium nginx bench load hall hall-stop hall-status memory image image-run
 
 $(STAMP): requirements.txt requirements-dev.txt package-lock.json
 	python3 -m venv $(VENV)
@@ -57,9 +58,11 @@ test: lint chromium nginx
 	$(PYTEST) -n auto -m "not browser and not ($(CI_ONLY))" --durations=10
 	$(PYTEST) -m "browser and not ($(CI_ONLY))" --durations=20
 
-# CI (.ci/run): `make test`, then the rest of the full matrices (every preset × page × size in
-# Chromium).
-ci: test
+# CI (.ci/run): `make test`, then the image (`make image`: podman, runc and debootstrap
+# installed when missing, the Debian base made once a machine), then what `make test` leaves
+# out: the rest of the full matrices (every preset × page × size in Chromium), the hall's kill
+# tests and smoke load, the image run, the hosts in network namespaces.
+ci: test image
 	$(PYTEST) -m "$(CI_ONLY)"
 
 bench: $(STAMP)
@@ -90,3 +93,15 @@ hall-status:
 # One process's peak memory over 20 of the largest layers (scripts/memory.py): the README's plan.
 memory: $(STAMP)
 	$(PY) scripts/memory.py
+
+# The container image (deploy/image/): Debian's podman, runc and debootstrap installed when
+# missing, the Debian base made once a machine and cached outside the clone (~/.cache/convviz),
+# then `podman build`. `make image IMAGE_SAVE=convviz.tar` also writes the file a host loads.
+image:
+	sh deploy/image/build.sh $(if $(IMAGE_SAVE),--save $(IMAGE_SAVE))
+
+# The image on this host (the cookie secret mounted from ~/.config/convviz/cookie-secret).
+IMAGE_ADDRESS ?= 127.0.0.1
+IMAGE_PORT ?= 8501
+image-run:
+	sh deploy/image/run.sh $(IMAGE_ADDRESS) $(IMAGE_PORT)

@@ -5,7 +5,7 @@ from functools import partial
 import streamlit as st
 
 from convviz.model.presets import PRESETS_BY_KEY
-from convviz.model.state import to_query
+from convviz.model.state import bounded, to_query
 from convviz.render.plotly.grid_figure import panels_figure
 from convviz.render.story.panels import overview_panels, shape_rows
 from convviz.ui.compute import reference_check, shared_view
@@ -68,7 +68,7 @@ def overview(ctx):
     with right:
         st.header("Where next")
         for path, label, icon in PAGES[1:]:
-            st.page_link(path, label=label, icon=icon, query_params=to_query(ctx.state))
+            st.page_link(path, label=label, icon=icon, query_params=bounded(to_query(ctx.state))[0])
 
     st.header("Every array and its shape")
     st.table(shape_rows(ctx.layer))

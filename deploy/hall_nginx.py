@@ -16,7 +16,9 @@ import importlib.util
 import os
 import pwd
 import re
+import shutil
 import socket
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,3 +115,25 @@ def render_main(run: Path) -> str:
 def nginx_paths(run: Path) -> list[str]:
     """nginx's prefix, config and first error log: the run directory's, never /etc/nginx's."""
     return ["-p", f"{run}/", "-c", str(run / "nginx.conf"), "-e", str(run / "nginx-error.log")]
+
+
+def find_nginx() -> str:
+    """Debian's nginx, installed with apt-get when it is missing."""
+    found = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else "")
+    if found:
+        return found
+    print("nginx is missing: installing Debian's package (apt-get install nginx)", flush=True)
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    env = os.environ | {"DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run([*sudo, "apt-get", "update", "-qq"], check=True, env=env)
+    subprocess.run([*sudo, "apt-get", "install", "-y", "-qq", "nginx"], check=True, env=env)
+    return shutil.which("nginx") or "/usr/sbin/nginx"
+
+
+def make_temp_dirs(run: Path) -> None:
+    """nginx's temp paths in the run directory, writable by its workers (nobody, as root)."""
+    for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        (run / "tmp" / kind).mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            who = pwd.getpwnam("nobody")
+            os.chown(run / "tmp" / kind, who.pw_uid, who.pw_gid)

@@ -12,7 +12,7 @@ from convviz.engine.matrix import (
     transpose_plan,
 )
 from convviz.engine.text import slice_name
-from convviz.model.state import to_query
+from convviz.model.state import bounded, to_query
 from convviz.render.plotly.grid_figure import panels_figure
 from convviz.render.plotly.grids import PLOTLY_CONFIG
 from convviz.render.selection import centre
@@ -62,7 +62,7 @@ def take_clicks(ms) -> None:
             app_cell = app_selection(ms, link_of(ms, *cell))
             if app_cell is not None:
                 ctx.state["sel"] = ":".join(map(str, app_cell))
-                st.query_params.from_dict(to_query(ctx.state))
+                st.query_params.from_dict(bounded(to_query(ctx.state))[0])
             st.session_state[SELECTED] = (ctx.key, ctx.state["sel"], *cell)
 
 

@@ -20,6 +20,7 @@ from convviz.ui.controls import (
     PROBLEMS,
     controls,
     converted,
+    link_query,
     page_config,
     self_rerun,
 )
@@ -154,7 +155,7 @@ own = {
     PARAM_RIGHT: str(right),
     PARAM_DONE: str(done),
 }
-st.query_params.update(own)
+st.query_params.from_dict(link_query(ctx.state, ctx.error, own)[0])
 heading = (
     f"**Question {index + 1} of {len(asked)}** · {q.stage} · seed {st.session_state[SEED]} · "
     f"score: **{right} / {done}**"

@@ -21,7 +21,7 @@ Latency = BackMsg sent → script_finished. First load = the HTML's GET → the 
 seconds (default: all at once). Through nginx, a session whose websocket closes (its process
 died) reconnects as the browser does and rebuilds its view from its URL (a reconnect, counted;
 checked for leaks like every run). Server CPU-seconds come from /proc: the server this script
-started, or the processes in the hall's pid file (--pids). Errors: exception elements, failed
+started, or the processes of the hall's supervisord (--run-dir). Errors: exception elements, failed
 runs, timeouts, closed sockets, tracebacks in the server's log. Bounded: at most 200 sessions,
 600 s, 127.0.0.1 only.
 """
@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
+import ipaddress
 import json
 import signal
 import sys
@@ -44,8 +46,11 @@ from load_class import CLASS_PAGES  # noqa: E402
 from load_measure import Hall, Server, drive, report  # noqa: E402
 
 LOOPBACK = ("127.0.0.1", "localhost")
+# RFC 2544's benchmarking range: the addresses tests/netns.py gives the test hosts it makes, in
+# network namespaces of their own (no route out of them)
+TEST_HOSTS = ipaddress.ip_network("198.18.0.0/15")
 MAX_SESSIONS, MAX_DURATION = 200, 600.0
-HALL_PIDS = ROOT / "deploy" / "run" / "hall.pids"
+HALL_RUN = ROOT / "deploy" / "run"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -87,10 +92,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "instead of a server of its own; 'nginx' means http://127.0.0.1:8080",
     )
     ap.add_argument(
-        "--pids",
+        "--run-dir",
         type=Path,
-        default=HALL_PIDS,
-        help=f"--through: the hall's pid file, for its CPU and memory (default {HALL_PIDS})",
+        default=HALL_RUN,
+        help=f"--through: the hall's run directory, for its processes' CPU and memory\n"
+        f"(its supervisord's socket; default {HALL_RUN})",
     )
     ap.add_argument(
         "--arrive", type=float, default=0.0, help="spread the first loads over S seconds (0)"
@@ -102,6 +108,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     ap.add_argument("--events", type=Path, help="write every run as a JSON line to this file")
     ap.add_argument("--json", action="store_true", help="print the figures as one JSON line")
+    ap.add_argument(
+        "--ratio",
+        action="store_true",
+        help="then the same load on the bare page (its own server), and the class's server CPU\n"
+        "per rerun as a ratio to the bare page's, both measured in this invocation",
+    )
     args = ap.parse_args(argv)
     if not (1 <= args.sessions <= MAX_SESSIONS and 0 < args.duration <= MAX_DURATION):
         ap.error(f"--sessions must be 1..{MAX_SESSIONS}, --duration 0..{MAX_DURATION}")
@@ -111,8 +123,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         ap.error(f"--arrive must be 0..{MAX_DURATION}")
     if args.through == "nginx":
         args.through = "http://127.0.0.1:8080"
-    if args.through and urlsplit(args.through).hostname not in LOOPBACK:
-        ap.error("--through: this harness sends load to 127.0.0.1 only")
+    if args.through and not allowed(urlsplit(args.through).hostname or ""):
+        ap.error("--through: this harness sends load to 127.0.0.1 (or the test hosts) only")
+    if args.ratio and args.bare:
+        ap.error("--ratio compares the app's load with the bare page's: not with --bare")
     if args.bare:
         args.mix, args.control, args.page, args.query = "control", "Number", "", ""
     if args.control:
@@ -121,21 +135,46 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally below
+def allowed(host: str) -> bool:
+    if host in LOOPBACK:
+        return True
+    try:
+        return ipaddress.ip_address(host) in TEST_HOSTS
+    except ValueError:
+        return False
+
+
+def measure(args: argparse.Namespace) -> dict:
     if args.through:
-        server = Hall(args.through, args.pids)
+        server = Hall(args.through, args.run_dir)
     else:
         server = Server("scripts/bare_page.py" if args.bare else "app.py")
     events = open(args.events, "w") if args.events else None  # noqa: SIM115
     try:
         server.wait_ready()
-        result = asyncio.run(drive(server, args, events))
+        return asyncio.run(drive(server, args, events))
     finally:
         server.stop()
         if events is not None:
             events.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally below
+    result = measure(args)
+    if args.ratio:  # the floor, measured now: the same sessions on the bare page
+        bare = copy.copy(args)
+        bare.through, bare.events, bare.bare = None, None, True
+        bare.mix, bare.control, bare.page, bare.query = "control", "Number", "", ""
+        floor = measure(bare)
+        result["bare_server_cpu_per_rerun_s"] = floor["server_cpu_per_rerun_s"]
+        result["bare_p95_s"], result["bare_errors"] = floor["p95_s"], floor["errors"]
+        result["bare_load_avg_before"] = floor["load_avg_before"]
+        result["cpu_ratio_to_bare"] = (
+            result["server_cpu_per_rerun_s"] / floor["server_cpu_per_rerun_s"]
+        )
+        result["errors"] += floor["errors"]
     print(json.dumps(result) if args.json else report(result))
     return 1 if result["errors"] or result["leaks"] or result["lost_changes"] else 0
 

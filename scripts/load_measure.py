@@ -23,6 +23,9 @@ from pathlib import Path
 from load_class import Session
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "deploy"))
+from hall_supervisord import RunDir, processes  # noqa: E402
+
 HOST = "127.0.0.1"
 
 
@@ -75,11 +78,11 @@ class Server:
 
 
 class Hall:
-    """A hall that runs already (deploy/hall.py): its address, and its processes from its pid
-    file (read again at each sample: a restarted process has a new pid)."""
+    """A hall that runs already (deploy/hall.py): its address, and its processes as its
+    supervisord reports them (asked again at each sample: a restarted process has a new pid)."""
 
-    def __init__(self, url: str, pids: Path) -> None:
-        self.base, self.pid_file = url.rstrip("/"), pids
+    def __init__(self, url: str, run_dir: Path) -> None:
+        self.base, self.run = url.rstrip("/"), RunDir(run_dir)
 
     def wait_ready(self) -> None:
         with urllib.request.urlopen(f"{self.base}/_stcore/health", timeout=10) as r:
@@ -87,16 +90,14 @@ class Hall:
                 raise RuntimeError(f"{self.base} does not answer")
 
     def log_text(self) -> str:
-        logs = sorted(self.pid_file.parent.glob("streamlit-*.log"))
+        logs = sorted(self.run.path.glob("streamlit-*.log"))
         return "\n".join(p.read_text(errors="replace") for p in logs)
 
     def pids(self) -> dict[str, list[int]]:
         found: dict[str, list[int]] = {"streamlit": [], "nginx": []}
-        with contextlib.suppress(OSError):
-            for line in self.pid_file.read_text().splitlines():
-                role, _, pid = line.split()
-                if role in found:
-                    found[role].append(int(pid))
+        for p in processes(self.run):
+            if p.role in found and p.pid:
+                found[p.role].append(p.pid)
         return found
 
     def stop(self) -> None:

@@ -27,7 +27,7 @@ class Tab:
     def __init__(self, idx: int, base: str, args: argparse.Namespace) -> None:
         self.idx, self.base, self.args = idx, base, args
         self.errors: list[str] = []
-        self.cookie = ""  # nginx's affinity cookie (none without nginx)
+        self.pins: dict[str, str] = {}  # nginx's affinity cookies: a hall's, a front's
         self.page_hash = ""
         self.pages: dict[str, str] = {}  # url path → page script hash (from `navigation`)
         self.page = args.page
@@ -42,6 +42,11 @@ class Tab:
 
     # --- the wire
 
+    @property
+    def cookie(self) -> str:
+        """The Cookie header: every pin nginx set (convviz_affinity, convviz_host)."""
+        return "; ".join(f"{name}={value}" for name, value in self.pins.items())
+
     async def get_html(self) -> None:
         """GET the page as a browser's address bar does: its HTML, and nginx's affinity cookie."""
         parts = urlsplit(self.base)
@@ -49,8 +54,8 @@ class Tab:
         try:
             path = f"/{quote(self.page)}?{self.query}"
             head = [f"GET {path} HTTP/1.1", f"Host: {parts.netloc}", "Connection: close"]
-            head += ["User-Agent: convviz-load"]
-            head += [f"Cookie: convviz_affinity={self.cookie}"] if self.cookie else []
+            head += [f"User-Agent: convviz-load session={self.idx}"]
+            head += [f"Cookie: {self.cookie}"] if self.cookie else []
             writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
             await writer.drain()
             raw = await reader.read()
@@ -61,14 +66,15 @@ class Tab:
             raise ConnectionError(f"GET {self.page}: {status}")
         for line in raw.split(b"\r\n\r\n", 1)[0].decode(errors="replace").split("\r\n"):
             name, _, value = line.partition(":")
-            if name.lower() == "set-cookie" and value.strip().startswith("convviz_affinity="):
-                self.cookie = value.strip().split(";")[0].split("=", 1)[1]
+            if name.lower() == "set-cookie" and value.strip().startswith("convviz_"):
+                pin, _, value = value.strip().split(";")[0].partition("=")
+                self.pins[pin] = value
 
     async def open(self) -> None:
         """Load the page: its HTML (and nginx's pin), then its websocket."""
         parts = urlsplit(self.base)
         await self.get_html()
-        headers = {"Cookie": f"convviz_affinity={self.cookie}"} if self.cookie else {}
+        headers = {"Cookie": self.cookie} if self.cookie else {}
         self.ws = await connect(
             f"ws://{parts.netloc}/_stcore/stream", subprotocols=["streamlit"],
             origin=f"http://{parts.netloc}", additional_headers=headers, **WS_OPTS,

@@ -30,7 +30,18 @@ from rerun_bench import BIG, CUSTOM  # noqa: E402
 from convviz.engine.spec import ConvSpecError  # noqa: E402
 from convviz.model.state import from_query, spec_of  # noqa: E402
 
-PAGES = ("", "Forward", "Input_gradient", "Weight_gradient", "Channels", "Matrix", "Checks", "Quiz")
+PAGES = (
+    "",
+    "Forward",
+    "Input_gradient",
+    "Weight_gradient",
+    "Learning",
+    "Two_layers",
+    "Channels",
+    "Matrix",
+    "Checks",
+    "Quiz",
+)  # every page
 
 
 def legal(query: dict) -> bool:

@@ -43,7 +43,8 @@ _CURRENT: list[pytest.Item] = []  # the test being set up, run or torn down
 
 
 def _needs(argv: list[str]) -> str | None:
-    """The marker a process needs: 'browser', 'server', 'encoder', or None (any test may)."""
+    """The marker a process needs: 'browser', 'server', 'encoder', 'netns', 'podman',
+    'debootstrap', 'supervisord', or None (any test may)."""
     words = " ".join(argv)
     if "--help" in argv or (Path(argv[0]).name == "nginx" and "-t" in argv):
         return None  # a help text or nginx testing a config starts no server
@@ -54,6 +55,14 @@ def _needs(argv: list[str]) -> str | None:
         return "browser"
     if ("streamlit" in words and " run " in f" {words} ") or name == "nginx":
         return "server"
+    if name == "ip" and "netns" in argv:
+        return "netns"
+    if name == "podman" and not {"--version", "image", "images"} & set(argv):
+        return "podman"
+    if "debootstrap" in words:
+        return "debootstrap"
+    if "supervisord" in words or "hall_front.py start" in words or "hall.py start" in words:
+        return "supervisord"
     if "scripts/load.py" in words or "run-hall" in words:
         return "server"
     if "ffmpeg" in name:

@@ -1,7 +1,8 @@
-"""A lecture hall for the tests: deploy/hall.py (nginx + N Streamlit processes) on 127.0.0.1.
+"""A lecture hall for the tests: deploy/hall.py (supervisord, nginx, N Streamlit processes) on
+127.0.0.1.
 
 Started on free ports with its own run directory; always stopped, by `hall.py stop` and then,
-whatever happened, by killing the process groups its pid file names.
+whatever happened, by killing the process groups of every pid its supervisord reported.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 HALL = ROOT / "deploy" / "hall.py"
+sys.path.insert(0, str(ROOT / "deploy"))
+from hall_supervisord import RunDir, processes  # noqa: E402
+
 NGINX = "/usr/sbin/nginx"
 START_S = 120.0  # two cold Streamlit processes on two busy cores
 
@@ -73,16 +77,16 @@ class Hall:
         raise TimeoutError(f"waited {timeout:.0f} s for {what}:\n{self.said()}")
 
     def said(self) -> str:
-        return (self.run / "supervisor.log").read_text(errors="replace")[-3000:]
+        """What hall.py and supervisord logged (the last lines of each)."""
+        logs = (self.run / "supervisor.log", self.run / "supervisord.log")
+        return "\n".join(f.read_text(errors="replace")[-3000:] for f in logs if f.exists())
 
     def pids(self) -> list[tuple[str, int, int]]:
-        """(role, port, pid) rows of the pid file."""
-        rows = []
-        with contextlib.suppress(OSError):
-            for line in (self.run / "hall.pids").read_text().splitlines():
-                role, port, pid = line.split()
-                rows.append((role, int(port), int(pid)))
+        """(role, port, pid) of each running process, as the hall's supervisord says."""
+        rows = [(p.role, p.port, p.pid) for p in processes(RunDir(self.run)) if p.pid]
         self.seen |= {pid for _, _, pid in rows}
+        with contextlib.suppress(OSError, ValueError):  # supervisord itself
+            self.seen.add(int((self.run / "supervisord.pid").read_text().split()[0]))
         return rows
 
     def streamlit(self) -> dict[int, int]:
@@ -144,7 +148,7 @@ def ours(pid: int) -> bool:
     """Whether `pid` is still one of the hall's processes (not a pid reused since)."""
     with contextlib.suppress(OSError):
         line = Path(f"/proc/{pid}/cmdline").read_bytes()
-        return any(word in line for word in (b"streamlit", b"nginx", b"hall.py"))
+        return any(word in line for word in (b"streamlit", b"nginx", b"hall.py", b"supervisord"))
     return False
 
 

@@ -173,7 +173,7 @@ def test_progress_bar_counts_the_files(capsys):
         ("preset=recitation-s2", (1, 1), (2, 2), None),  # nothing selected: the last cells
         ("preset=recitation-s2&sel=y:0:1", (0, 1), (2, 2), None),
         ("preset=recitation-s2&sel=grad_w:1:0", (1, 1), (1, 0), None),
-        ("preset=recitation-s2&sel=x:2:2", (1, 1), (2, 2), (2, 2)),
+        ("preset=recitation-s2&sel=x:2:2", (0, 0), (2, 2), (2, 2)),  # the first to read it
     ],
 )
 def test_stills_light_the_cell_whose_sum_they_write(query, y_cell, w_cell, x_cell):

@@ -25,7 +25,7 @@ from tests.halls import HALL, NGINX, ROOT, Hall, alive, environ, free_port, need
 
 sys.path.insert(0, str(ROOT / "deploy"))
 import hall_nginx
-import hall_supervisor
+import hall_supervisord
 
 HEADERS = {
     "X-Frame-Options": "SAMEORIGIN",
@@ -94,6 +94,7 @@ def hall(tmp_path_factory):
 
 
 @pytest.mark.server
+@pytest.mark.supervisord
 def test_every_response_carries_the_security_headers(hall):
     status, headers, body = hall.get("/")
     assert status == 200 and b"<html" in body.lower()
@@ -126,6 +127,7 @@ def too_big(hall: Hall):
 
 
 @pytest.mark.server
+@pytest.mark.supervisord
 def test_one_browser_stays_on_one_process_and_the_class_uses_both(hall):
     """A first visit gets the pin of the process that answered; every request with it goes
     there; 20 browsers arriving one after the other are spread over both processes."""
@@ -158,6 +160,7 @@ def served(hall: Hall) -> list[tuple[str, int]]:
 
 
 @pytest.mark.server
+@pytest.mark.supervisord
 def test_the_processes_share_the_cookie_secret_kept_beside_the_pids(hall):
     secret = (hall.run / "cookie-secret").read_text().strip()
     assert len(secret) >= 32 and (hall.run / "cookie-secret").stat().st_mode & 0o077 == 0
@@ -166,18 +169,19 @@ def test_the_processes_share_the_cookie_secret_kept_beside_the_pids(hall):
 
 
 @pytest.mark.server
+@pytest.mark.supervisord
 @pytest.mark.full  # the hall's kill test: `make ci` (45 s of a 2-core machine)
 def test_a_killed_process_restarts_alone_while_its_sessions_move_on(tmp_path):
     """Two processes under a short load (scripts/load.py through nginx); one is killed: its
-    sessions reconnect and rebuild their view from their URL, the other keeps serving, the
-    supervisor starts the dead one again on its port with the same secret."""
+    sessions reconnect and rebuild their view from their URL, the other keeps serving,
+    supervisord starts the dead one again on its port with the same secret."""
     hall = Hall(tmp_path / "run", processes=2)
     events = tmp_path / "events.jsonl"
     load = None
     try:
         before = hall.streamlit()
         cmd = [sys.executable, "scripts/load.py", "--through", hall.url]
-        cmd += ["--pids", str(hall.run / "hall.pids"), "--sessions", "8", "--duration", "40"]
+        cmd += ["--run-dir", str(hall.run), "--sessions", "8", "--duration", "40"]
         cmd += ["--think", "0.5", "1.5", "--timeout", "60", "--events", str(events), "--json"]
         load = subprocess.Popen(
             cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -206,7 +210,7 @@ def test_a_killed_process_restarts_alone_while_its_sessions_move_on(tmp_path):
         # the supervisor starts it again, on its port, alone
         def restarted() -> bool:
             now = hall.streamlit()
-            return now.get(victim) not in (None, before[victim]) and hall_supervisor.answers(
+            return now.get(victim) not in (None, before[victim]) and hall_supervisord.answers(
                 f"http://127.0.0.1:{victim}/_stcore/health"
             )
 
@@ -215,7 +219,7 @@ def test_a_killed_process_restarts_alone_while_its_sessions_move_on(tmp_path):
         assert now[survivor] == before[survivor] and alive(now[survivor])
         secret = (hall.run / "cookie-secret").read_text().strip()
         assert environ(now[victim])["STREAMLIT_SERVER_COOKIE_SECRET"] == secret
-        assert re.search(rf"streamlit on port {victim} .* exited", hall.said())
+        assert re.search(rf"exited: streamlit-{victim} \(terminated by SIGKILL", hall.said())
 
         out, err = load.communicate(timeout=240)
         result = json.loads(out.strip().splitlines()[-1])
@@ -239,7 +243,7 @@ def test_a_killed_process_restarts_alone_while_its_sessions_move_on(tmp_path):
             load.wait(10)
         hall.stop()
     # and `stop` stopped everything
-    assert not (hall.run / "hall.pids").exists()
+    assert not (hall.run / "supervisord.pid").exists()
     assert not [pid for pid in hall.seen if alive(pid)], hall.seen
 
 
@@ -250,6 +254,7 @@ def when(line: str) -> float:
 
 
 @pytest.mark.server
+@pytest.mark.supervisord
 def test_start_daemon_status_and_stop(tmp_path):
     """`start --daemon` returns once the hall answers; `status` says so; `stop` ends it all."""
     need_nginx()
@@ -264,8 +269,9 @@ def test_start_daemon_status_and_stop(tmp_path):
             [sys.executable, str(HALL), "status", "--run-dir", str(run)],
             capture_output=True, text=True, timeout=30,
         )  # fmt: skip
-        assert status.returncode == 0 and status.stdout.count(" up") == 3, status.stdout
-        pids = [int(line.split()[2]) for line in (run / "hall.pids").read_text().splitlines()]
+        assert status.returncode == 0 and status.stdout.count(" up") == 2, status.stdout
+        pids = [p.pid for p in hall_supervisord.processes(hall_supervisord.RunDir(run))]
+        pids.append(int((run / "supervisord.pid").read_text()))
         assert all(alive(pid) for pid in pids)
     finally:
         stopped = subprocess.run(
@@ -277,7 +283,7 @@ def test_start_daemon_status_and_stop(tmp_path):
     while time.monotonic() < deadline and any(alive(pid) for pid in pids):
         time.sleep(0.1)
     assert not [pid for pid in pids if alive(pid)]
-    assert hall_supervisor.port_free("127.0.0.1", port)
+    assert hall_supervisord.port_free("127.0.0.1", port)
 
 
 def test_hall_help_and_bad_arguments():
@@ -286,7 +292,7 @@ def test_hall_help_and_bad_arguments():
     )
     assert done.returncode == 0 and "start" in done.stdout and "stop" in done.stdout
     bad = subprocess.run(
-        [sys.executable, str(HALL), "start", "--processes", "0"],
+        [sys.executable, str(HALL), "conf", "--processes", "0"],
         capture_output=True, text=True, cwd=ROOT,
     )  # fmt: skip
     assert bad.returncode == 2 and "--processes" in bad.stderr
@@ -298,3 +304,38 @@ def test_hall_stop_without_a_hall_says_so(tmp_path):
         capture_output=True, text=True, cwd=ROOT,
     )  # fmt: skip
     assert done.returncode == 0 and "no hall runs" in done.stdout
+
+
+def test_the_front_pins_to_hosts_and_lists_only_those_that_answer(tmp_path):
+    """deploy/hall_front.py's config: a pin per host, the pool of the hosts up (the checker's
+    choice), the hall's upload and link limits; nginx -t takes it."""
+    import hall_front
+
+    hosts = [("198.18.1.2", 8080), ("198.18.2.2", 8080)]
+    both = hall_front.render_front(hosts, "127.0.0.1", 8123)
+    one = hall_front.render_front(hosts, "127.0.0.1", 8123, up=[hosts[1]])
+    assert "up: h1, h2" in both.splitlines()[0] and "up: h2" in one.splitlines()[0]
+    pool = re.search(r"upstream convviz_hosts \{(.*?)\}", one, re.S).group(1)
+    assert "198.18.2.2:8080" in pool and "198.18.1.2" not in pool
+    assert "h1 convviz_h1;" not in one and "h2 convviz_h2;" in one  # a dead host's pin: the pool
+    assert '"~(^|, )198\\.18\\.2\\.2:8080$" "convviz_host=h2; ' in one
+    assert hall_front.render_front(hosts, "127.0.0.1", 8123, up=[]) == both  # none up: try all
+    site = hall_nginx.render_site([9001], "127.0.0.1", 8124)
+    for limit in ("client_max_body_size", "large_client_header_buffers"):
+        assert re.search(rf"{limit} ([^;]+);", one).group(1) == re.search(
+            rf"{limit} ([^;]+);", site
+        ).group(1)
+    need_nginx()
+    (tmp_path / "convviz.conf").write_text(one)
+    (tmp_path / "nginx.conf").write_text(hall_nginx.render_main(tmp_path))
+    for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        (tmp_path / "tmp" / kind).mkdir(parents=True)
+    test = subprocess.run(
+        [NGINX, "-t", *hall_nginx.nginx_paths(tmp_path)], capture_output=True, text=True
+    )
+    assert test.returncode == 0, test.stderr
+    conf = subprocess.run(
+        [sys.executable, str(HALL), "conf", "--hosts", "198.18.1.2:8080,198.18.2.2:8080"],
+        capture_output=True, text=True, cwd=ROOT,
+    )  # fmt: skip
+    assert conf.returncode == 0 and "upstream convviz_hosts" in conf.stdout

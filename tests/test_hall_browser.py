@@ -21,7 +21,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from convviz.render.plotly.adapter import probing
 from tests.halls import Hall
 
-pytestmark = [pytest.mark.browser, pytest.mark.server]
+pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.supervisord]
 
 # (page's path, a preset that shows it well): every page, a different preset each
 PAGES = (

@@ -64,4 +64,19 @@ def test_load_help_and_loopback_only():
         [sys.executable, "scripts/load.py", "--through", "http://example.com:8080"],
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert away.returncode == 2 and "127.0.0.1 only" in away.stderr
+    assert away.returncode == 2 and "127.0.0.1 (or the test hosts) only" in away.stderr
+    for host in ("10.0.0.1", "198.20.0.1", "192.168.1.1"):  # private, or past the test range
+        argv = [sys.executable, "scripts/load.py", "--through", f"http://{host}:8080"]
+        away = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert away.returncode == 2, host
+    assert "--ratio" in done.stdout and "--run-dir" in done.stdout
+
+
+def test_the_ratio_to_the_bare_page_is_measured_in_the_same_run():
+    result, done = load(
+        "--mix", "control", "--control", "Seed", "--sessions", "1", "--duration", "4",
+        "--think", "0.3", "0.8", "--ratio",
+    )  # fmt: skip
+    assert done.returncode == 0 and result["errors"] == 0, result
+    floor = result["bare_server_cpu_per_rerun_s"]
+    assert floor > 0 and result["cpu_ratio_to_bare"] == result["server_cpu_per_rerun_s"] / floor

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from functools import cache
+from urllib.parse import urlencode
 
 import numpy as np
 
@@ -237,6 +238,30 @@ def to_query(state: dict) -> dict[str, str]:
             continue
         out[name] = str(int(value)) if isinstance(value, bool) else str(value)
     return out
+
+
+# The longest link the app writes (characters of its query string, encoded): a share link, the
+# address bar, the page links. The whole request head that opens a link holds it once (its
+# request line, or the Referer of the page's own requests) beside ~1-2 kB of other headers, and
+# must pass nginx (deploy/nginx.conf: 16k header buffers) and Streamlit's server (h11: a 16 KiB
+# head): 12 KiB leaves room for the rest.
+MAX_LINK = 12 * 1024
+# What a link leaves out first, when it would be longer: typed and edited numbers, the longest
+# first (the session keeps them; the link keeps the layer, its seed and everything else)
+LEFT_OUT_FIRST = ("t", "g", "x", "w")
+
+
+def bounded(query: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The query within MAX_LINK, and the fields left out to fit (longest edits first)."""
+    out, left_out = dict(query), []
+    while len(urlencode(out)) > MAX_LINK:
+        edits = [name for name in LEFT_OUT_FIRST if name in out]
+        if not edits:
+            break  # every other field is short: its bounds keep a link far under MAX_LINK
+        name = max(edits, key=lambda n: len(out[n]))
+        left_out.append(name)
+        del out[name]
+    return out, left_out
 
 
 def padding_of(state: dict):

@@ -21,6 +21,8 @@ from convviz.engine.spec import ConvSpec, ConvSpecError
 from convviz.engine.text import echo
 from convviz.model.fields import DEFAULTS, READER_FIELDS
 from convviz.model.state import (
+    MAX_LINK,
+    bounded,
     clip_slice,
     from_query,
     picked_slice,
@@ -244,7 +246,7 @@ def controls() -> Context:
         st.error(
             f"**Cannot compute this layer:** {error}. Showing the last valid settings.", icon="⚠️"
         )
-    st.query_params.from_dict(to_query(linked(state, error)))
+    st.query_params.from_dict(link_query(state, error)[0])
     view = state if error is None else st.session_state.get(LAST_VALID, DEFAULTS)
     spec = lay.forward.spec
     n, k, c = slice_of(view, spec)
@@ -261,6 +263,14 @@ def linked(state: dict, error: str | None) -> dict:
     return st.session_state[LAST_VALID] | {k: state[k] for k in READER_FIELDS}
 
 
+def link_query(
+    state: dict, error: str | None, own: dict[str, str] | None = None
+) -> tuple[dict[str, str], list[str]]:
+    """The query every link of this view holds (the address bar's, the share link's): the
+    layer's fields, then the page's own, within `MAX_LINK`; and the edits left out to fit."""
+    return bounded(to_query(linked(state, error)) | (own or {}))
+
+
 def share_link(ctx: Context, own: dict[str, str] | None = None) -> None:
     """The address that reproduces this view (a page body draws it: the selection is in it).
 
@@ -268,9 +278,17 @@ def share_link(ctx: Context, own: dict[str, str] | None = None) -> None:
     A plain link, not st.code: a code block would load a 1.5 MB syntax highlighter on every page.
     """
     base = str(st.context.url or "").split("?")[0]
-    url = f"{base}?{urlencode(to_query(linked(ctx.state, ctx.error)) | (own or {}))}"
+    query, left_out = link_query(ctx.state, ctx.error, own)
+    url = f"{base}?{urlencode(query)}"
     # the address as literal text (`echo`), its whole length; no emoji font needed for the icon
     st.caption(f":material/link: Share this view: [{echo(url, len(url))}](<{url}>)")
+    if left_out:
+        names = ", ".join(f"`{n}`" for n in left_out)
+        st.caption(
+            f"The numbers typed or edited in {names} make a link longer than a link may be "
+            f"({MAX_LINK // 1024} KiB): this one gives the layer with its seed's numbers there. "
+            "This tab keeps yours; **More exports → .py** writes them out."
+        )
 
 
 def with_selection(ctx: Context) -> Context:
@@ -278,6 +296,6 @@ def with_selection(ctx: Context) -> Context:
     the Context made by `controls` on the last full run may hold an older selection."""
     state = ctx.state
     _take_chart_selection(state)
-    st.query_params.from_dict(to_query(linked(state, ctx.error)))
+    st.query_params.from_dict(link_query(state, ctx.error)[0])
     view = state if ctx.error is None else st.session_state.get(LAST_VALID, DEFAULTS)
     return replace(ctx, selection=selection_of(view))

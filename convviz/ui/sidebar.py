@@ -23,7 +23,7 @@ from convviz.model.fields import (
     preset_state,
 )
 from convviz.model.presets import PRESETS_BY_KEY
-from convviz.model.state import drop_misfit_edits, preset_of, spec_of, to_query
+from convviz.model.state import bounded, drop_misfit_edits, preset_of, spec_of, to_query
 from convviz.ui.controls import PAGES, PROBLEMS, STATE, Context
 from convviz.ui.viewport import watch_viewport
 
@@ -129,7 +129,7 @@ def _page_links(state: dict) -> None:
     """The pages, each linked with this view's query: a link opened in a new tab (or a click the
     browser takes as a plain navigation, as happened mid-run under load) shows the same layer."""
     st.markdown("### convviz")
-    query = to_query(state)
+    query = bounded(to_query(state))[0]
     for path, label, icon in PAGES:
         st.page_link(path, label=label, icon=icon, query_params=query)
     st.divider()

@@ -30,7 +30,14 @@ from convviz.render.story.input_grad import unread_text
 from convviz.render.theme import GREY_TERM
 from convviz.ui.clicker import mount, page_nav, stage_id
 from convviz.ui.compute import formula_at, shared_view
-from convviz.ui.controls import STATE, Context, converted, share_link, with_selection
+from convviz.ui.controls import (
+    STATE,
+    Context,
+    converted,
+    link_query,
+    share_link,
+    with_selection,
+)
 from convviz.ui.player import player
 from convviz.ui.sidebar import sidebar
 
@@ -411,7 +418,7 @@ def page_body(draw: Callable[[Context], None] | None = None, *, own=None):
         draw(ctx)
         query = own() if own else None
         if query:
-            st.query_params.update(query)
+            st.query_params.from_dict(link_query(ctx.state, ctx.error, query)[0])
         share_link(ctx, query)
         st.session_state[_LINKED] = True
 
