@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from convviz.export import cli
+from convviz.export.story import Story
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "convviz"
 # what a clean environment passes on: no PYTHONPATH, so only an installed convviz imports
@@ -62,21 +65,26 @@ def test_the_wheel_carries_every_module_and_asset(tmp_path):
     assert 'anywidget>=0.11; extra == "notebook"' in metadata
 
 
-def _exports_from_root(python: Path | str, out: Path) -> Path:
-    """`python -m convviz export` and `import convviz` from `/`, where only an installed convviz
-    is found; the export writes the HTML lecture (the player's and the deck's JS inside)."""
+def _exports_from_root(python: Path | str, out: Path, *formats: str) -> Path:
+    """`import convviz` and `python -m convviz export --preset recitation-s2` (every format, or
+    those named) from `/`, where only an installed convviz is found; the HTML lecture has the
+    deck's JS inside. Returns where convviz was imported from."""
     run = _run([python, "-c", "import convviz; print(convviz.__file__)"])
     assert run.returncode == 0, run.stderr
     where = Path(run.stdout.strip())
-    run = _run([python, "-m", "convviz", "export", "--preset", "recitation-s2", "--formats",
-                "html,png,py", "--quiet", "--out", out])  # fmt: skip
+    chosen = ["--formats", ",".join(formats)] if formats else []
+    run = _run([python, "-m", "convviz", "export", "--preset", "recitation-s2", *chosen,
+                "--quiet", "--out", out])  # fmt: skip
     assert run.returncode == 0, run.stderr
-    lecture = (out / "convviz-recitation-s2-lecture.html").read_text()
+    story = Story.of("recitation-s2")
+    want = {job.name for job in cli.jobs(story, list(formats or cli.FORMATS))}
+    assert {p.name for p in out.iterdir()} == want
+    lecture = (out / story.file_name("lecture", "html")).read_text()
     assert (where.parent / "export" / "deck.js").read_text() in lecture
-    assert len(list(out.glob("*.png"))) >= 10
     return where
 
 
+@pytest.mark.encoder  # every format: the GIFs and MP4s too
 def test_make_installs_environment_runs_convviz_from_any_folder(tmp_path):
     """`make install` installs convviz editable: from `/` (no checkout on the path) `import
     convviz` and `python -m convviz export` failed with "No module named convviz"."""
@@ -96,5 +104,5 @@ def test_a_fresh_environments_pip_install_gives_the_same(tmp_path):
     python = venv / "bin" / "python"
     run = _run([python, "-m", "pip", "install", "--quiet", _sources(tmp_path / "src")], 1200)
     assert run.returncode == 0, run.stderr[-2000:]
-    where = _exports_from_root(python, tmp_path / "x")
+    where = _exports_from_root(python, tmp_path / "x", "html", "png", "py")
     assert where.is_relative_to(venv) and (where.parent / "player" / "core.js").exists()
