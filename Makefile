@@ -8,9 +8,10 @@ STAMP := $(VENV)/.installed
 PYTEST := $(PY) -m pytest
 # Why a test is slow, by marker (pyproject.toml; tests/conftest.py refuses an unmarked one):
 # browser (Chromium), server (a real server), encoder (ffmpeg, long GIFs), apptest (pages in
-# AppTest: `sample` picks a few for the quick tier), full (left to CI: the rest of a matrix
-# `make test` samples, the hall's kill tests, the measuring scripts' own runs).
-SLOW := browser or server or encoder or apptest or supervisord or netns or podman or debootstrap
+# AppTest: `sample` picks a few for the quick tier), install (pip: the wheel, an installed
+# convviz), full (left to CI: the rest of a matrix `make test` samples, the hall's kill tests,
+# the measuring scripts' own runs, a fresh venv's `pip install .`).
+SLOW := browser or server or encoder or apptest or install or supervisord or netns or podman or debootstrap
 QUICK := (not ($(SLOW))) or sample
 # what `make test` leaves to CI
 CI_ONLY := full
@@ -19,12 +20,17 @@ unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run lint check test ci install chromium nginx bench load hall hall-stop hall-status memory image image-run
 
-$(STAMP): requirements.txt requirements-dev.txt package-lock.json
+# The environment, and convviz installed into it editable (`import convviz` and `python -m convviz`
+# from any folder); made again when a requirement or pyproject.toml changes. A checkout that
+# borrows another's .venv or node_modules (a link) leaves them as that checkout installed them.
+$(STAMP): requirements.txt requirements-dev.txt package-lock.json pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+	@if [ ! -L $(VENV) ]; then \
+	  PYTHONWARNINGS=ignore $(PY) -m pip install --quiet --no-deps --no-build-isolation --editable .; fi
 	@# Biome, the JavaScript's linter (package.json); tests/test_js.py skips it where npm is missing
-	@if command -v npm >/dev/null; then npm ci --no-audit --no-fund --silent; fi
+	@if command -v npm >/dev/null && [ ! -L node_modules ]; then npm ci --no-audit --no-fund --silent; fi
 	touch $(STAMP)
 
 install: $(STAMP)

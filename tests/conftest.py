@@ -2,7 +2,8 @@
 why it is slow.
 
 A test that starts Chromium is marked `browser`; one that starts a server (streamlit, nginx, or
-a script that starts one) `server`; one that encodes a video with ffmpeg `encoder`. The markers are
+a script that starts one) `server`; one that encodes a video with ffmpeg `encoder`; one that runs
+pip (a wheel, an install) or makes a venv `install`. The markers are
 checked, not trusted: a process started by a test whose markers do not allow it is refused with
 an error that names the marker (see `_refuse_unmarked`), so `-m "not browser and not server and
 not encoder"` (`make check`) starts none of them.
@@ -11,6 +12,7 @@ not encoder"` (`make check`) starts none of them.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -43,7 +45,7 @@ _CURRENT: list[pytest.Item] = []  # the test being set up, run or torn down
 
 
 def _needs(argv: list[str]) -> str | None:
-    """The marker a process needs: 'browser', 'server', 'encoder', 'netns', 'podman',
+    """The marker a process needs: 'browser', 'server', 'encoder', 'install', 'netns', 'podman',
     'debootstrap', 'supervisord', or None (any test may)."""
     words = " ".join(argv)
     if "--help" in argv or (Path(argv[0]).name == "nginx" and "-t" in argv):
@@ -67,6 +69,8 @@ def _needs(argv: list[str]) -> str | None:
         return "server"
     if "ffmpeg" in name:
         return "encoder"
+    if " -m venv " in f" {words} " or re.search(r" -m pip (install|wheel) ", f" {words} "):
+        return "install"
     return None
 
 

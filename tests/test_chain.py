@@ -199,7 +199,7 @@ BAD_STACKS = [
     pytest.param((1, 1, 3, 3), {}, "layer 2 \\(its input is h, layer 1's 2×2 output\\): the 3×3 "
                  "kernel", id="kernel wider than h"),
     pytest.param((1, 2, 1, 1), {}, "layer 2 .*the input has 1 channels", id="channels"),
-    pytest.param((1, 1, 1, 1), {"stride": 0}, "layer 2 .*stride must be at least 1", id="stride"),
+    pytest.param((1, 1, 1, 1), {"stride": 0}, "layer 2 .*stride `0` is too small", id="stride"),
     pytest.param((1, 1, 2, 2), {"padding": 2, "padding_mode": "reflect"}, "layer 2 .*reflect",
                  id="reflect wider than h"),
     pytest.param((16, 1, 1, 1), {"max_macs": 99}, "need 100 multiply-adds per pass \\(layer 1 "

@@ -30,40 +30,54 @@ def with_value(shape, index, value):
 # Each row: the call, then fragments that must all appear in the message.
 BAD_INPUT = [
     # --- sizes -----------------------------------------------------------------------------------
-    pytest.param(lambda: spec((1, 1, 0, 5)), ["input size H", "at least 1", "got 0"], id="size 0"),
+    pytest.param(
+        lambda: spec((1, 1, 0, 5)), ["input size H", "`0` is too small", "in 1…"], id="size 0"
+    ),
     pytest.param(
         lambda: conv2d_input((1, 1, 5, -2), W, G),
-        ["input size W", "at least 1", "got -2"],
+        ["input size W", "`-2` is too small", "in 1…"],
         id="negative size",
     ),
     pytest.param(
         lambda: conv2d_weight(X, (0, 1, 3, 3), G),
-        ["kernel size C_out", "at least 1"],
+        ["kernel size C_out", "too small", "in 1…"],
         id="zero filters",
     ),
     pytest.param(
-        lambda: conv2d(np.ones((1, 1, 0, 5)), W), ["input size H", "at least 1"], id="empty array"
+        lambda: conv2d(np.ones((1, 1, 0, 5)), W),
+        ["input size H", "too small", "in 1…"],
+        id="empty array",
     ),
     pytest.param(
         lambda: spec((1, 1, 2.5, 5)), ["input size H", "whole number", "2.5"], id="fractional size"
     ),
     pytest.param(lambda: spec((1, 1, "5", 5)), ["whole number", "'5'"], id="size as text"),
     # --- stride and dilation ---------------------------------------------------------------
-    pytest.param(lambda: spec(stride=0), ["stride", "at least 1", "got 0"], id="stride 0"),
-    pytest.param(lambda: spec(stride=(1, 0)), ["stride (cols)", "at least 1"], id="stride cols 0"),
+    pytest.param(lambda: spec(stride=0), ["stride", "`0` is too small", "in 1…"], id="stride 0"),
+    pytest.param(
+        lambda: spec(stride=(1, 0)), ["stride (cols)", "too small", "in 1…"], id="stride cols 0"
+    ),
     pytest.param(lambda: spec(stride=1.5), ["stride", "whole number", "1.5"], id="stride 1.5"),
     pytest.param(lambda: spec(stride=True), ["stride", "whole number"], id="stride bool"),
     pytest.param(lambda: spec(stride=(1, 2, 3)), ["stride", "(rows, cols) pair"], id="stride 3"),
-    pytest.param(lambda: spec(dilation=0), ["dilation", "at least 1", "got 0"], id="dilation 0"),
     pytest.param(
-        lambda: spec(dilation=(-1, 1)), ["dilation (rows)", "at least 1"], id="dilation -1"
+        lambda: spec(dilation=0), ["dilation", "`0` is too small", "in 1…"], id="dilation 0"
+    ),
+    pytest.param(
+        lambda: spec(dilation=(-1, 1)), ["dilation (rows)", "too small", "in 1…"], id="dilation -1"
     ),
     # --- padding ---------------------------------------------------------------------------------
-    pytest.param(lambda: spec(padding=-1), ["padding", "at least 0", "got -1"], id="padding -1"),
     pytest.param(
-        lambda: spec(padding=((0, -1), (0, 0))), ["padding bottom", "at least 0"], id="bottom -1"
+        lambda: spec(padding=-1), ["padding", "`-1` is too small", "in 0…"], id="padding -1"
     ),
-    pytest.param(lambda: spec(padding=(1, -2)), ["padding (cols)", "at least 0"], id="cols -2"),
+    pytest.param(
+        lambda: spec(padding=((0, -1), (0, 0))),
+        ["padding bottom", "too small", "in 0…"],
+        id="bottom -1",
+    ),
+    pytest.param(
+        lambda: spec(padding=(1, -2)), ["padding (cols)", "too small", "in 0…"], id="cols -2"
+    ),
     pytest.param(
         lambda: spec(padding=((0, 1, 2), (0, 0))), ["side pair", "two numbers"], id="side of 3"
     ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -17,9 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _run(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
+    """`python -m convviz …` of this checkout (whichever one the environment has installed)."""
+    env = os.environ | {"PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-m", "convviz", *args], capture_output=True, text=True, timeout=300,
-        cwd=cwd,
+        cwd=cwd, env=env,
     )  # fmt: skip
 
 
@@ -53,6 +56,26 @@ def test_bad_arguments_get_one_line_and_exit_code_2(args, says, tmp_path):
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1 and says in run.stderr and run.stdout == ""
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--out", ""], "--out is empty: name a folder"),  # it wrote into the current folder
+        (["--out", " "], "--out is empty"),
+        (["--workers", "0"], "`0` is too small: --workers must be a whole number in 1…64"),
+        (["--workers", "-5"], "--workers `-5` is too small"),
+        (["--workers", "2.0"], "--workers `2.0` is not a whole number"),
+        (["--link", "http://h/Two_layers?preset=recitation-s2&kH2=99"], "`kH2=99` is too large"),
+        (["--link", "?preset=recitation-s2&relu=2"], "`relu=2` must be 0 or 1"),
+    ],
+)
+def test_what_the_command_line_cannot_honour_is_refused(args, says, tmp_path):
+    """`--out ''` wrote into the current folder, `--workers 0` and a bad layer-2 field passed."""
+    run = _run("export", "--formats", "py", *args, cwd=tmp_path)
+    assert run.returncode == 2, run.stdout
+    assert run.stderr.count("\n") == 1 and says in run.stderr and run.stdout == ""
+    assert not list(tmp_path.iterdir())
 
 
 def test_files_already_there_are_replaced_only_with_force(tmp_path):

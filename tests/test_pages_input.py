@@ -122,7 +122,7 @@ def test_malformed_url_values_are_named_and_ignored(params, words):
     ("x", "words"),
     [
         ("1,2", "has 2 values"),
-        ("1,nan," + ",".join(["1"] * 47), "NaN"),
+        ("1,nan," + ",".join(["1"] * 47), "x value `nan` is not a finite number"),
         ("a,b", "not a number"),
     ],
     ids=["wrong-count", "nan", "text"],
@@ -296,7 +296,7 @@ def test_overflowing_values_get_a_message_and_the_last_valid_view(page_file, fie
     at = open_page(page_file, **{field: ",".join(["1e308"] * size)})
     assert_clean(at)
     messages = [shown(m.value) for m in [*at.error, *at.warning]]
-    assert any("beyond ±1e+09" in m for m in messages), messages
+    assert any(f"{field} value `1e308` is too large" in m for m in messages), messages
 
 
 @pytest.mark.parametrize(
@@ -376,7 +376,7 @@ def test_typed_values_are_read_as_written_or_refused_with_a_message():
         assert query(at)["x"].startswith(f"1,{value},3"), (typed, query(at)["x"])
     before = at.get("dataframe")[0].proto.id
     _type_into_x(at, "abc")
-    assert any("input x: `abc` is not a number" in w.value for w in at.warning)
+    assert any("input x `abc` is not a number" in w.value for w in at.warning)
     assert query(at)["x"].startswith("1,1.5,3")
     # the grid is drawn anew, with the number kept: the browser's grid kept the refused text
     # ('1e400' beside a warning that the app uses the last numbers); typing on works

@@ -77,7 +77,7 @@ def test_the_classroom_layer_learns_its_kernel_and_says_nothing_of_underdetermin
 
 @pytest.mark.parametrize(
     ("lr", "words"),
-    [("0", "must be above 0"), ("-0.01", "must be above 0"), ("1e9", "beyond 1000"),
+    [("0", "is too small"), ("-0.01", "is too small"), ("1e9", "is too large"),
      ("nan", "not a finite number"), ("fast", "not a number")],
 )  # fmt: skip
 def test_a_bad_rate_in_a_link_is_named_and_the_safe_rate_kept(lr, words):
@@ -90,8 +90,10 @@ def test_a_bad_rate_in_a_link_is_named_and_the_safe_rate_kept(lr, words):
 
 @pytest.mark.parametrize(
     ("typed", "words"),
-    [("0", "must be positive"), ("-1", "must be positive"), ("1e9", "beyond 1000"),
-     ("nan", "is NaN"), ("abc", "not a number")],
+    [("0", "η `0` is too small: η must be a number above 0, up to 1000"),
+     ("-1", "η `-1` is too small"), ("1e9", "η `1e9` is too large"),
+     ("nan", "η `nan` is not a finite number"), ("abc", "η `abc` is not a number"),
+     ("٣", "η `٣` is not a number"), ("1_0", "η `1_0` is not a number")],
 )  # fmt: skip
 def test_a_bad_rate_typed_in_is_refused_and_the_last_one_kept(typed, words):
     at = open_page(PAGE, preset="recitation-s2", step=STEP["step"], lr="0.0005")
@@ -106,7 +108,8 @@ def test_zero_steps_are_refused():
     at = open_page(PAGE, preset="recitation-s2", step=STEP["train"], steps="0")
     assert "steps=0" in said(at) and state(at)["steps"] == 100
     at.number_input(key="w_steps").set_value(0).run()
-    assert "number of steps must be in 1…200" in said(at) and state(at)["steps"] == 100
+    assert "Steps `0` is too small: Steps must be a whole number in 1…200" in said(at)
+    assert state(at)["steps"] == 100
     assert_no_exception_and_a_curve(at)
 
 
@@ -124,6 +127,30 @@ def test_a_typed_target_of_the_wrong_shape_is_refused_and_a_right_one_taken():
     assert not at.exception and state(at)["t"] == "1,-2,3,4"
     target = values_of_trace(figures(at)[0], "target:values")
     assert np.array_equal(target, [[1, -2], [3, 4]])
+
+
+def test_a_typed_target_takes_a_decimal_comma_and_refuses_400_digits_keeping_the_last():
+    """A 400-digit value was refused as "holds NaN or infinity"; '1,5 2,5' is two values."""
+    at = open_page(PAGE, preset="recitation-s2", step=STEP["loss"], tgt="typed")
+    at.text_input(key="w_t").set_value("1,5 2,5 −3 4").run()
+    assert not at.exception and state(at)["t"] == "1.5,2.5,-3,4"
+    at.text_input(key="w_t").set_value(f"1, 2, 3, {'9' * 400}").run()
+    assert not at.exception and "target value `999" in said(at) and "is too long" in said(at)
+    assert "NaN" not in said(at) and state(at)["t"] == "1.5,2.5,-3,4"
+    assert at.text_input(key="w_t").value == "1.5, 2.5, -3, 4"  # the field shows the target kept
+    target = values_of_trace(figures(at)[0], "target:values")
+    assert np.array_equal(target, [[1.5, 2.5], [-3, 4]])
+
+
+@pytest.mark.parametrize("t", ["1_0,2,3,4", "١,2,3,4", "1," * 15_000])
+def test_a_bad_typed_target_in_a_link_is_named_and_not_written_back(t):
+    """`t` was kept unchecked (up to 25,600 characters) and written back into every link."""
+    at = open_page(PAGE, preset="recitation-s2", step=STEP["loss"], tgt="typed", t=t)
+    assert not at.exception and not at.error
+    assert "`t=" in said(at) and ("is not a number" in said(at) or "is too long" in said(at))
+    assert state(at)["t"] == "" and "t" not in query(at)
+    assert "Type 4 target values" in said(at)  # the random target until one is typed
+    assert len(figures(at)) == 1
 
 
 def test_a_diverging_run_stops_with_the_engines_message_and_finite_numbers():

@@ -1,6 +1,7 @@
 """The numeric engine: NumPy and the standard library only.
 
 - `spec.py`: `ConvSpec`, the one owner of shape arithmetic, padding forms and the cache key;
+  `numbers.py`: the one reader of a number wherever it enters (strict or typed) and its message;
 - `ops.py`: the story's transforms (pad/unpad, dilate/subsample, rot180, windows), each beside
   its adjoint; `conv.py`: the public API with PyTorch's semantics (read it first), on
   `fastpath.py`'s im2col + GEMM, split over the cores by `_threads.py`;

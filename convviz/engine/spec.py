@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from numbers import Integral
 
 import numpy as np
+
+from convviz.engine.numbers import ConvSpecError, Range, take
+from convviz.engine.text import echo
 
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 PADDING_WORDS = ("valid", "same", "full")
@@ -32,27 +34,30 @@ Pair = tuple[int, int]
 Sides = tuple[Pair, Pair]
 
 
-class ConvSpecError(ValueError):
-    """A convolution that cannot be computed; the message names the constraint and a way out."""
+# The most a size, stride, dilation or padding may be, and the most values an array of the layer
+# (its padded input, its output) may hold: past them NumPy fails deep inside (a MemoryError, "array
+# is too big"); a layer anyone draws or trains here is far smaller.
+MAX_SIDE = 1_000_000
+MAX_VALUES = 2**28  # 2 GiB of float64
+
+
+def _said(value) -> str:
+    """A Python argument quoted in a message (shortened: it may be a 30,000-character string)."""
+    return echo(repr(value))
 
 
 def _int(value, name: str, *, minimum: int) -> int:
-    """An integer >= minimum, or ConvSpecError naming the value."""
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        if isinstance(value, (float, np.floating)) and float(value).is_integer():
-            value = int(value)
-        else:
-            raise ConvSpecError(f"{name} must be a whole number, got {value!r}")
-    if value < minimum:
-        raise ConvSpecError(f"{name} must be at least {minimum}, got {value}")
-    return int(value)
+    """A whole number (an int, never 2.0) in minimum…MAX_SIDE, or ConvSpecError naming it."""
+    return take(value, name, Range(minimum, MAX_SIDE, whole=True))
 
 
 def _pair(value, name: str, *, minimum: int) -> Pair:
     """An int or a pair of ints, as (rows, cols)."""
     if isinstance(value, (tuple, list)):
         if len(value) != 2:
-            raise ConvSpecError(f"{name} takes one number or a (rows, cols) pair, got {value!r}")
+            raise ConvSpecError(
+                f"{name} takes one number or a (rows, cols) pair, got {_said(value)}"
+            )
         return (
             _int(value[0], f"{name} (rows)", minimum=minimum),
             _int(value[1], f"{name} (cols)", minimum=minimum),
@@ -67,7 +72,7 @@ def _shape(shape, names: str, what: str) -> tuple[int, ...]:
         shape = tuple(shape.tolist())
     if not isinstance(shape, (tuple, list)) or len(shape) != len(names):
         raise ConvSpecError(
-            f"{what} must have {len(names)} dimensions ({', '.join(names)}), got {shape!r}"
+            f"{what} must have {len(names)} dimensions ({', '.join(names)}), got {_said(shape)}"
         )
     return tuple(_int(s, f"{what} size {n}", minimum=1) for n, s in zip(names, shape))
 
@@ -82,7 +87,7 @@ def same_padding(size: int, kernel: int, stride: int, dilation: int) -> Pair:
 def parse_padding(padding, size: Pair, kernel: Pair, stride: Pair, dilation: Pair) -> Sides:
     """Padding as ((top, bottom), (left, right)) from an int, a pair, per-side pairs or a word."""
     if isinstance(padding, str):
-        word = padding.strip().lower()
+        word = padding  # strict, as PyTorch: 'same', never ' Same '
         if word == "valid":
             return ((0, 0), (0, 0))
         if word == "same":
@@ -90,7 +95,7 @@ def parse_padding(padding, size: Pair, kernel: Pair, stride: Pair, dilation: Pai
         if word == "full":
             return tuple((d * (k - 1),) * 2 for k, d in zip(kernel, dilation))
         raise ConvSpecError(
-            f"padding {padding!r} is not known: use a number, (rows, cols), "
+            f"padding {_said(padding)} is not known: use a number, (rows, cols), "
             f"((top, bottom), (left, right)) or one of {', '.join(PADDING_WORDS)}"
         )
     if isinstance(padding, (tuple, list)) and len(padding) == 2:
@@ -108,7 +113,7 @@ def parse_padding(padding, size: Pair, kernel: Pair, stride: Pair, dilation: Pai
 
 def _pair_of(p) -> tuple:
     if len(p) != 2:
-        raise ConvSpecError(f"each side pair of padding needs two numbers, got {p!r}")
+        raise ConvSpecError(f"each side pair of padding needs two numbers, got {_said(p)}")
     return tuple(p)
 
 
@@ -151,13 +156,15 @@ class ConvSpec:
             )
         strides = _pair(stride, "stride", minimum=1)
         dilations = _pair(dilation, "dilation", minimum=1)
-        if padding_mode not in PADDING_MODES:
+        if not isinstance(padding_mode, str) or padding_mode not in PADDING_MODES:
             raise ConvSpecError(
-                f"padding mode {padding_mode!r} is not known: use one of {', '.join(PADDING_MODES)}"
+                f"padding mode {_said(padding_mode)} is not known: use one of "
+                f"{', '.join(PADDING_MODES)}"
             )
         sides = parse_padding(padding, x_shape[2:], w_shape[2:], strides, dilations)
         spec = cls(x_shape, w_shape, strides, sides, dilations, padding_mode)
         spec._check()
+        spec._check_size()
         return spec
 
     def kwargs(self) -> dict:
@@ -197,6 +204,15 @@ class ConvSpec:
                 raise ConvSpecError(
                     f"circular padding of {max(lo, hi)} {unit} wraps past the whole input of "
                     f"{size}: pad by at most {size} or use 'zeros'"
+                )
+
+    def _check_size(self) -> None:
+        for what, shape in (("padded input", self.padded_shape), ("output", self.output_shape)):
+            if math.prod(shape) > MAX_VALUES:
+                raise ConvSpecError(
+                    f"the {what} would hold {math.prod(shape):,} values "
+                    f"({'×'.join(map(str, shape))}); convviz computes arrays of up to "
+                    f"{MAX_VALUES:,}: lower the padding, the sizes or the channels"
                 )
 
     # --- sizes, each a (rows, cols) pair ---------------------------------------------------------

@@ -20,6 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from convviz.engine.numbers import ConvSpecError, Range, read
 from convviz.engine.text import echo
 from convviz.export.story import Animation, ExportError, Story
 from convviz.model.presets import PRESETS_BY_KEY
@@ -36,6 +37,9 @@ WHAT = {
     "pdf": "a handout: one stage per page with its caption and formula",
     "py": "a runnable NumPy snippet and a PyTorch snippet that print y, dL/dx, dL/dw",
 }
+
+
+WORKERS = Range(1, 64, whole=True)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -78,7 +82,6 @@ def parser() -> argparse.ArgumentParser:
         "--out",
         default=".",
         metavar="DIR",
-        type=Path,
         help="folder to write into, created if missing (default: the current folder)",
     )
     p.add_argument(
@@ -87,10 +90,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar; still list the files")
     p.add_argument(
         "--workers",
-        type=int,
-        default=min(2, os.cpu_count() or 1),
+        default=str(min(2, os.cpu_count() or 1)),
         metavar="N",
-        help="processes that draw side by side (default: 2, or 1 on one core)",
+        help=f"processes that draw side by side, {WORKERS} (default: 2, or 1 on one core)",
     )
     return p
 
@@ -295,26 +297,30 @@ def main(argv: list[str] | None = None) -> int:
     """Run the export; returns the exit code (0 done, 1 a file failed, 2 bad arguments)."""
     p = parser()
     args = p.parse_args(argv)
+    if not args.out.strip():
+        p.error("--out is empty: name a folder (--out . for the current one)")
+    out = Path(args.out)
     try:
+        workers = read(args.workers, "--workers", WORKERS)
         formats = _formats(args.formats)
         story = (
             Story.of(args.preset, args.link)
             if (args.preset or args.link)
             else Story.of("classroom")
         )
-    except ExportError as exc:
+    except (ExportError, ConvSpecError) as exc:
         p.error(str(exc))
-    if args.out.exists() and not args.out.is_dir():
-        p.error(f"--out {args.out} is a file, not a folder")
+    if out.exists() and not out.is_dir():
+        p.error(f"--out {out} is a file, not a folder")
     try:
-        args.out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        p.error(f"cannot create --out {args.out}: {exc.strerror}")
+        p.error(f"cannot create --out {out}: {exc.strerror}")
     todo = jobs(story, formats)
-    there = [job.name for job in todo if (args.out / job.name).exists()]
+    there = [job.name for job in todo if (out / job.name).exists()]
     if there and not args.force:
         p.error(
-            f"--out {args.out} already holds {len(there)} of these files ({', '.join(there[:3])}"
+            f"--out {out} already holds {len(there)} of these files ({', '.join(there[:3])}"
             f"{', …' if len(there) > 3 else ''}): add --force to replace them"
         )
     note = skipped(story, formats)
@@ -324,8 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     written = []
     try:
         bar.show(0, todo[0].name if todo else "")
-        for name, data in made(todo, max(1, args.workers)):
-            path = args.out / name
+        for name, data in made(todo, workers):
+            path = out / name
             write_atomic(path, data)
             written.append(path)
             bar.show(len(written), name)

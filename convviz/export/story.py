@@ -9,6 +9,7 @@ does: the file names are the app's download names, `convviz-{preset}-{name}.{ext
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -115,7 +116,7 @@ def state_of(preset: str | None = None, link: str | None = None) -> dict:
     state, problems = from_query(query, preset_state(PRESETS_BY_KEY["classroom"]))
     real = [p for p in problems if "this is a custom layer" not in p]
     if real:
-        raise ExportError(real[0].split("; so ")[0].split("; kept ")[0])
+        raise ExportError(re.sub(r"; (so |kept |edits reset|the last edits kept).*$", "", real[0]))
     try:
         spec_of(state)
     except ConvSpecError as exc:

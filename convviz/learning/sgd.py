@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from numbers import Real
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -18,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from convviz.engine.conv import as_array
 from convviz.engine.fastpath import forward_padded, weight_grad_padded
 from convviz.engine.matrix import im2col
+from convviz.engine.numbers import Range, take
 from convviz.engine.ops import pad
 from convviz.engine.spec import ConvSpec, ConvSpecError
 from convviz.learning.loss import Loss, check_reduction, checked_array, mse_loss, unchecked_mse
@@ -34,41 +34,18 @@ Velocity = tuple[NDArray[np.float64], NDArray[np.float64]]  # (for w, for b)
 # --- validation -----------------------------------------------------------------------------------
 
 
-def _real(value, name: str) -> float:
-    """A real number (not a bool), or ConvSpecError."""
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise ConvSpecError(f"the {name} must be a number, got {value!r}")
-    value = float(value)
-    if math.isnan(value):
-        raise ConvSpecError(f"the {name} is NaN: type a number such as 0.01")
-    return value
+LR_RANGE = Range(0, MAX_LR, above=True)  # at 0 w never moves; below 0 each step climbs the loss
+MOMENTUM_RANGE = Range(0, MAX_MOMENTUM)
 
 
 def check_learning_rate(lr) -> float:
-    """η as a float in (0, MAX_LR], or ConvSpecError saying what to type instead."""
-    lr = _real(lr, "learning rate")
-    if lr <= 0:
-        raise ConvSpecError(
-            f"the learning rate must be positive, got {lr:g}: at 0 w never moves, below 0 "
-            "each step climbs the loss; type e.g. 0.01"
-        )
-    if lr > MAX_LR:
-        raise ConvSpecError(
-            f"the learning rate {lr:g} is beyond {MAX_LR:g}, the largest this app takes: "
-            "type a smaller rate such as 0.01"
-        )
-    return lr
+    """η as a float in (0, MAX_LR], or ConvSpecError naming it and the range."""
+    return take(lr, "lr", LR_RANGE)
 
 
 def check_momentum(momentum) -> float:
-    """μ as a float in [0, MAX_MOMENTUM], or ConvSpecError."""
-    mu = _real(momentum, "momentum")
-    if not 0 <= mu <= MAX_MOMENTUM:
-        raise ConvSpecError(
-            f"the momentum must be in 0…{MAX_MOMENTUM:g}, got {mu:g}: 0 is plain SGD, "
-            "0.9 the usual choice; at 1 or more the steps never shrink"
-        )
-    return mu
+    """μ as a float in [0, MAX_MOMENTUM], or ConvSpecError naming it and the range."""
+    return take(momentum, "momentum", MOMENTUM_RANGE)
 
 
 def layer_params(spec: ConvSpec, w, b) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from convviz.engine.numbers import Range, take
 from convviz.engine.ops import pad
 from convviz.engine.spec import ConvSpec, ConvSpecError
 from convviz.learning.loss import check_reduction, checked_array, unchecked_mse
@@ -36,16 +37,12 @@ GROWTH_LIMIT = 1e6
 KEPT_VALUES = 2_000_000
 
 
+STEPS_RANGE = Range(1, MAX_STEPS, whole=True)
+
+
 def check_steps(steps) -> int:
     """The number of steps of a run, a whole number in 1…MAX_STEPS, or ConvSpecError."""
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
-        raise ConvSpecError(f"the number of steps must be a whole number, got {steps!r}")
-    if not 1 <= steps <= MAX_STEPS:
-        raise ConvSpecError(
-            f"the number of steps must be in 1…{MAX_STEPS}, got {steps}: "
-            f"choose 1 to see one step, up to {MAX_STEPS} to watch the layer learn"
-        )
-    return int(steps)
+    return take(steps, "steps", STEPS_RANGE)
 
 
 @dataclass(frozen=True, kw_only=True)

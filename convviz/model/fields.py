@@ -9,13 +9,15 @@ the defaults, the layer it stands for) is `convviz.model.state`'s. No streamlit 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from convviz.engine.numbers import Range, read
 from convviz.engine.spec import PADDING_MODES, PADDING_WORDS, ConvSpecError, parse_padding
-from convviz.engine.text import MINUS, echo
+from convviz.engine.text import echo
 from convviz.engine.values import DRAW, DRAWS, GRAD_OUT_KINDS, NAMED_KERNELS
 from convviz.learning.loss import REDUCTIONS, TARGET_SOURCES
 from convviz.learning.sgd import MAX_LR, MAX_MOMENTUM
@@ -44,6 +46,11 @@ class Field:
     role: str = "view"
     default: object = None  # None: each preset decides it (`preset_state`)
     above: bool = False  # a "float" above lo, not at it (a learning rate of 0 is refused)
+
+    @property
+    def range(self) -> Range:
+        """What an "int" or "float" field takes, as the one number reader checks it."""
+        return Range(self.lo, self.hi, whole=self.kind == "int", above=self.above)
 
 
 FIELDS: dict[str, Field] = {
@@ -171,58 +178,71 @@ def encode_array(a: np.ndarray) -> str:
     return ",".join(map(number_text, np.asarray(a, float).ravel().tolist()))
 
 
-# What a link may hold, ASCII only: Python's int()/float() also take '3_0', ' 5', '+5' and
-# Unicode digits ('٣'), which a link then reads as something else than it shows.
-INT_PATTERN = re.compile(r"-?[0-9]+", re.ASCII)
-_NUMBER = re.compile(r"-?([0-9]+(\.[0-9]*)?|\.[0-9]+)(e[-+]?[0-9]{1,3})?", re.ASCII | re.IGNORECASE)
-_NON_FINITE = {"nan", "-nan", "inf", "-inf", "infinity", "-infinity"}
-
-
-def _number(text: str, name: str) -> float:
-    """One value of an edited array; ConvSpecError naming what is wrong with it."""
-    if _NUMBER.fullmatch(text):
-        return float(text)
-    if text.strip().lower().lstrip("+") in _NON_FINITE:
-        raise ConvSpecError(f"the edited {name} holds NaN or infinity")
-    raise ConvSpecError(
-        f"the edited {name} holds {echo(text)}, which is not a number (digits 0-9, '.', "
-        "'-', 'e' only; no spaces, '+' or '_')"
-    )
+# A value of x, w, g or t, typed in or linked: every sum of products stays finite.
+VALUE_RANGE = Range(-MAX_VALUE, MAX_VALUE)
+LIST_CHARS = MAX_EDIT_VALUES * 25  # "-1.2345678901234567e-123," is 25 characters
+INT_PATTERN = re.compile(r"-?[0-9]+", re.ASCII)  # a selection's row and column
 
 
 def typed_number(text: str, name: str) -> float:
     """A number as a person types it into a grid: '−2' (a minus sign), '1,5' (a decimal comma),
-    '1e3'; ConvSpecError saying so if it is not one or is beyond ±MAX_VALUE."""
-    plain = text.strip().replace(MINUS, "-").replace(",", ".")
-    if plain[:1] == "+" and plain[1:2] not in ("-", "+"):  # '+2' and ' 2 ' are 2 here (a
-        plain = plain[1:]  # link's reader, `_number`, refuses both)
-    try:
-        value = _number(plain, name)
-    except ConvSpecError:
+    ' 7 ', '1e3'; ConvSpecError naming the field, the value and the range if it is not one."""
+    return read(text, name, VALUE_RANGE, typed=True)
+
+
+def typed_field(name: str, text: str, label: str) -> int | float:
+    """A number field's value as a person types it (the Learning page's η box: `lr`), read by
+    the one reader with the field's range; ConvSpecError naming `label`, the value and the range."""
+    return read(text, label, URL_FIELDS[name].range, typed=True)
+
+
+def _list_values(text: str, items: list[str], name: str, typed: bool) -> np.ndarray:
+    """The numbers of a list, each read by the one reader; ConvSpecError if one is refused, or
+    if there are more than MAX_EDIT_VALUES."""
+    _check_length(text, name)
+    if len(items) > MAX_EDIT_VALUES:
         raise ConvSpecError(
-            f"{name}: {echo(text)} is not a number (type e.g. 12, −3.5, 1,5 or 1e3)"
-        ) from None
-    if abs(value) > MAX_VALUE:
-        raise ConvSpecError(f"{name}: {echo(text)} is beyond ±{MAX_VALUE:g}; type a smaller number")
-    return value
+            f"{name} {echo(text)} holds {len(items):,} values: {name} must be at most "
+            f"{MAX_EDIT_VALUES} numbers, each {VALUE_RANGE}"
+        )
+    return np.array([read(v, name, VALUE_RANGE, typed=typed, each=True) for v in items], float)
+
+
+def _check_length(text: str, name: str) -> None:
+    """ConvSpecError if the text is longer than any list of MAX_EDIT_VALUES numbers."""
+    if len(text) > LIST_CHARS:
+        raise ConvSpecError(
+            f"{name} {echo(text)} is too long ({len(text):,} characters): {name} must be at most "
+            f"{MAX_EDIT_VALUES} numbers, each {VALUE_RANGE}"
+        )
+
+
+def _fitted(values: np.ndarray, shape: tuple[int, ...], name: str) -> np.ndarray:
+    if values.size != math.prod(shape):
+        raise ConvSpecError(
+            f"the edited {name} has {values.size} values but its shape "
+            f"{'×'.join(map(str, shape))} needs {math.prod(shape)}: edits were reset"
+        )
+    return values.reshape(shape)
 
 
 def decode_array(text: str, shape: tuple[int, ...], name: str) -> np.ndarray:
-    """Values from `encode_array` reshaped to `shape`; ConvSpecError if they do not fit."""
-    values = np.array([_number(v, name) for v in text.split(",")])
-    if values.size != int(np.prod(shape)):
-        raise ConvSpecError(
-            f"the edited {name} has {values.size} values but its shape "
-            f"{'×'.join(map(str, shape))} needs {int(np.prod(shape))}: edits were reset"
-        )
-    if not np.isfinite(values).all():
-        raise ConvSpecError(f"the edited {name} holds NaN or infinity")
-    if np.abs(values).max(initial=0) > MAX_VALUE:
-        raise ConvSpecError(
-            f"the edited {name} holds a value beyond ±{MAX_VALUE:g}: sums of such values "
-            "overflow; type smaller numbers"
-        )
-    return values.reshape(shape)
+    """Values from `encode_array` (a link's spelling) reshaped to `shape`; ConvSpecError if a
+    value is refused or they do not fit."""
+    return _fitted(_list_values(text, text.split(","), name, typed=False), shape, name)
+
+
+def typed_values(text: str, shape: tuple[int, ...], name: str) -> np.ndarray:
+    """Numbers a person types for an array, row by row: separated by commas, semicolons, spaces or
+    line breaks, each read as `typed_number` reads it. A comma is a decimal comma where only
+    that reading gives the array its number of values ('1,5 2,5' for two values)."""
+    text = text.strip()
+    _check_length(text, name)
+    items = re.split(r"[,;\s]+", text)
+    if len(items) != math.prod(shape):
+        decimal = re.split(r"[;\s]+", text)
+        items = decimal if len(decimal) == math.prod(shape) else items
+    return _fitted(_list_values(text, items, name, typed=True), shape, name)
 
 
 # --- the two-layer page's own fields (pages/5_Two_layers.py) ------------------------------------
@@ -251,41 +271,23 @@ PAGE_FIELDS: dict[str, Field] = {
     **CHAIN_FIELDS,
 }
 URL_FIELDS: dict[str, Field] = FIELDS | PAGE_FIELDS  # every parameter any page reads
-# Longest text a "str" field takes from a link: a selection 'grid:row:col'; typed-in values
-# ("-1.2345678901234567e-123," at most 25 characters each, as encode_array writes them).
-STR_CHARS = {"sel": 64, **dict.fromkeys((*EDITABLE, "t"), MAX_EDIT_VALUES * 25)}
-INT_DIGITS = 12  # a longer whole number is outside every field's range
-FLOAT_CHARS = 24  # '0.0012345678901234567' or '1.2345678901234567e-05': longer is not a rate
-
-
-def _float_field(f: Field, said: str, raw: str):
-    """A "float" field's value from a link: (value, None) or (None, why), ASCII digits only."""
-    if raw.strip().lower().lstrip("+") in _NON_FINITE:
-        return None, f"{said} is not a finite number (type e.g. 0.01)"
-    if len(raw) > FLOAT_CHARS or not _NUMBER.fullmatch(raw):
-        return None, f"{said} is not a number (digits 0-9, '.', '-', 'e' only, e.g. 0.01)"
-    value = float(raw)
-    if f.above and value <= f.lo:
-        return None, f"{said} must be above {f.lo:g}"
-    if value < f.lo:
-        return None, f"{said} must be at least {f.lo:g}"
-    if value > f.hi:
-        return None, f"{said} is beyond {f.hi:g}, the largest this app takes"
-    return value, None
+SEL_CHARS = 64  # a selection 'grid:row:col'
 
 
 def parse_field(name: str, raw: str):
     """One URL value → (value, None) or (None, message): the one reader of every parameter a
-    page takes from a link (ASCII digits only where a number is meant, bounded lengths)."""
+    page takes from a link (numbers strictly, by `convviz.engine.numbers.read`)."""
     f, said = URL_FIELDS[name], echo(f"{name}={raw}")
-    if f.kind == "int":
-        if not INT_PATTERN.fullmatch(raw):
-            return None, f"{said} is not a whole number (digits 0-9 only)"
-        if len(raw) > INT_DIGITS or not f.lo <= int(raw) <= f.hi:
-            return None, f"{said} is outside {f.lo}…{f.hi}"
-        return int(raw), None
-    if f.kind == "float":
-        return _float_field(f, said, raw)
+    if f.kind in ("int", "float"):
+        try:
+            return read(raw, name, f.range, link=True), None
+        except ConvSpecError as exc:
+            return None, str(exc)
+    if f.kind == "str" and name != "sel" and raw:  # typed-in values (x, w, g, t)
+        try:
+            _list_values(raw, raw.split(","), name, typed=False)
+        except ConvSpecError as exc:
+            return None, f"{said}: {exc}"
     if f.kind == "bool":
         if raw not in ("0", "1", "true", "false"):
             return None, f"{said} must be 0 or 1"
@@ -294,6 +296,6 @@ def parse_field(name: str, raw: str):
         if raw not in f.choices:
             return None, f"{said} is not one of {', '.join(f.choices)}"
         return raw, None
-    if len(raw) > STR_CHARS[name]:
-        return None, f"{said} is too long ({len(raw):,} characters; at most {STR_CHARS[name]:,})"
+    if name == "sel" and len(raw) > SEL_CHARS:
+        return None, f"{said} is too long ({len(raw):,} characters; at most {SEL_CHARS})"
     return raw, None

@@ -79,6 +79,15 @@ def value_text(value) -> str:
     return echo(value) if isinstance(value, str) else str(value)
 
 
+def _kept(name: str, value) -> str:
+    """What a link's refused value leaves in its place, in words."""
+    if name == "lr" and value == "":
+        return "kept the safe rate"
+    if name in (*EDITABLE, "t"):
+        return "edits reset" if value == "" else "the last edits kept"
+    return f"kept {value_text(value)}"
+
+
 def from_query(query: dict[str, str], base: dict | None = None) -> tuple[dict, list[str]]:
     """State from URL query values over `base` (defaults); messages for the values ignored.
 
@@ -98,10 +107,7 @@ def from_query(query: dict[str, str], base: dict | None = None) -> tuple[dict, l
             continue
         value, problem = parse_field(name, str(raw))
         if problem:
-            unset = name == "lr" and state[name] == ""  # the layer's safe rate
-            problems.append(
-                f"{problem}; kept {'the safe rate' if unset else value_text(state[name])}"
-            )
+            problems.append(f"{problem}; {_kept(name, state[name])}")
         elif name == "whole":  # an older link's whole pass: its stage now
             if value:
                 state["step"] = LECTURE.step_of(LECTURE.stage("whole"))

@@ -14,13 +14,21 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
+from convviz.engine.numbers import take
 from convviz.engine.spec import ConvSpecError
-from convviz.engine.text import echo, number, shape_text
+from convviz.engine.text import number, shape_text
 from convviz.export.learn_snippet import numpy_training_snippet, torch_training_snippet
 from convviz.export.video import gif_frames, mp4_bytes
 from convviz.learning import sgd, training
 from convviz.learning.experiment import Lesson, Settings, lesson
-from convviz.model.fields import FIELDS, VALUE_FIELDS, decode_array, encode_array, number_text
+from convviz.model.fields import (
+    FIELDS,
+    VALUE_FIELDS,
+    encode_array,
+    number_text,
+    typed_field,
+    typed_values,
+)
 from convviz.model.lecture import LECTURE
 from convviz.model.state import MAX_MACS, learning_settings
 from convviz.render.mpl import static
@@ -44,37 +52,23 @@ def _set(name: str, value) -> None:
 
 def _take_rate() -> None:
     """The rate typed in: a number in (0, MAX_LR], or empty for the layer's safe rate."""
-    raw = st.session_state["w_lr"].strip().replace("−", "-").replace(",", ".")
-    if raw == "" or raw.lower() == "auto":
+    raw = st.session_state["w_lr"]
+    if raw.strip() in ("", "auto"):
         _set("lr", "")
         return
     try:
-        value = float(raw)
-    except ValueError:
-        _refuse(
-            f"η {echo(raw)} is not a number: type e.g. 0.001 (or leave it empty for the safe rate)"
-        )
-        return
-    try:
-        _set("lr", sgd.check_learning_rate(value))
+        _set("lr", typed_field("lr", raw, "η"))
     except ConvSpecError as exc:
-        _refuse(f"η refused: {exc}")
+        _refuse(f"{exc} (or leave it empty for the safe rate)")
 
 
-def _take_steps() -> None:
-    value = st.session_state["w_steps"]
+def _take_number(name: str, label: str, empty: float | None = None) -> None:
+    """Steps or μ from its number field, checked by the one reader (an emptied field: `empty`)."""
+    value = st.session_state[f"w_{name}"]
     try:
-        _set("steps", training.check_steps(value if value is None else int(value)))
+        _set(name, take(empty if value is None else value, label, FIELDS[name].range))
     except ConvSpecError as exc:
-        _refuse(f"Steps refused: {exc}")
-
-
-def _take_momentum() -> None:
-    value = st.session_state["w_mom"]
-    try:
-        _set("mom", sgd.check_momentum(0.0 if value is None else float(value)))
-    except ConvSpecError as exc:
-        _refuse(f"Momentum refused: {exc}")
+        _refuse(str(exc))
 
 
 def _take_choice(name: str) -> None:
@@ -84,11 +78,13 @@ def _take_choice(name: str) -> None:
 
 
 def _take_typed(shape: tuple[int, ...]) -> None:
-    """The typed target: numbers separated by commas or spaces, one per cell of y."""
-    raw = st.session_state["w_t"].replace("−", "-").replace(";", ",").replace("\n", ",")
-    parts = [p for chunk in raw.split(",") for p in chunk.split()]
+    """The typed target: one number per cell of y, as `fields.typed_values` reads them (empty:
+    none, the random target until there is one)."""
+    if not st.session_state["w_t"].strip():
+        _set("t", "")
+        return
     try:
-        values = decode_array(",".join(parts), shape, "target")
+        values = typed_values(st.session_state["w_t"], shape, "target")
     except ConvSpecError as exc:
         _refuse(f"Target refused: {str(exc).replace(': edits were reset', '')}")
         return
@@ -136,7 +132,8 @@ def learn_controls(ctx: Context) -> None:
         st.number_input(
             "Momentum μ",
             key="w_mom",
-            on_change=_take_momentum,
+            on_change=_take_number,
+            args=("mom", "Momentum μ", 0.0),
             step=0.1,
             format="%.3g",
             help="0: plain SGD; 0.9 the usual choice",
@@ -144,7 +141,8 @@ def learn_controls(ctx: Context) -> None:
         st.number_input(
             "Steps",
             key="w_steps",
-            on_change=_take_steps,
+            on_change=_take_number,
+            args=("steps", "Steps"),
             step=10,
             help=f"1 to {training.MAX_STEPS}",
         )
@@ -157,7 +155,7 @@ def learn_controls(ctx: Context) -> None:
             key="w_t",
             on_change=_take_typed,
             args=(spec.output_shape,),
-            placeholder=f"{math.prod(spec.output_shape)} numbers separated by commas",
+            placeholder=f"{math.prod(spec.output_shape)} numbers separated by commas or spaces",
         )
 
 
