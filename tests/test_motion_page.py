@@ -141,7 +141,7 @@ def test_the_weight_gradient_motion_writes_each_windows_sum():
     at.query_params["step"] = "2"  # the weight gradient's second stage: the window
     at.switch_page("pages/3_Weight_gradient.py").run()
     assert not at.exception
-    data = player_data(at, "dilated_grad")
+    data = player_data(at, "stage_weight-window")
     p = PRESETS_BY_KEY["recitation-s2"]
     spec = p.spec()
     x, w = p.values()

@@ -198,8 +198,8 @@ def _input_still(key: str) -> Callable[[Subject], StillDrawing]:
         screen = panels = input_grad.PANELS[key](s.layer.input_grad, focus(s))
         if not s.selected(("grad_x", "grad_x_padded"), s.spec.padded_size):
             panels = followed_only(panels)  # the followed cell outlined, nothing linked
-        formula = s.input_grad_formula if s.lecture.stage(key).formula else None
-        return StillDrawing(panels, formula, screen=screen, said=s.input_grad_formula)
+        # every slide of the storyboard writes the sum of the cell the page follows
+        return StillDrawing(panels, s.input_grad_formula, screen=screen)
 
     return still
 
@@ -231,7 +231,8 @@ def _correlate_sweep(s: Subject) -> SweepDrawing:
     pad_cell = s.selected(("grad_x_padded",), s.spec.padded_size)
     panels = input_grad.input_grad_animation(ig, sweep, s.n, s.k, s.c, pad_cell)
     start = step_of(sweep, pad_cell) if pad_cell else None
-    return SweepDrawing(sweep, panels, s.k, lambda r, q: s.formula("grad_x_padded", (r, q)), start)
+    return SweepDrawing(sweep, panels, s.k, lambda r, q: s.formula("grad_x_padded", (r, q)),
+                        start, s.padded_input_grad_cell)  # fmt: skip
 
 
 def _keys(make: Callable[..., list[Scene]], tweens: int) -> Keyframes:
