@@ -251,6 +251,16 @@ def player_meta(fig: Figure) -> dict:
     return fig.meta["player"]
 
 
+def stepwise(fig: Figure) -> bool:
+    """Whether the player applies the animated `fig`'s frames itself, one update each: a sliding
+    window or a run's steps, whose frames redraw heatmaps. Plotly's animate runs a frame as a
+    transition, which replots the scatter traces alone and drops every heatmap until a redraw a
+    timer later (the blank grids a slow laptop paints between the two). A motion's markers glide
+    in plotly's transitions (`smooth`: it draws no heatmap)."""
+    meta = fig.meta.get("player")
+    return meta is not None and not meta.get("smooth", False)
+
+
 def outline_px(geo: GridLayout) -> float:
     return max(2.5, geo.cell / 12)
 

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from convviz.fields import DEFAULTS, READER_FIELDS
+from convviz.render.animation_frames import stepwise
 from convviz.render.grids import PLOTLY_CONFIG
 from convviz.render.plotly_adapter import Figure, sent
 from convviz.render.theme import Theme, theme_for
@@ -134,8 +135,9 @@ def _pick_slice(key: str, fields: tuple[str | None, str | None]) -> None:
 def converted(fig: Figure) -> go.Figure:
     """`fig` as st.plotly_chart takes it, converted once (`plotly_adapter.sent`): st.plotly_chart
     calls `to_dict()` on every rerun, which copies the figure and checks and encodes each array
-    (~a quarter of a Forward rerun's server time, for a figure `shared_view` keeps built)."""
-    return sent(fig)
+    (~a quarter of a Forward rerun's server time, for a figure `shared_view` keeps built). A
+    stepwise animation's frames go to its player, not to plotly (`animation_frames.stepwise`)."""
+    return sent(fig, frames=not stepwise(fig))
 
 
 def slice_chart(fig, name: str, fields: tuple[str | None, str | None], ctx: Context) -> None:
