@@ -61,7 +61,8 @@ def still_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple) -> None:
     panels = PANELS[stage.key](p, s)
     key = ("chain-still", stage.key, ctx.key, own, s, ctx.theme)
     fig = shared_view(key, lambda: panels_figure(panels, ctx.theme, highlight=SHUT_WORDS))
-    chart(fig, f"stage_{stage.key}")
+    with st.container(key="cv_screen_still"):  # on a projector, it ends the first screen
+        chart(fig, f"stage_{stage.key}")
     export_buttons(panels, ctx, stage.export, stage_words(stage, ctx)[0])
 
 
