@@ -15,6 +15,7 @@ import numpy as np
 
 from convviz.chain import TwoLayerSpec
 from convviz.fields import (
+    CHAIN_FIELDS,
     DEFAULTS,
     EDITABLE,
     EXPLICIT,
@@ -28,7 +29,7 @@ from convviz.fields import (
     parse_field,
     preset_state,
 )
-from convviz.lecture import LECTURE
+from convviz.lecture import LECTURE, padded_grad_size
 from convviz.presets import PRESETS_BY_KEY, Preset
 from convviz.spec import ConvSpec, ConvSpecError
 from convviz.text import count, echo
@@ -185,14 +186,34 @@ def _misfit(state: dict, name: str) -> bool:
 
 
 def cell_grids(spec: ConvSpec) -> dict[str, tuple[int, int]]:
-    """The grids a cell can be selected in (panel keys of the pages) and their shapes."""
-    return {
-        "y": spec.out_size,
+    """The grids a cell can be selected in (panel keys of the pages) and their shapes: the
+    layer's, the motions' (∂L/∂y dilated and padded, w turning), the Learning page's and the
+    Two layers page's. Layer 2's grids depend on the page's own fields: they are bounded here by
+    what those fields allow (the page keeps a cell of its grid: `chain_story.selected_cell`)."""
+    out, kernel, inside = spec.out_size, spec.kernel_size, spec.in_size
+    wide = CHAIN_FIELDS["pad2"].hi * 2  # layer 2's padding widens its output at most this much
+    layer_two = (out[0] + wide, out[1] + wide)
+    w2 = (CHAIN_FIELDS["kH2"].hi, CHAIN_FIELDS["kW2"].hi)
+    grids = {
+        "y": out,
         "x": spec.padded_size,
-        "grad_x": spec.in_size,
+        "grad_x": inside,
         "grad_x_padded": spec.padded_size,
-        "grad_w": spec.kernel_size,
-    }
+        "grad_w": kernel,
+        # ∂L/∂y as it arrives, and spread into the weight gradient's window
+        "grad_out": tuple(map(max, out, spec.dilated_out_size)),
+        "dilated": spec.dilated_out_size,
+        "padded": padded_grad_size(spec),
+        "w_rot": kernel,
+        "target": out,
+        **dict.fromkeys(("w", "w_before", "delta_w", "w_after", "target_w", "w1", "grad_w1"),
+                        kernel),
+        "x_chain": inside,
+        **dict.fromkeys(("pre", "h", "grad_h", "grad_pre"), out),
+        **dict.fromkeys(("y2", "t", "grad_y2"), layer_two),
+        **dict.fromkeys(("w2", "grad_w2"), w2),
+    }  # fmt: skip
+    return grids
 
 
 def _drop_misfits(state: dict, spec: ConvSpec) -> list[str]:
