@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from types import SimpleNamespace
 
 import pytest
@@ -25,7 +26,7 @@ def test_the_walk_is_the_layers_stages_then_the_coda(preset):
     spec = preset.spec()
     walk = LECTURE.walk(spec)
     assert [s.stage for s in walk[: -len(CODA)]] == list(LECTURE.of(spec))
-    assert [(s.page, s.step, s.stage) for s in walk[-len(CODA):]] == [(p, 1, None) for p in CODA]
+    assert [(s.page, s.step, s.stage) for s in walk[-len(CODA) :]] == [(p, 1, None) for p in CODA]
     several = spec.in_channels > 1 or spec.out_channels > 1 or spec.batch > 1
     assert (CHANNELS_PAGE in {s.page for s in walk}) == several
     for stop in walk[: -len(CODA)]:
@@ -36,7 +37,7 @@ def test_the_walk_is_the_layers_stages_then_the_coda(preset):
 def test_next_and_back_follow_the_walk_from_end_to_end(preset):
     spec = preset.spec()
     walk = LECTURE.walk(spec)
-    for before, after in zip(walk, walk[1:]):
+    for before, after in pairwise(walk):
         on = way(before.page, ctx_at(spec, before.step), 1)
         assert (on.path, on.step) == (after.page, after.step), before
         assert on.same_page == (before.page == after.page)

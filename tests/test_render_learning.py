@@ -15,6 +15,7 @@ from convviz.fields import preset_state
 from convviz.lesson import Settings, largest_curvature_bound, lesson, safe_rate
 from convviz.loss import REDUCTIONS
 from convviz.presets import PRESETS_BY_KEY
+from convviz.render.animation_frames import stepwise
 from convviz.render.learning import (
     loss_curve,
     loss_curve_static,
@@ -24,7 +25,6 @@ from convviz.render.learning import (
     run_panels,
     step_panels,
 )
-from convviz.render.animation_frames import stepwise
 from convviz.render.learning_frames import (
     RUN_FRAMES,
     STEP_FRAMES,

@@ -239,10 +239,8 @@ def handed_over(fig: Figure, p: TwoLayerPass) -> Figure:
             for (_, r, c), kept in zip(trace["customdata"], keep)
             if kept
         ]
-        for name in ("x", "y", "hovertext"):
-            trace[name] = np.asarray(trace[name], dtype=object if name == "hovertext" else None)[
-                keep
-            ]
+        for name in ("x", "y"):
+            trace[name] = [v for v, kept in zip(trace[name], keep) if kept]
     return fig
 
 

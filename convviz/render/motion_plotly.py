@@ -339,12 +339,18 @@ def motion_figure(
     # becomes). No hover label: it would tell a cell's final value while the motion is still
     # computing it.
     data += [
-        _selecting_grad_x(overlay, p) | {"hoverinfo": "none", "hovertemplate": None}
+        _unlabelled(_selecting_grad_x(overlay, p))
         for i, p in enumerate(motion.panels)
         if (overlay := click_overlay(p, i, geo)) is not None
     ]
     player, steps = _player(motion, frames, theme), np.arange(len(frames))
     return animated_figure(data, layout, frame_dicts, animated, steps, start, player)
+
+
+def _unlabelled(overlay: dict) -> dict:
+    """Click markers without a hover label (and without its text, the payload's largest part)."""
+    overlay = {k: v for k, v in overlay.items() if k not in ("hovertext", "hovertemplate")}
+    return overlay | {"hoverinfo": "none"}
 
 
 def _selecting_grad_x(overlay: dict, panel: Panel) -> dict:
