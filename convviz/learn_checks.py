@@ -18,6 +18,7 @@ from convviz.conv import conv2d
 from convviz.learn import Step
 from convviz.loss import Loss, mse_loss
 from convviz.spec import TORCH_PAD_MODES
+from convviz.text import count
 from convviz.training import Run
 
 
@@ -220,7 +221,7 @@ def training_torch_check(run: Run) -> Check:
     skipped when torch is not installed."""
     name = "PyTorch SGD"
     claim = (
-        f"the loss at each of {run.steps_done + 1} steps and the final w and b, against "
+        f"the loss at each of {count(run.steps_done + 1, 'step')} and the final w and b, against "
         f"torch.optim.SGD (lr {run.lr:g}, momentum {run.momentum:g}) with autograd"
     )
     try:

@@ -25,6 +25,7 @@ from convviz.learn import (
 from convviz.loss import check_reduction, checked_array, unchecked_mse
 from convviz.ops import pad
 from convviz.spec import ConvSpec, ConvSpecError
+from convviz.text import count
 
 MAX_STEPS = 200
 # A run stops at the first step whose loss is not finite, is above LOSS_LIMIT while above the
@@ -151,7 +152,7 @@ def _check_run(spec: ConvSpec, steps, max_macs: int | None) -> int:
             f"{steps} steps of this layer need {2 * (steps + 1) * layer_macs(spec):,} "
             f"multiply-adds (a forward and a weight-gradient pass per step); the app computes up "
             f"to {max_macs:,}: "
-            + (f"take at most {most} steps" if most >= 1 else "make the layer smaller")
+            + (f"take at most {count(most, 'step')}" if most >= 1 else "make the layer smaller")
         )
     return steps
 

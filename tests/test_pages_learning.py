@@ -133,10 +133,11 @@ def test_a_typed_target_of_the_wrong_shape_is_refused_and_a_right_one_taken():
     assert np.array_equal(target, [[1, -2], [3, 4]])
 
 
-def test_a_diverging_run_stops_with_the_engines_message_and_finite_numbers():
-    at = open_page(PAGE, preset="recitation-s2", step=STEP["train"], lr="5")
+@pytest.mark.parametrize("lr", ["5", "0.5"])  # stopped after 0 steps, after 1 step
+def test_a_diverging_run_stops_with_the_engines_message_and_finite_numbers(lr):
+    at = open_page(PAGE, preset="recitation-s2", step=STEP["train"], lr=lr)
     assert not at.exception
-    run = engine(lr=5.0).run
+    run = engine(lr=float(lr)).run
     assert run.message in [e.value for e in at.error]
     assert np.isfinite(array(curve_of(figures(at)[0])["y"])).all()
     # what happened, and nothing a stopped run did not do: no "the loss can reach 0"

@@ -23,7 +23,7 @@ from convviz.render import static
 from convviz.render.learning import loss_curve_static, run_gif, step_panels
 from convviz.spec import ConvSpecError
 from convviz.state import MAX_MACS
-from convviz.text import echo, number, shape_text
+from convviz.text import count, echo, number, shape_text
 from convviz.ui.compute import _cached, compute_layer, layer_inputs
 from convviz.ui.controls import STATE, Context
 from convviz.values import named_kernel
@@ -193,7 +193,8 @@ def settings_of(ctx: Context) -> tuple[Settings, list[str]]:
     steps, most = state["steps"], training.max_steps(spec, MAX_MACS)
     if steps > most >= 1:
         notes.append(
-            f"{steps} steps of this layer are beyond the app's work limit: {most} steps are taken"
+            f"{steps} steps of this layer are beyond the app's work limit: {count(most, 'step')} "
+            "are taken"
         )
         steps = most
     settings = Settings(
