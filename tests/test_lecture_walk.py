@@ -5,12 +5,13 @@
 
 from __future__ import annotations
 
+import re
 from itertools import pairwise
 from types import SimpleNamespace
 
 import pytest
 
-from convviz.lecture import CHANNELS_PAGE, CODA, LECTURE, QUIZ_PAGE
+from convviz.lecture import CHAIN_PAGE, CHANNELS_PAGE, CODA, LECTURE, QUIZ_PAGE
 from convviz.presets import PRESETS
 from convviz.ui.clicker import way
 from convviz.ui.controls import PAGES
@@ -60,3 +61,23 @@ def test_a_page_off_the_walk_leads_to_the_nearest_stops():
     last = walk[-len(CODA) - 1]
     assert (back.path, back.step) == (last.page, last.step) and last.stage.key == "chain-weights"
     assert {p for p, _, _ in PAGES} >= {s.page for s in walk}  # every stop is a page of the app
+
+
+def test_the_readmes_walk_lengths_are_the_lectures():
+    """The README's table of walk lengths (PageDowns to the end of Two layers and to the Quiz,
+    the offline deck's stages) is the model's, so it stays true when a stage is added."""
+    from pathlib import Path
+
+    from convviz.export.html import deck_stages
+    from convviz.export.story import Story
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    rows = re.findall(r"^\| ([\w-]+)[^|]* \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$", readme, re.M)
+    assert {key for key, *_ in rows} >= {"recitation-s1", "recitation-s2", "classroom"}
+    for key, stages, two_layers, quiz, deck in rows:
+        spec = next(p for p in PRESETS if p.key == key).spec()
+        walk = LECTURE.walk(spec)
+        end = max(i for i, s in enumerate(walk) if s.stage and s.stage.page == CHAIN_PAGE)
+        shown = (sum(1 for s in walk if s.stage), end, len(walk) - 1)
+        assert tuple(map(int, (stages, two_layers, quiz))) == shown, key
+        assert int(deck) == len(deck_stages(Story.of(key))), key
