@@ -176,8 +176,7 @@ def test_the_run_plays_its_steps_in_the_browser_with_the_curve_under_them(recita
     assert stepwise(fig) and len(fig.frame_dicts) == len(steps) <= RUN_FRAMES
     assert steps[0] == 0 and steps[-1] == run.steps_done and {1, 2, 5, 10} <= set(steps)
     assert meta["labels"] == [f"step {s}" for s in steps]
-    assert [steps[i] for i in meta["keys"]] == [s for s in steps if s in {0, 1, 2, 5, 10, 20,
-                                                50, 100, run.steps_done}]  # fmt: skip
+    assert "keys" not in meta  # ← → and the scrub rest on any shown step
     for frame, s in zip(fig.frame_dicts, steps):
         i = run.index(s)
         w = np.asarray(framed(fig, frame, "w:values")["z"], dtype=float)

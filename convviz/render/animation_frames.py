@@ -227,7 +227,8 @@ def animated_figure(
             {
                 "name": f["name"],
                 "traces": animated,
-                "data": [{"type": ty, **d} for ty, d in zip(types, f["data"])],
+                # an unchanged trace (in the frame to be replotted) as {}: no bytes per frame
+                "data": [{"type": ty, **d} if d else {} for ty, d in zip(types, f["data"])],
                 "layout": f.get("layout", {}),
             }
             for f in frames

@@ -113,7 +113,7 @@ def step_motion(
 
 
 RUN_FRAMES = 40  # frames of a run at most (the browser's payload: ~3.5 KB a frame)
-_MARKS = {m * 10**e for e in range(4) for m in (1, 2, 5)}  # steps 1, 2, 5, 10, 20, 50, …
+_MARKS = {m * 10**e for e in range(4) for m in (1, 2, 5)}  # steps 1, 2, 5, 10, 20, 50, … shown
 
 
 def shown_steps(kept) -> list[int]:
@@ -123,11 +123,6 @@ def shown_steps(kept) -> list[int]:
     marks = [s for s in kept if s in _MARKS or s in (kept[0], kept[-1])]
     even = np.linspace(0, len(kept) - 1, max(RUN_FRAMES - len(marks), 2)).round().astype(int)
     return sorted(set(marks) | {kept[i] for i in even})
-
-
-def milestones(steps: list[int]) -> list[int]:
-    """The frames ← → jump between: steps 0, 1, 2, 5, 10, 20, 50, … and the last."""
-    return [i for i, s in enumerate(steps) if s in _MARKS or i in (0, len(steps) - 1)]
 
 
 def curve_px(theme: Theme) -> int:
@@ -167,8 +162,7 @@ def run_figure(
         "sampled": 1,
         "link": None,
         "captions": captions,
-        "frame_ms": RUN_FRAME_MS,
-        "keys": milestones(kept),
+        "frame_ms": RUN_FRAME_MS,  # every frame a step the scrub may rest on (no keyframes)
     }
     return stills_animation(figs, player, len(kept) - 1 if start is None else start)
 

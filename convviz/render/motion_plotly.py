@@ -338,11 +338,20 @@ def motion_figure(
     # a click on any cell selects it, during the motion too (∂L/∂x̃ → ∂L/∂x: the cell of x it
     # becomes). No hover label: it would tell a cell's final value while the motion is still
     # computing it.
-    data += [
+    overlays = [
         _unlabelled(_selecting_grad_x(overlay, p))
         for i, p in enumerate(motion.panels)
         if (overlay := click_overlay(p, i, geo)) is not None
     ]
+    data += overlays
+    # every trace in every frame, the still ones unchanged: a transition recomputes every trace
+    # but replots only its frame's, and a click on a panel with a trace it did not replot threw
+    # in plotly's selection (the trace's drawing no longer linked): it selected nothing during
+    # a motion or after it
+    rest = [i for i in range(len(data)) if i not in animated]
+    animated += rest
+    for frame in frame_dicts:
+        frame["data"] += [{} for _ in rest]
     player, steps = _player(motion, frames, theme), np.arange(len(frames))
     return animated_figure(data, layout, frame_dicts, animated, steps, start, player)
 
