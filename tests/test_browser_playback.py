@@ -115,6 +115,9 @@ def test_no_grid_goes_blank_while_a_stage_plays(app_url, projector, preset, rate
                 goto(page, url(app_url, stage, preset))
                 page.evaluate(INSTALL)
             shown = stage.page
+            arrived = f"() => window.__convviz && window.__convviz.shown === '{shown}#{stage.key}'"
+            page.wait_for_function(f"() => ({arrived})() && !!({PLAYER})")
+            settled(page)
             last = page.evaluate(DRAWN)  # play=stills: the stage opens on its result
             page.evaluate(f"() => ({PLAYER}).show(0, false)")
             settled(page)

@@ -202,12 +202,13 @@ def test_exports_of_the_rotate_and_correlate_stages_carry_the_names(preset):
 
 
 @pytest.mark.parametrize("cell_px", [40, None], ids=["gif", "mp4"])
-@pytest.mark.parametrize("key", ["rotate", "whole"])
+@pytest.mark.parametrize("key", ["rotate", pytest.param("whole", marks=pytest.mark.encoder)])
 def test_gif_and_mp4_frames_stamp_names_of_10_px_at_least(key, cell_px):
     """The GIF (40 px cells) and the MP4 (cells that fill 1280 px: `video.motion_cell_px`)
     stamp every tap's name with the numbers, each ≥ 10 px at the frame's own size; mid-turn,
     where a tap's square is too small for a readable name, the name is left out and comes back
-    as the tap lands (the first and last frames name every tap)."""
+    as the tap lands (the first and last frames name every tap). The whole pass: ~10 s a GIF,
+    `make test`'s (encoder)."""
     from convviz.export.video import motion_cell_px
 
     m = motion("recitation-s2", key).coarser(2)
