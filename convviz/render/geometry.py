@@ -336,8 +336,11 @@ def _wrapped(panels, theme: Theme, top: int, bottom: int, one_row: int, min_plot
     """Numbered grids in rows when one row would shrink their cells below WRAP_BELOW_PX (five
     grids on a laptop's column): the fewest rows that give the biggest cells, every row's
     headers in the same room above its grids (the page scrolls down, never sideways). None
-    when one row is as good."""
-    if len(panels) < 2 or max(max(p.shape) for p in panels) > theme.max_text_cells:
+    when one row is as good, and on a projector (a slide is one screen: its grids stay in a
+    row, as big as the screen lets them)."""
+    if not theme.show_secondary or len(panels) < 2:
+        return None
+    if max(max(p.shape) for p in panels) > theme.max_text_cells:
         return None
     if one_row >= WRAP_BELOW_PX * theme.scale:
         return None
