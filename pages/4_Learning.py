@@ -8,18 +8,11 @@ from convviz.engine.spec import ConvSpecError
 from convviz.engine.text import count, number
 from convviz.model.lecture import LEARN_PAGE
 from convviz.render.plotly.grid_figure import panels_figure
-from convviz.render.story.learning import (
-    bias_text,
-    loss_curve,
-    loss_panels,
-    loss_sum_text,
-    run_panels,
-    signed,
-    step_motion,
-)
+from convviz.render.story.learning import bias_text, loss_panels, loss_sum_text, signed
+from convviz.render.story.learning_frames import STEP_FRAMES, run_figure, shown_steps, step_motion
 from convviz.ui.clicker import stage_bar, stage_heading
 from convviz.ui.compute import shared_view
-from convviz.ui.controls import controls, converted, page_config
+from convviz.ui.controls import controls, page_config
 from convviz.ui.learning import (
     LOG_SCALE,
     learn_controls,
@@ -29,13 +22,19 @@ from convviz.ui.learning import (
     settings_of,
     update_rule,
 )
-from convviz.ui.views import chart, page_body, page_end, page_header
+from convviz.ui.views import (
+    animated_chart,
+    chart,
+    motion_start,
+    page_body,
+    page_end,
+    page_header,
+)
 
 PAGE = LEARN_PAGE
 LAST = "cv_learn_last"  # (layer key, settings) of the last lesson shown
 STAGE_PX, STAGE_PRES_PX = 200, 60  # the stage bar, the controls and the heading above a figure
-STEP_WORDS_PX = 70  # the loss before → after and b's step, under the step's grids
-CURVE_PX, CURVE_PRES_PX = 260, 190  # the loss curve under the run's grids
+LOSS_WORDS_PX = 70  # a cell's ∂L/∂y and L, under the loss's grids on a projector
 page_config(PAGE)
 ctx = controls()
 page_header(
@@ -71,29 +70,30 @@ def the_lesson(ctx):
     return lesson
 
 
-def loss_view(ctx, lesson) -> None:
+def loss_view(ctx, lesson, stage) -> None:
     """y, t and ∂L/∂y side by side; L written out; the selected cell's gradient."""
     loss = lesson.step.before
     N = ctx.spec.batch
     sel = ctx.selection
     oH, oW = ctx.spec.out_size
-    picked = bool(sel) and sel[0] == "y" and sel[1] < oH and sel[2] < oW
+    picked = bool(sel) and sel[0] in ("y", "target", "grad_out") and sel[1] < oH and sel[2] < oW
     i, j = (sel[1], sel[2]) if picked else (0, 0)
     panels = loss_panels(loss, ctx.n, ctx.k)
     if picked:  # the clicked cell outlined in y, t and ∂L/∂y
         panels = [replace(p, selected=(i, j)) for p in panels]
-    key = ("loss", ctx.key, lesson.settings, ctx.n, ctx.k, picked and (i, j), ctx.theme)
-    fig = shared_view(key, lambda: panels_figure(panels, ctx.theme))
-    chart(fig, "learn_loss")
+    pres = not ctx.theme.show_secondary
+    theme = ctx.theme.reserve(LOSS_WORDS_PX) if pres else ctx.theme
+    key = ("loss", ctx.key, lesson.settings, ctx.n, ctx.k, picked and (i, j), theme)
+    fig = shared_view(key, lambda: panels_figure(panels, theme))
     y, t, g = (a[ctx.n, ctx.k, i, j] for a in (loss.y, loss.target, loss.grad_out))
     over = "" if loss.scale == 1 else f"/{N}"
-    st.markdown(
-        f"**∂L/∂y[{i}, {j}] = (y[{i}, {j}] − t[{i}, {j}]){over} = ({number(y)} − {term(t)})"
-        f"{over} = {number(g)}**"
-    )
-    st.markdown(
-        f"`{loss_sum_text(loss)}`" if ctx.theme.show_secondary else f"L = {number(loss.value)}"
-    )
+    with st.container(key="cv_screen_still"):  # on a projector, it ends the first screen
+        chart(fig, "learn_loss")
+        st.markdown(
+            f"**∂L/∂y[{i}, {j}] = (y[{i}, {j}] − t[{i}, {j}]){over} = ({number(y)} − {term(t)})"
+            f"{over} = {number(g)}**"
+        )
+        st.markdown(f"`{loss_sum_text(loss)}`" if not pres else f"L = {number(loss.value)}")
     if ctx.theme.show_secondary:
         mean = (
             (
@@ -122,13 +122,15 @@ def target_words(lesson) -> str:
     return "random integers in −5…5" if source == "random" else "typed in"
 
 
-def step_view(ctx, lesson) -> None:
-    """w before, each tap's move and w after; b's step; the loss before and after."""
+def step_view(ctx, lesson, stage) -> None:
+    """w before, each tap's move and w after, played by the page's player; b's step; the loss
+    before and after."""
     step = lesson.step
-    theme = ctx.theme.reserve(STEP_WORDS_PX)
-    key = ("step", ctx.key, lesson.settings, ctx.k, ctx.c, theme)
-    fig = shared_view(key, lambda: step_motion(step, theme, ctx.k, ctx.c))
-    chart(fig, "learn_step")
+    start = motion_start(ctx, STEP_FRAMES + 1)
+    view = (ctx.key, lesson.settings, ctx.k, ctx.c, ctx.selection, ctx.theme, start)
+    fig = shared_view(("step", *view), lambda: step_motion(
+        step, ctx.theme, ctx.k, ctx.c, start=start, selected=ctx.selection))  # fmt: skip
+    animated_chart(fig, "learn_step", ctx, None, stage=stage)
     before, after = step.before.value, step.after.value
     safe = " (the safe rate 1/λ_max)" if lesson.curvature else " (a safe rate: 1/Σλ)"
     rate = f"η = {number(step.lr)}" + (safe if lesson.auto_rate else "")
@@ -143,7 +145,11 @@ def step_view(ctx, lesson) -> None:
             icon=":material/trending_up:",
         )
     elif ctx.theme.show_secondary:
-        st.caption(update_rule(lesson.settings.momentum) + " " + rate_hint(lesson))
+        st.caption(
+            update_rule(lesson.settings.momentum)
+            + " Click a tap for its own update. "
+            + rate_hint(lesson)
+        )
 
 
 def rate_hint(lesson) -> str:
@@ -157,46 +163,27 @@ def rate_hint(lesson) -> str:
     return words + "."
 
 
-def train_view(ctx, lesson) -> None:
-    """The player over the run's steps: w, y and ∂L/∂w at the step, and the loss curve."""
+def train_view(ctx, lesson, stage) -> None:
+    """The run's steps played by the page's player (in the browser): w, y and ∂L/∂w at each,
+    and under them the loss curve with the step shown."""
     run = lesson.run
-    kept = [int(s) for s in run.kept]
-    shown = st.session_state.get("w_learn_at", kept[-1])
-    st.session_state["w_learn_at"] = shown if shown in kept else kept[-1]
-    at = st.select_slider(
-        "Step",
-        kept,
-        key="w_learn_at",
-        label_visibility="collapsed" if not ctx.theme.show_secondary else "visible",
-    )
     kernels = lesson.target.kernels[0] if lesson.target.kernels else None
-    key = ("run", ctx.key, lesson.settings, at, ctx.n, ctx.k, ctx.c, ctx.theme)
-    curve_h = CURVE_PX if ctx.theme.show_secondary else CURVE_PRES_PX
-    # on a projector the curve shares the screen with the grids; a laptop's page scrolls
-    grid_theme = ctx.theme if ctx.theme.show_secondary else ctx.theme.reserve(curve_h + 40)
-    fig = shared_view(
-        key, lambda: panels_figure(run_panels(run, at, ctx.n, ctx.k, ctx.c, kernels), grid_theme)
-    )
-    chart(fig, "learn_run")
     log = st.session_state.get(LOG_SCALE, True)
-    curve = loss_curve(run, ctx.theme, log=log, at=at, height=curve_h)
-    st.plotly_chart(
-        converted(curve),
-        key="learn_curve",
-        config={"displaylogo": False},
-        theme=None,
-        width="content",
-    )
+    start = motion_start(ctx, len(shown_steps(run.kept)))
+    view = (ctx.key, lesson.settings, ctx.n, ctx.k, ctx.c, ctx.selection, log, ctx.theme, start)
+    fig = shared_view(("run", *view), lambda: run_figure(
+        run, ctx.theme, n=ctx.n, k=ctx.k, c=ctx.c, target_kernel=kernels, log=log,
+        start=start, selected=ctx.selection))  # fmt: skip
+    animated_chart(fig, "learn_run", ctx, None, stage=stage)
     if run.diverged:
         st.error(run.message, icon=":material/warning:")
-    words = [f"L: {number(run.loss[0])} → {number(run.loss[-1])} in {run.steps_done} steps"]
-    error = lesson.kernel_error
-    if error is not None:
-        i = run.index(at)
-        words.append(f"max |w − target kernel| at step {at}: {number(error[i])}")
-    if ctx.theme.show_secondary:  # on a projector the target kernel's subtitle says it
-        st.markdown(" · ".join(words))
-    if lesson.underdetermined:
+    if ctx.theme.show_secondary:
+        st.markdown(
+            f"L: {number(run.loss[0])} → {number(run.loss[-1])} in "
+            f"{count(run.steps_done, 'step')}. Click a cell of w, ∂L/∂w or y to follow it "
+            "step by step."
+        )
+    if lesson.underdetermined and not run.diverged:  # a run that stopped reached nothing
         c, kernel = lesson.curvature, lesson.target.source
         short = f"L → 0, yet w ≠ the {kernel} kernel: {c.rank} equations for {c.unknowns} unknowns."
         st.info(
@@ -226,7 +213,7 @@ def learning(ctx):
         st.warning(problem(), icon=":material/block:")
     lesson = the_lesson(ctx)
     ctx = stage_heading(stage, ctx, STAGE_PX, STAGE_PRES_PX)
-    VIEWS[stage.key](ctx, lesson)
+    VIEWS[stage.key](ctx, lesson, stage)
     if ctx.theme.show_secondary:
         learning_exports(ctx, lesson)
     else:  # on a projector, under the stage: the stage stays where the clicker left it

@@ -12,17 +12,21 @@ from convviz.render.motion.model import gif_fits
 from convviz.render.plotly.frames import player_meta, writes_captions
 from convviz.render.plotly.grid_figure import panels_figure
 from convviz.render.plotly.sweeps import sweep_figure
-from convviz.render.selection import centre
+from convviz.render.selection import centre, opening
 from convviz.render.story.chain import (
     HANDOVER,
     PANELS,
     SHUT_WORDS,
     ChainSlice,
+    cell_words,
     gate_panels,
+    handed_over,
     handover_motion,
     layer_one_motion,
+    outlined,
+    selected_cell,
 )
-from convviz.render.story.input_grad import input_grad_animation
+from convviz.render.story.input_grad import Focus, input_grad_animation
 from convviz.ui.chain import chain_pass, from_url, layer_two_controls, own_query
 from convviz.ui.clicker import stage_bar, stage_heading, stage_words
 from convviz.ui.compute import CACHE, lean_sweep, shared_view
@@ -56,37 +60,56 @@ page_header(
 )
 
 
-def still_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple) -> None:
-    """A stage drawn as still grids (the forward chain, layer 2's ∂L/∂h, both ∂L/∂w)."""
-    panels = PANELS[stage.key](p, s)
-    key = ("chain-still", stage.key, ctx.key, own, s, ctx.theme)
-    fig = shared_view(key, lambda: panels_figure(panels, ctx.theme, highlight=SHUT_WORDS))
-    chart(fig, f"stage_{stage.key}")
+WORDS_PX = 40  # the selected cell's line under a still's grids on a projector
+
+
+def still_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple, cell) -> None:
+    """A stage drawn as still grids (the forward chain, layer 2's ∂L/∂h, both ∂L/∂w), the
+    selected cell outlined in each grid of its shape and its numbers under them."""
+    panels = outlined(PANELS[stage.key](p, s), cell)
+    words = cell_words(p, s, cell)
+    theme = ctx.theme.reserve(WORDS_PX) if words else ctx.theme
+    key = ("chain-still", stage.key, ctx.key, own, s, cell, theme)
+    fig = shared_view(key, lambda: panels_figure(panels, theme, highlight=SHUT_WORDS))
+    with st.container(key="cv_screen_still"):  # on a projector, it ends the first screen
+        chart(fig, f"stage_{stage.key}")
+        if words:
+            st.markdown(words)
     export_buttons(panels, ctx, stage.export, stage_words(stage, ctx)[0])
 
 
-def motion_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple) -> None:
-    """The handover, or one of layer 1's input-gradient stages on ∂L/∂y₁ = ∂L/∂h after the gate."""
+def followed(cell) -> tuple[str, int, int] | None:
+    """The selected cell as layer 1's input-gradient stages follow it: a cell of ∂L/∂x or ∂L/∂x̃."""
+    return cell if cell and cell[0] in ("grad_x", "grad_x_padded") else None
+
+
+def motion_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple, cell) -> None:
+    """The handover, or one of layer 1's input-gradient stages on ∂L/∂y₁ = ∂L/∂h after the gate;
+    under the player the sum of the cell a frame computes, and the selected cell's numbers."""
     ig = p.first.input_grad
     start = motion_start(ctx)
+    focus = Focus(s.n, s.k, s.c, followed(cell))
 
     def motion():
         if stage.key == HANDOVER:
             return handover_motion(p, s)
-        return layer_one_motion(p, stage.key, s)
+        return layer_one_motion(p, stage.key, s, focus)
 
     def build():
-        return motion_figure(motion(), ctx.theme, start=start)
+        fig = motion_figure(motion(), ctx.theme, start=start)
+        return handed_over(fig, p) if stage.key == HANDOVER else fig
 
-    fig = shared_view(("chain-motion", stage.key, ctx.key, own, s, ctx.theme, start), build)
-    cell = centre(ctx.spec.in_size)
+    view = ("chain-motion", stage.key, ctx.key, own, s, focus.selected, ctx.theme, start)
+    fig = shared_view(view, build)
+    grad_x = cell[1:] if cell and cell[0] == "grad_x" else centre(ctx.spec.in_size)
 
     def sums(at):
         if at == ("grad_x",):
-            return input_grad_formula(ig, s.n, s.c, *cell)
+            return input_grad_formula(ig, s.n, s.c, *grad_x)
         return input_grad_formula(ig, s.n, s.c, *at[1:], padded=True)
 
-    animated_chart(fig, f"stage_{stage.key}", ctx, motion_captions(fig, ctx, sums), stage=stage)
+    captions = with_words(motion_captions(fig, ctx, sums), cell_words(p, s, cell))
+    animated_chart(fig, f"stage_{stage.key}", ctx, captions, stage=stage)
     if gif_fits(ctx.spec):  # layer 1's padded grid is the widest a motion of the page draws
         st.download_button(
             "⬇ GIF of this stage",
@@ -98,13 +121,16 @@ def motion_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple) -> None:
         )
 
 
-def sweep_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple) -> None:
+def sweep_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple, cell) -> None:
     """Layer 1's full correlation: rot180 w₁ slides over its dilated, padded ∂L/∂y, writing
-    ∂L/∂x̃ cell by cell (each frame's sum under the player)."""
+    ∂L/∂x̃ cell by cell (each frame's sum under the player); a selected ∂L/∂x̃ cell opens it
+    on the frame that computes it."""
     ig = p.first.input_grad
     sweep = CACHE.get(("chain-sweep", ctx.key, own, s.n, s.c),
                       lambda: input_grad_sweep(ig, s.n, s.c, build=lean_sweep))  # fmt: skip
     start = motion_start(ctx, sweep.steps)
+    if cell and cell[0] == "grad_x_padded":
+        start = opening(sweep, cell[1:])[0]
 
     def build():
         panels = input_grad_animation(ig, sweep, s.n, s.k, s.c)
@@ -118,7 +144,15 @@ def sweep_view(ctx, p, stage: Stage, s: ChainSlice, own: tuple) -> None:
         return fig, [frame_caption(f, ctx.theme) for f in sums]
 
     fig, captions = shared_view(("chain-sweep", ctx.key, own, s, ctx.theme, start), build)
+    captions = with_words(captions, cell_words(p, s, cell))
     animated_chart(fig, f"stage_{stage.key}", ctx, captions, stage=stage)
+
+
+def with_words(captions, words: str):
+    """Each frame's lines under the player, and the selected cell's numbers after them."""
+    if not words or captions is None:
+        return captions
+    return [[*lines, words] for lines in captions]
 
 
 @page_body(own=own_query)
@@ -133,12 +167,13 @@ def two_layers(ctx):
     s = ChainSlice(ctx.n, ctx.k, ctx.c)
     stage = stage_bar(PAGE, ctx)
     ctx = stage_heading(stage, ctx, STAGE_PX, STAGE_PRES_PX)
+    cell = selected_cell(p, s, ctx.selection)
     if stage.view == "motion":
-        motion_view(ctx, p, stage, s, own)
+        motion_view(ctx, p, stage, s, own, cell)
     elif stage.view == "sweep":
-        sweep_view(ctx, p, stage, s, own)
+        sweep_view(ctx, p, stage, s, own, cell)
     else:
-        still_view(ctx, p, stage, s, own)
+        still_view(ctx, p, stage, s, own, cell)
     if stage.key == HANDOVER and ctx.theme.show_secondary:
         st.markdown("**The gate, cell by cell**")
         chart(panels_figure(gate_panels(p, s), ctx.theme, highlight=SHUT_WORDS), "gate")

@@ -55,6 +55,25 @@ def figures(at: AppTest) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
+def animated(fig: dict) -> bool:
+    """Whether a sent figure is an animation (a player drives it)."""
+    return "player" in fig["layout"].get("meta", {})
+
+
+def frames_of(at: AppTest, fig: dict) -> list[dict]:
+    """An animated figure's frames as the browser gets them: with the figure (a motion, which
+    plotly's transitions play), or in its player's data (a stepwise animation: a sliding
+    window, a run's steps, applied by the player; ui/player.py)."""
+    if "frames" in fig:
+        return fig["frames"]
+    names = fig["layout"]["meta"]["player"]["names"]
+    for el in at.get("bidi_component"):
+        data = json.loads(el.proto.bytes) if el.proto.bytes else {}
+        if data.get("names") == names and "frames" in data:
+            return data["frames"]
+    raise AssertionError("no player holds this figure's frames")
+
+
 def z_of(trace: dict) -> np.ndarray:
     """A heatmap's z as an array, whether sent as a nested list or a base64 typed array."""
     z = trace["z"]

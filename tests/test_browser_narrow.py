@@ -102,3 +102,22 @@ def test_the_sidebar_controls_are_reachable(screen, app_url):
     with rerun(page):
         stride.press("ArrowRight")  # a control that works: the stride changes the layer
     expect(stride).to_have_value("3", timeout=SETTLE_MS)
+
+
+@pytest.mark.parametrize("size", [(768, 1024), (1024, 768)], ids=["portrait", "landscape"])
+def test_on_a_tablet_no_plotly_toolbar_covers_a_title(browser: Browser, app_url, size):
+    """A tap on a chart left plotly's toolbar over the figure's top right, on the last panel's
+    title (narrow.css: none up to a tablet's 1024 px; each stage's PNG/SVG buttons export it)."""
+    w, h = size
+    page = open_tab(browser, viewport={"width": w, "height": h}, has_touch=True)
+    try:
+        goto(page, f"{app_url}/Two_layers?preset=recitation-s2&step=1")
+        chart = page.locator(".js-plotly-plot").first
+        box = chart.bounding_box()
+        page.mouse.move(box["x"] + box["width"] - 20, box["y"] + 40)  # by the last title
+        expect(page.locator(".modebar").first).to_be_attached()
+        shown = page.evaluate("""() => [...document.querySelectorAll('.modebar-container')]
+            .filter(e => getComputedStyle(e).display !== 'none').length""")
+        assert shown == 0
+    finally:
+        page.context.close()

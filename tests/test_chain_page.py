@@ -152,7 +152,7 @@ def test_the_forward_and_weight_grids_are_the_engines():
     s = ChainSlice(0, 0, 0)
     by_key = {panel.key: panel.values for panel in forward_panels(p, s)}
     np.testing.assert_array_equal(by_key["h"], p.h[0, 0])
-    np.testing.assert_array_equal(by_key["y"], p.y[0, 0])
+    np.testing.assert_array_equal(by_key["y2"], p.y[0, 0])
     np.testing.assert_array_equal(by_key["pre"], p.pre[0, 0])
     grads = {panel.key: panel.values for panel in weight_panels(p, s)}
     np.testing.assert_array_equal(grads["grad_w1"], p.grads["w1"][0, 0])

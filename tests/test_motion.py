@@ -119,15 +119,17 @@ def test_every_rotated_tap_ends_on_its_rot180_place_with_its_value_and_colour(ke
     assert list(taps.color) == tap_colors(kH, kW), "each tap keeps its colour"
     assert np.array_equal(grid(motion.scenes[-1], motion, 1), ig.w_rot[c, k])
     assert np.array_equal(ig.w_rot[c, k], rot180(ig.w[k, c]))
-    # a turn, not a cut: every tap keeps its distance to the centre on the way, drawn in (with
-    # its square) by the same factor for all, so that the turning kernel stays in its square
+    # a turn, not a cut: every tap keeps its distance to the centre on the way, drawn in by the
+    # same factor for all, so that the turning kernel stays in its square; the squares shrink
+    # with it, and further where their upright corners would meet (`motion.apart`)
     centre = np.array([(kH - 1) / 2, (kW - 1) / 2])
     radius = np.hypot(i - centre[0], j - centre[1])
+    away = radius > 0  # the centre tap of an odd kernel turns in place
     for f in motion.scenes[1:]:
         t = f.groups["taps"]
-        scale = t.scale[0]
-        assert np.allclose(t.scale, scale) and 0.7 < scale <= 1
-        assert np.allclose(np.hypot(t.row - centre[0], t.col - centre[1]), scale * radius)
+        drawn = np.hypot(t.row - centre[0], t.col - centre[1])[away] / radius[away]
+        assert np.allclose(drawn, drawn[0]) and 0.7 < drawn[0] <= 1
+        assert np.allclose(t.scale, t.scale[0]) and 0.5 - 1e-9 <= t.scale[0] <= drawn[0] + 1e-9
     assert np.allclose(taps.scale, 1)  # arrived: whole cells again
     fig = mp.motion_figure(motion, THEME)
     t = figure_frame(fig, -1)["motion:taps"]

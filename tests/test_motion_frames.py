@@ -83,3 +83,21 @@ def test_the_check_can_fail():
     """Two cells half a cell apart are seen; a turn without room leaves its panel."""
     assert worst_overlap(np.array([0.0, 0.5]), np.array([0.0, 0.0])) > MOST_OVERLAP
     assert worst_overlap(np.array([0.0, 1.0]), np.array([0.0, 0.0])) == 0
+
+
+@pytest.mark.parametrize("preset, key, motion", CASES, ids=[f"{p}-{k}" for p, k, _ in CASES])
+def test_a_turning_kernels_taps_share_no_pixel_at_any_frame(preset, key, motion):
+    """The rotate-180° tiles (cells with a size: a turning kernel's taps, upright squares) stay
+    apart on every frame, tweens included: two squares' half sides add up to no more than their
+    centres' distance along rows or columns (their px: a square is its size times a cell less
+    the gap, so they keep the gap's width at least). Near 120° they shared a few px."""
+    for f, frame in enumerate(motion.frames()):
+        for name, g in frame.groups.items():
+            if g.size is None or len(g.value) < 2:
+                continue
+            half = g.scale / 2
+            reach = np.maximum(np.abs(g.row[:, None] - g.row[None, :]),
+                               np.abs(g.col[:, None] - g.col[None, :]))  # fmt: skip
+            shared = half[:, None] + half[None, :] - reach
+            np.fill_diagonal(shared, -1)
+            assert shared.max() <= 1e-9, f"frame {f}, {name}: taps overlap by {shared.max():.3f}"

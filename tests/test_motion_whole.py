@@ -313,10 +313,11 @@ def test_every_legend_swatch_is_told_apart():
 
 
 def test_a_click_on_the_mask_stage_or_the_whole_pass_selects_a_cell_of_the_gradient():
-    """The storyboard's motions took no click (stage 6's ∂L/∂x̃ → ∂L/∂x above all): its grid now
-    carries the invisible cell markers the other figures have, in the pages' selection keys. A
+    """The storyboard's motions took no click (stage 6's ∂L/∂x̃ → ∂L/∂x above all): its grids
+    now carry the invisible cell markers the other figures have, in the pages' selection keys. A
     cell of x selects its ∂L/∂x cell (the mask's result; it selected the ∂L/∂x̃ cell, headed
-    "padded input x̃"), a ring cell its ∂L/∂x̃ cell; the grids of ∂L/∂y and w name no cell."""
+    "padded input x̃"), a ring cell its ∂L/∂x̃ cell; a cell of the other grids (∂L/∂y on its
+    way, w turning) itself: a click selects a cell on every stage, during the motion too."""
     from convviz.render.story.input_grad import Focus, stage_motion
 
     lay = LAYERS["reflect"]
@@ -326,7 +327,9 @@ def test_a_click_on_the_mask_stage_or_the_whole_pass_selects_a_cell_of_the_gradi
         whole_motion(Subject(lay, selection=("grad_x", 1, 1))),
     ):
         fig = mp.motion_figure(motion)
-        (click,) = [t for t in fig.data if t.name and t.name.endswith(":click")]
+        clicks = [t for t in fig.data if t.name and t.name.endswith(":click")]
+        assert [t.name for t in clicks] == [f"{p.key}:click" for p in motion.panels]
+        (click,) = [t for t in clicks if t.name == "grad_x_padded:click"]
         i = [p.key for p in motion.panels].index("grad_x_padded")
         assert click.name == "grad_x_padded:click" and click.xaxis == (
             "x" if i == 0 else f"x{i + 1}"
@@ -345,4 +348,8 @@ def test_a_click_on_the_mask_stage_or_the_whole_pass_selects_a_cell_of_the_gradi
                 assert key == "grad_x" and (x, y) == (c, r)
                 assert 0 <= r < ig.spec.in_size[0] and 0 <= c < ig.spec.in_size[1]
     dilate = stage_motion("dilate", ig, None, Focus(0, 0, 0, ("grad_x", 1, 1)))
-    assert not any(t.name.endswith(":click") for t in mp.motion_figure(dilate).data if t.name)
+    (click,) = [t for t in mp.motion_figure(dilate).data if t.name and t.name.endswith(":click")]
+    h, w = dilate.panels[0].shape
+    assert click.name == "dilated:click" and sorted(map(tuple, click.customdata)) == [
+        ("dilated", r, c) for r in range(h) for c in range(w)
+    ]

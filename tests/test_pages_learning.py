@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from apptest_pages import assert_clean, figures, open_page, query, state, z_of
 
+from convviz.engine.text import count
 from convviz.learning.experiment import Settings, lesson
 from convviz.model.fields import preset_state
 from convviz.model.lecture import LEARN_PAGE, LECTURE
@@ -61,9 +62,9 @@ def test_the_three_stages_draw_the_engines_numbers():
     assert np.allclose(values_of_trace(fig, "w_after:values"), want.step.w_after[0, 0])
     at = open_page(PAGE, preset="recitation-s2", step=STEP["train"])
     assert_clean(at)
-    grids, curve = figures(at)
-    assert np.allclose(values_of_trace(grids, "w:values"), want.run.w[-1, 0, 0])
-    assert np.allclose(array(curve["data"][0]["y"]), want.run.loss)
+    (run,) = figures(at)  # its grids and, under them, the loss curve
+    assert np.allclose(values_of_trace(run, "w:values"), want.run.w[-1, 0, 0])
+    assert np.allclose(array(curve_of(run)["y"]), want.run.loss)
     assert "equations for" in said(at)  # the stride-2 layer cannot pin w down: said plainly
 
 
@@ -113,9 +114,15 @@ def test_zero_steps_are_refused():
     assert_no_exception_and_a_curve(at)
 
 
+def curve_of(fig: dict) -> dict:
+    """The loss curve's line under a run's grids."""
+    return next(t for t in fig["data"] if t.get("name") == "L")
+
+
 def assert_no_exception_and_a_curve(at) -> None:
     assert not at.exception
-    assert len(figures(at)) == 2
+    (run,) = figures(at)
+    assert len(array(curve_of(run)["y"])) == 101
 
 
 def test_a_typed_target_of_the_wrong_shape_is_refused_and_a_right_one_taken():
@@ -153,13 +160,17 @@ def test_a_bad_typed_target_in_a_link_is_named_and_not_written_back(t):
     assert len(figures(at)) == 1
 
 
-def test_a_diverging_run_stops_with_the_engines_message_and_finite_numbers():
-    at = open_page(PAGE, preset="recitation-s2", step=STEP["train"], lr="5")
+@pytest.mark.parametrize("lr", ["5", "0.5"])  # stopped after 0 steps, after 1 step
+def test_a_diverging_run_stops_with_the_engines_message_and_finite_numbers(lr):
+    at = open_page(PAGE, preset="recitation-s2", step=STEP["train"], lr=lr)
     assert not at.exception
-    message = engine(lr=5.0).run.message
-    assert message in [e.value for e in at.error]
-    curve = figures(at)[1]
-    assert np.isfinite(array(curve["data"][0]["y"])).all()
+    run = engine(lr=float(lr)).run
+    assert run.message in [e.value for e in at.error]
+    assert np.isfinite(array(curve_of(figures(at)[0])["y"])).all()
+    # what happened, and nothing a stopped run did not do: no "the loss can reach 0"
+    assert "can reach 0" not in said(at) and "equations for" not in said(at)
+    words = " ".join(m.value for m in at.markdown)
+    assert f"in {count(run.steps_done, 'step')}." in words and " 1 steps" not in words
 
 
 def test_a_named_kernel_of_another_size_becomes_the_box_kernel_with_a_note():

@@ -13,8 +13,10 @@ from apptest_pages import (
     INPUT_GRAD,
     SLOW,
     WEIGHT_GRAD,
+    animated,
     assert_clean,
     figures,
+    frames_of,
     headers,
     open_page,
     open_picker,
@@ -212,7 +214,7 @@ def test_storyboard_step_from_the_url_and_the_animated_step():
     assert is_step(at.markdown[0].value, 5)
     # the full correlation, animated: one step per cell of the padded input's gradient (9×9)
     story = figures(at)[0]
-    assert slider_steps(story) == len(story["frames"]) == 81
+    assert slider_steps(story) == len(frames_of(at, story)) == 81
     assert z_of(trace(story, "grad_x_padded:values")).shape == (9, 9)
     at.button(key="nav_back").click().run()
     labels = figures(at)[0]["layout"]["meta"]["player"]["labels"]
@@ -273,7 +275,7 @@ def test_forward_marks_a_selected_input_cell_and_dots_the_outputs_it_feeds():
     that read the cell are dotted, and the cell itself is marked selected (on the animation)."""
     at = open_page(FORWARD, preset="recitation-s2", sel="x:2:2")
     assert_clean(at)
-    (fig,) = [f for f in figures(at) if f.get("frames")]
+    (fig,) = [f for f in figures(at) if animated(f)]
     shapes = {s["name"]: s for s in fig["layout"]["shapes"]}
     assert shapes["selected"]["xref"] == "x domain"  # on the input, the first panel
     assert shapes["highlight"]["xref"] == "x3" and shapes["highlight"]["line"]["dash"] == "dot"
@@ -287,7 +289,7 @@ def test_the_legend_lists_only_marks_the_animation_draws(page_file, sel):
     selection' (the dotted outline under the red one could not be seen)."""
     at = open_page(page_file, preset="recitation-s2", sel=sel)
     assert_clean(at)
-    (fig,) = [f for f in figures(at) if f.get("frames")][:1]
+    (fig,) = [f for f in figures(at) if animated(f)][:1]
     names = [s["name"] for s in fig["layout"]["shapes"]]
     notes = " ".join(a.get("text", "") for a in fig["layout"]["annotations"])
     assert "selected" in names and "selected" in notes

@@ -17,17 +17,24 @@ from convviz.learning.loss import REDUCTIONS
 from convviz.model.fields import preset_state
 from convviz.model.presets import PRESETS_BY_KEY
 from convviz.model.state import values_of
+from convviz.render.plotly.frames import stepwise
 from convviz.render.story.learning import (
-    STEP_FRAMES,
     loss_curve,
     loss_curve_static,
     loss_panels,
     loss_sum_text,
     run_gif,
     run_panels,
-    step_motion,
     step_panels,
 )
+from convviz.render.story.learning_frames import (
+    RUN_FRAMES,
+    STEP_FRAMES,
+    run_figure,
+    shown_steps,
+    step_motion,
+)
+from convviz.render.theme import SELECTED_COLOR
 
 
 def layer(key: str):
@@ -119,26 +126,77 @@ def test_the_static_curve_and_the_gif(recitation):
     assert gif.format == "GIF" and gif.n_frames == len(recitation.run.kept)  # 21 ≤ GIF_FRAMES
 
 
+def framed(fig, frame: dict, name: str) -> dict:
+    """What frame `frame` sets on the trace named `name` (its changing entries), {} if nothing."""
+    index = next(i for i, t in enumerate(fig.traces) if t["name"] == name)
+    return frame["data"][frame["traces"].index(index)] if index in frame["traces"] else {}
+
+
 def test_the_step_in_motion_counts_each_tap_from_its_old_value_to_its_new_one(recitation):
     step = recitation.step
     fig = step_motion(step)
     frames = fig.frame_dicts
-    assert len(frames) == STEP_FRAMES + 1
+    assert len(frames) == STEP_FRAMES + 1 and stepwise(fig)  # the page's player applies them
 
     def moving(frame) -> np.ndarray:
-        trace = next(t for t in frame["data"] if t["name"] == "w_after:values")
-        return np.asarray(trace["z"], dtype=float)
+        return np.asarray(framed(fig, frame, "w_after:values")["z"], dtype=float)
 
     assert np.allclose(moving(frames[0]), step.w_before[0, 0])
     assert np.allclose(moving(frames[-1]), step.w_after[0, 0])
     half = frames[STEP_FRAMES // 2]
     assert np.allclose(moving(half), step.w_before[0, 0] + 0.5 * step.delta_w[0, 0])
-    # the figure opens on the result; its taps keep their colours in every frame
-    assert np.allclose(moving({"data": fig.traces}), step.w_after[0, 0])
-    taps = [next(t for t in f["data"] if t["name"] == "w_after:taps")["z"] for f in frames]
-    assert all(
-        np.array_equal(np.asarray(t, dtype=float), np.asarray(taps[0], dtype=float)) for t in taps
-    )
+    # the figure opens on the result; its taps keep their colours in every frame (no frame
+    # changes them)
+    moved = next(t for t in fig.traces if t["name"] == "w_after:values")
+    assert np.allclose(np.asarray(moved["z"], dtype=float), step.w_after[0, 0])
+    assert all("z" not in framed(fig, f, "w_after:taps") for f in frames)
+    meta = fig.meta["player"]
+    assert meta["keys"] == [0, STEP_FRAMES] and meta["labels"][-1] == "w after"
+
+
+def test_a_selected_tap_is_outlined_in_every_kernel_grid_and_its_update_written(recitation):
+    step, tap = recitation.step, (1, 2)
+    fig = step_motion(step, selected=("delta_w", *tap))
+    w0, g, w1 = (a[0, 0][tap] for a in (step.w_before, step.grad_w, step.w_after))
+    assert np.isclose(w0 - step.lr * g, w1)
+    line = fig.meta["player"]["captions"][-1][0]
+    assert line == (f"w₁₂ ← w₁₂ − η·∂L/∂w₁₂ = {number(w0)} − {number(step.lr)}·({number(g)}) = "
+                    f"{number(w1)}")  # fmt: skip
+    red = SELECTED_COLOR
+    outlined = [s for s in fig.layout_dict["shapes"] if s.get("line", {}).get("color") == red]
+    assert {s["xref"].split()[0] for s in outlined} == {"x", "x2", "x3"}  # before, Δw, after
+
+
+def test_the_run_plays_its_steps_in_the_browser_with_the_curve_under_them(recitation):
+    run = recitation.run
+    kernel = recitation.target.kernels[0]
+    fig = run_figure(run, target_kernel=kernel, selected=("w", 0, 1))
+    steps = shown_steps(run.kept)
+    meta = fig.meta["player"]
+    assert stepwise(fig) and len(fig.frame_dicts) == len(steps) <= RUN_FRAMES
+    assert steps[0] == 0 and steps[-1] == run.steps_done and {1, 2, 5, 10} <= set(steps)
+    assert meta["labels"] == [f"step {s}" for s in steps]
+    assert "keys" not in meta  # ← → and the scrub rest on any shown step
+    for frame, s in zip(fig.frame_dicts, steps):
+        i = run.index(s)
+        w = np.asarray(framed(fig, frame, "w:values")["z"], dtype=float)
+        assert np.allclose(w, run.w[i, 0, 0])
+        y = np.asarray(framed(fig, frame, "y:values")["z"], dtype=float)
+        assert np.allclose(y, run.y[i, 0, 0])
+        shown = framed(fig, frame, "shown")
+        assert shown["x"] == [s] and np.isclose(shown["y"][0], run.loss[s])
+    i = run.index(steps[-1])
+    assert meta["captions"][-1] == [
+        f"step {steps[-1]}: L = {number(run.loss[-1])} · max |w − target kernel| = "
+        f"{number(np.abs(run.w[i, 0, 0] - kernel[0, 0]).max())}",
+        f"w₀₁ = {number(run.w[i, 0, 0, 0, 1])}, ∂L/∂w₀₁ = {number(run.grad_w[i, 0, 0, 0, 1])}",
+    ]
+    # the curve lies under the grids, on its own axes
+    lay = fig.layout_dict
+    curve = next(t for t in fig.traces if t["name"] == "L")
+    ya = "yaxis" + curve["yaxis"][1:]
+    tops = [ax["domain"][0] for k, ax in lay.items() if k.startswith("yaxis") and k != ya]
+    assert lay[ya]["domain"][1] < min(tops)
 
 
 @pytest.mark.parametrize("key", ["recitation-s2", "classroom", "channels-small", "dilation-2"])

@@ -200,24 +200,39 @@ def test_exports_of_the_rotate_and_correlate_stages_carry_the_names(preset):
         assert tap_names(kH, kW)[-1] in to_svg(fig).decode()
 
 
-def test_gif_stamps_the_names_with_the_numbers():
-    m = motion("recitation-s2", "rotate")
+@pytest.mark.parametrize("cell_px", [40, None], ids=["gif", "mp4"])
+@pytest.mark.parametrize("key", ["rotate", pytest.param("whole", marks=pytest.mark.encoder)])
+def test_gif_and_mp4_frames_stamp_names_of_10_px_at_least(key, cell_px):
+    """The GIF (40 px cells) and the MP4 (cells that fill 1280 px: `video.motion_cell_px`)
+    stamp every tap's name with the numbers, each ≥ 10 px at the frame's own size; mid-turn,
+    where a tap's square is too small for a readable name, the name is left out and comes back
+    as the tap lands (the first and last frames name every tap). The whole pass: ~10 s a GIF,
+    `make test`'s (encoder)."""
+    from convviz.export.video import motion_cell_px
+
+    m = motion("recitation-s2", key).coarser(2)
     stamped = []
 
     class Spy(mg._Numbers):
         def stamp(self, rgb, numbers):
-            stamped.append([n[2] for n in numbers if n[5] == "lt"])
+            stamped.append([(n[2], n[4] * 100 / 72) for n in numbers if n[5] == "lt"])
             super().stamp(rgb, numbers)
 
     real = mg._Numbers
     mg._Numbers = Spy
     try:
-        frames = mg.motion_frames(m.coarser(1), cell_px=48)
+        frames = mg.motion_frames(m, cell_px=cell_px or motion_cell_px(m))
     finally:
         mg._Numbers = real
-    names = sorted(tap_names(3, 3))
     assert len(stamped) == len(frames)
-    assert all(sorted(s) == sorted(names * 2) for s in stamped)  # w and its turning copy
+    sizes = [px for frame in stamped for _, px in frame]
+    assert sizes and min(sizes) >= mg.GIF_LABEL_PX - 1e-6 == 10 - 1e-6
+    names = sorted(tap_names(3, 3))
+    if key == "rotate":  # w and its turning copy, whole at both ends
+        assert sorted(n for n, _ in stamped[0]) == sorted(names * 2)
+        assert sorted(n for n, _ in stamped[-1]) == sorted(names * 2)
+    else:
+        assert set(names) <= {n for frame in stamped for n, _ in frame}
 
 
 def test_correlate_animation_names_its_rot180_kernel():

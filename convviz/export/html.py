@@ -32,6 +32,7 @@ from convviz.render.plotly.frames import (
     cell_lines,
     formula_lines,
     player_meta,
+    stepwise,
     writes_captions,
 )
 from convviz.render.plotly.grid_figure import panels_figure
@@ -101,8 +102,9 @@ def animation_figure(anim: Animation, theme: Theme | None = None):
 
 def _figure_div(fig: Figure, key: str) -> str:
     size = fig.layout_dict
+    shown = wire(fig, frames=not stepwise(fig))  # a stepwise animation's: its player's data
     return pio.to_html(
-        wire(fig), validate=False, full_html=False, include_plotlyjs=False, auto_play=False,
+        shown, validate=False, full_html=False, include_plotlyjs=False, auto_play=False,
         config=PLOTLY_CONFIG, div_id=f"fig-{key}", default_width=f"{size['width']}px",
         default_height=f"{size['height']}px",
     )  # fmt: skip

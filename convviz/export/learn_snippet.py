@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from convviz.engine.spec import NUMPY_PAD_MODES, TORCH_PAD_MODES
+from convviz.engine.text import count
 from convviz.export.snippet import _literal
 from convviz.learning.training import Run
 
@@ -33,8 +34,8 @@ def _values(run: Run, w0) -> str:
 
 def _header(run: Run, tool: str) -> str:
     return (
-        f'"""convviz: the layer learning its target in {tool}, {run.steps_done} steps of SGD '
-        "(momentum as torch.optim.SGD takes it).\n\n"
+        f'"""convviz: the layer learning its target in {tool}, {count(run.steps_done, "step")} '
+        "of SGD (momentum as torch.optim.SGD takes it).\n\n"
         "L = 1/2 ||y - target||^2 (reduction 'sum'), or that divided by the batch size N\n"
         "('mean');\n"
         "v <- momentum*v + g (v = g on the first step), p <- p - lr*v, for w and b (b from 0).\n"

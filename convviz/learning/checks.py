@@ -15,6 +15,7 @@ import numpy as np
 from convviz.engine.checks import FD_STEP, TOLERANCE, Check, Row, central_slope, fd_cells
 from convviz.engine.conv import conv2d
 from convviz.engine.spec import TORCH_PAD_MODES
+from convviz.engine.text import count
 from convviz.learning.chain import TwoLayerPass
 from convviz.learning.loss import Loss, mse_loss
 from convviz.learning.sgd import Step
@@ -220,7 +221,7 @@ def training_torch_check(run: Run) -> Check:
     skipped when torch is not installed."""
     name = "PyTorch SGD"
     claim = (
-        f"the loss at each of {run.steps_done + 1} steps and the final w and b, against "
+        f"the loss at each of {count(run.steps_done + 1, 'step')} and the final w and b, against "
         f"torch.optim.SGD (lr {run.lr:g}, momentum {run.momentum:g}) with autograd"
     )
     try:

@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike
 from convviz.engine.numbers import Range, take
 from convviz.engine.ops import pad
 from convviz.engine.spec import ConvSpec, ConvSpecError
+from convviz.engine.text import count
 from convviz.learning.loss import check_reduction, checked_array, unchecked_mse
 from convviz.learning.sgd import (
     check_learning_rate,
@@ -148,7 +149,7 @@ def _check_run(spec: ConvSpec, steps, max_macs: int | None) -> int:
             f"{steps} steps of this layer need {2 * (steps + 1) * layer_macs(spec):,} "
             f"multiply-adds (a forward and a weight-gradient pass per step); the app computes up "
             f"to {max_macs:,}: "
-            + (f"take at most {most} steps" if most >= 1 else "make the layer smaller")
+            + (f"take at most {count(most, 'step')}" if most >= 1 else "make the layer smaller")
         )
     return steps
 

@@ -5,7 +5,8 @@ button), its heading and caption (words that fit the layer), how it is drawn (a 
 window or a motion), the formula it writes, its export file name and whether the layer has it at
 all (channels only where there are several). `LECTURE` holds them in the order a lecturer walks
 them: Forward → the input gradient's six stages → the whole backward pass → the weight gradient
-→ how the layer learns (the loss, one step, a training run) → two layers (→ the channels). A
+→ how the layer learns (the loss, one step, a training run) → two layers (→ the channels); past
+the last stage a clicker goes on through the coda, Matrix → Checks → Quiz (`Lecture.walk`). A
 stage's number is its place on its page, never written by hand.
 
 Everything that orders or names the story reads this table: the pages and their stage bar, the
@@ -31,6 +32,12 @@ WEIGHT_PAGE = "pages/3_Weight_gradient.py"
 CHANNELS_PAGE = "pages/6_Channels.py"
 LEARN_PAGE = "pages/4_Learning.py"
 CHAIN_PAGE = "pages/5_Two_layers.py"
+MATRIX_PAGE = "pages/7_Matrix.py"
+CHECKS_PAGE = "pages/8_Checks.py"
+QUIZ_PAGE = "pages/9_Quiz.py"
+# After the layer's last stage a clicker goes on to these pages, a screen each, and stops at the
+# last: the convolution as a matrix, the witnesses of its numbers, then the quiz
+CODA = (MATRIX_PAGE, CHECKS_PAGE, QUIZ_PAGE)
 
 
 @dataclass(frozen=True)
@@ -363,10 +370,21 @@ def keys_hint(hint=HINT) -> str:
 
 
 @dataclass(frozen=True)
+class Stop:
+    """Where a clicker's PageDown lands: a page and its `step=`; the stage shown (None on a page
+    of the coda, which has no stages)."""
+
+    page: str
+    step: int = 1
+    stage: Stage | None = None
+
+
+@dataclass(frozen=True)
 class Lecture:
-    """The stages in lecture order, and what follows from their order."""
+    """The stages in lecture order, then the coda's pages, and what follows from their order."""
 
     stages: tuple[Stage, ...]
+    coda: tuple[str, ...] = CODA
 
     def __post_init__(self):
         keys = [s.key for s in self.stages]
@@ -431,6 +449,12 @@ class Lecture:
         order = list(self.of(spec))
         i = order.index(stage)
         return (order[i - 1] if i else None), (order[i + 1] if i + 1 < len(order) else None)
+
+    def walk(self, spec: ConvSpec | None = None) -> tuple[Stop, ...]:
+        """Every stop of a clicker's PageDown, in order: the stages this layer has (never a page
+        with none for it: Channels only for several channels), then the coda's pages."""
+        stages = tuple(Stop(s.page, self.step_of(s), s) for s in self.of(spec))
+        return stages + tuple(Stop(page, 1) for page in self.coda)
 
     def counter(self, stage: Stage, spec: ConvSpec | None = None) -> tuple[int, int]:
         """(the stage's place in the lecture, 1-based; how many stages the layer's lecture has)."""

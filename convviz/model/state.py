@@ -23,6 +23,7 @@ from convviz.learning.chain import TwoLayerSpec
 from convviz.learning.experiment import Settings
 from convviz.learning.loss import TARGET_SOURCES
 from convviz.model.fields import (
+    CHAIN_FIELDS,
     DEFAULTS,
     EDITABLE,
     EXPLICIT,
@@ -36,7 +37,7 @@ from convviz.model.fields import (
     parse_field,
     preset_state,
 )
-from convviz.model.lecture import LECTURE
+from convviz.model.lecture import LECTURE, padded_grad_size
 from convviz.model.presets import PRESETS_BY_KEY, Preset
 
 # Multiply-adds of one pass (forward, ∂L/∂x or ∂L/∂w each cost this many) the app takes on: each
@@ -196,14 +197,34 @@ def _misfit(state: dict, name: str) -> bool:
 
 
 def cell_grids(spec: ConvSpec) -> dict[str, tuple[int, int]]:
-    """The grids a cell can be selected in (panel keys of the pages) and their shapes."""
-    return {
-        "y": spec.out_size,
+    """The grids a cell can be selected in (panel keys of the pages) and their shapes: the
+    layer's, the motions' (∂L/∂y dilated and padded, w turning), the Learning page's and the
+    Two layers page's. Layer 2's grids depend on the page's own fields: they are bounded here by
+    what those fields allow (the page keeps a cell of its grid: `chain_story.selected_cell`)."""
+    out, kernel, inside = spec.out_size, spec.kernel_size, spec.in_size
+    wide = CHAIN_FIELDS["pad2"].hi * 2  # layer 2's padding widens its output at most this much
+    layer_two = (out[0] + wide, out[1] + wide)
+    w2 = (CHAIN_FIELDS["kH2"].hi, CHAIN_FIELDS["kW2"].hi)
+    grids = {
+        "y": out,
         "x": spec.padded_size,
-        "grad_x": spec.in_size,
+        "grad_x": inside,
         "grad_x_padded": spec.padded_size,
-        "grad_w": spec.kernel_size,
-    }
+        "grad_w": kernel,
+        # ∂L/∂y as it arrives, and spread into the weight gradient's window
+        "grad_out": tuple(map(max, out, spec.dilated_out_size)),
+        "dilated": spec.dilated_out_size,
+        "padded": padded_grad_size(spec),
+        "w_rot": kernel,
+        "target": out,
+        **dict.fromkeys(("w", "w_before", "delta_w", "w_after", "target_w", "w1", "grad_w1"),
+                        kernel),
+        "x_chain": inside,
+        **dict.fromkeys(("pre", "h", "grad_h", "grad_pre"), out),
+        **dict.fromkeys(("y2", "t", "grad_y2"), layer_two),
+        **dict.fromkeys(("w2", "grad_w2"), w2),
+    }  # fmt: skip
+    return grids
 
 
 def _drop_misfits(state: dict, spec: ConvSpec) -> list[str]:
@@ -425,7 +446,8 @@ def learning_settings(state: dict, spec: ConvSpec) -> tuple[Settings, list[str]]
     steps, most = state["steps"], training.max_steps(spec, MAX_MACS)
     if steps > most >= 1:
         notes.append(
-            f"{steps} steps of this layer are beyond the app's work limit: {most} steps are taken"
+            f"{steps} steps of this layer are beyond the app's work limit: {count(most, 'step')} "
+            "are taken"
         )
         steps = most
     settings = Settings(

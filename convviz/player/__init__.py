@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from convviz.model.lecture import KEYS, keys_hint
-from convviz.render.plotly.frames import NO_CAPTION, player_meta
+from convviz.render.plotly.adapter import wired_frames
+from convviz.render.plotly.frames import NO_CAPTION, player_meta, stepwise
 
 if TYPE_CHECKING:
     from convviz.render.plotly.adapter import Figure
@@ -85,6 +86,8 @@ def player_data(
         (the app's projector leaves it out: its label names the stage, the room is the grid's).
     """
     meta = dict(player_meta(fig))
+    if stepwise(fig):  # it applies the frames itself (plotly is sent the figure without them)
+        meta["frames"] = wired_frames(fig)
     if captions is not None:
         meta["captions"] = captions
     meta.setdefault("captions", [[NO_CAPTION]] * len(meta["names"]))

@@ -143,3 +143,29 @@ export function barMarks(order, buttons, stage, count) {
     return order.some((s, j) => j < at && buttons[s] === i) ? "done" : "";
   });
 }
+
+// A stepwise animation's frame (a sliding window, a run's steps: each frame redraws its grids) as
+// one Plotly.update: {restyle, relayout, traces}. frame: {traces, data, layout}, as plotly's frames
+// hold it. Each trace's entries become plotly's dotted paths ("textfont.color"; a typed array,
+// {dtype, bdata}, is one value), each path's values one per trace (undefined: that trace keeps
+// its own, as plotly's restyle reads it).
+export function frameUpdate(frame) {
+  const restyle = {};
+  const n = frame.traces.length;
+  const leaves = (entries, path, k) => {
+    for (const [key, value] of Object.entries(entries)) {
+      if (key === "type") continue;
+      const at = path ? `${path}.${key}` : key;
+      const nested = value && typeof value === "object" && !Array.isArray(value) && !("bdata" in value);
+      if (nested) leaves(value, at, k);
+      else {
+        restyle[at] ??= new Array(n).fill(undefined);
+        restyle[at][k] = value;
+      }
+    }
+  };
+  frame.data.forEach((entries, k) => {
+    leaves(entries, "", k);
+  });
+  return { restyle, relayout: frame.layout || {}, traces: frame.traces };
+}

@@ -273,22 +273,32 @@ export default function (component) {
 
   function draw(glide) {
     if (!gd || !window.Plotly) return;
-    const name = d.names[cur];
     const target = cur;
     shown = -1;
-    // a motion: its markers glide to the frame (a redraw per frame costs ~5× more); reduced
-    // motion, a jump; a sliding window redraws
-    const ms = d.smooth && glide && !reduceMotion() ? Math.min(d.frame_ms / speed, 400) : 0;
-    window.Plotly.animate(gd, [name], {
-      mode: "immediate",
-      frame: { duration: ms, redraw: !d.smooth },
-      transition: { duration: ms * 0.9, easing: "linear" },
-    }).then(
+    drawn(target, glide).then(
       () => {
         if (cur === target) shown = target;
       },
       () => {}, // interrupted by the next frame: that one says when it is drawn
     );
+  }
+
+  function drawn(i, glide) {
+    // a stepwise animation (a sliding window, a run's steps) redraws its grids each frame: one
+    // update, drawn in this task (d.frames, sent to the player, not to plotly). Plotly's animate
+    // would run it as a transition, which replots the scatter traces alone and drops the heatmaps
+    // until a redraw a timer later: the blank grids a slow laptop paints in between.
+    if (d.frames) {
+      const { restyle, relayout, traces } = frameUpdate(d.frames[i]);
+      return window.Plotly.update(gd, restyle, relayout, traces);
+    }
+    // a motion: its markers glide to the frame (no redraw); reduced motion, a jump
+    const ms = glide && !reduceMotion() ? Math.min(d.frame_ms / speed, 400) : 0;
+    return window.Plotly.animate(gd, [d.names[i]], {
+      mode: "immediate",
+      frame: { duration: ms, redraw: false },
+      transition: { duration: ms * 0.9, easing: "linear" },
+    });
   }
 
   function show(i, glide = true) {

@@ -12,6 +12,7 @@ import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -52,7 +53,7 @@ class GridLayout:
     cells: tuple[int, ...] = ()  # px edge of each panel's cells
     fonts: tuple[int, ...] = ()  # px of each panel's cell numbers
     header: int = 0  # px above the grids for the panel headers (in margin["t"])
-    stacked: bool = False  # panels one under another (a narrow screen), not in a row
+    stacked: bool = False  # panels in rows (a narrow screen: one each), not in one row
 
     @property
     def width(self) -> int:
@@ -289,6 +290,9 @@ def grid_layout(
     if len(panels) > 1 and theme.figure_w < NARROW_PX:
         return _stacked(panels, theme, top=top, bottom=bottom, min_plot_h=min_plot_h)
     base = _uniform(panels, theme, top, bottom)
+    wrapped = _wrapped(panels, theme, top, bottom, base.cells[0], min_plot_h)
+    if wrapped is not None:
+        return wrapped
     fit = _own_cells(panels, theme, top, bottom, base) if own_cells else base
     cells, columns = fit.cells, fit.columns
     plot_w = sum(columns) + _fixed_px(len(panels), theme) - 16
@@ -315,6 +319,84 @@ def grid_layout(
         tuple(cells),
         tuple(number_font(p, theme, c) for p, c in zip(panels, cells)),
         fit.header,
+    )
+
+
+WRAP_BELOW_PX = 20  # numbered grids whose cells one row would shrink below this wrap (16 px rem)
+
+
+def _rows(n: int, count: int) -> list[range]:
+    """n panels in `count` rows, in order, the first rows holding the extra one."""
+    sizes = [n // count + (i < n % count) for i in range(count)]
+    starts = np.cumsum([0, *sizes])
+    return [range(int(a), int(b)) for a, b in pairwise(starts)]
+
+
+def _wrapped(panels, theme: Theme, top: int, bottom: int, one_row: int, min_plot_h: int):
+    """Numbered grids in rows when one row would shrink their cells below WRAP_BELOW_PX (five
+    grids on a laptop's column): the fewest rows that give the biggest cells, every row's
+    headers in the same room above its grids (the page scrolls down, never sideways). None
+    when one row is as good, and on a projector (a slide is one screen: its grids stay in a
+    row, as big as the screen lets them)."""
+    if not theme.show_secondary or len(panels) < 2:
+        return None
+    if max(max(p.shape) for p in panels) > theme.max_text_cells:
+        return None
+    if one_row >= WRAP_BELOW_PX * theme.scale:
+        return None
+    best = None
+    for count in range(2, len(panels) + 1):
+        rows = _rows(len(panels), count)
+        for cell in range(max(theme.cell_px, 1), one_row, -1):
+            fits = [_fit([panels[i] for i in row], theme, [cell] * len(row)) for row in rows]
+            if any(f is None for f in fits):
+                continue
+            header = max(f.header for f in fits)
+            below = ticks_px(theme) + _STACK_GAP_PX
+            heights = [max(panels[i].shape[0] for i in row) * cell for row in rows]
+            tall = top + bottom + sum(heights) + (count - 1) * (below + header) + header
+            if tall <= theme.figure_h or cell <= theme.min_cell_px:
+                if best is None or cell > best[0]:
+                    best = (cell, rows, fits, header)
+                break
+    if best is None:
+        return None
+    return _in_rows(panels, theme, top, bottom, min_plot_h, *best)
+
+
+def _in_rows(panels, theme, top, bottom, min_plot_h, cell, rows, fits, header) -> GridLayout:
+    """The geometry of panels in rows (`_wrapped`): each row centred, top-aligned grids."""
+    widths = [sum(f.columns) + _fixed_px(len(row), theme) - 16 for row, f in zip(rows, fits)]
+    plot_w = max(widths)
+    below = ticks_px(theme) + _STACK_GAP_PX
+    heights = [max(panels[i].shape[0] for i in row) * cell for row in rows]
+    plot_h = max(sum(heights) + (len(rows) - 1) * (below + header), min_plot_h)
+    x_domains, y_domains, columns, y = [None] * len(panels), [None] * len(panels), [], 0
+    for row, fit, width, height in zip(rows, fits, widths, heights):
+        left = (plot_w - width) / 2
+        for i, col in zip(row, fit.columns):
+            h, w = panels[i].shape
+            left += _labels_px(theme)
+            x0 = left + (col - w * cell) / 2  # the grid centred in its column
+            x_domains[i] = (x0 / plot_w, (x0 + w * cell) / plot_w)
+            y_domains[i] = (1 - (y + h * cell) / plot_h, 1 - y / plot_h)
+            left += col + _PANEL_GAP_PX
+            columns.append(col)
+        y += height + below + header
+    return GridLayout(
+        cell,
+        _gap(cell),
+        theme.cell_font(cell),
+        tuple(x_domains),
+        tuple(y_domains),
+        plot_w,
+        plot_h,
+        {"l": 8, "r": 8, "t": top + header, "b": bottom},
+        tuple(columns),
+        (cell,) * len(panels),
+        tuple(number_font(p, theme, cell) for p in panels),
+        header,
+        stacked=True,
     )
 
 

@@ -1,8 +1,9 @@
 """The lecture in the app: a page's stage bar, the way back and on, and the keys of a clicker.
 
-The order is the lecture's (`convviz.model.lecture.LECTURE`): Back and Next walk its stages, across
-pages, and past its ends (or on a page outside it) the pages around. The stage a page shows is
-the URL's `step=`. A clicker's keys press these buttons (player.js is told their keys: `BUTTONS`).
+The order is the lecture's (`convviz.model.lecture.LECTURE.walk`): Back and Next walk this layer's
+stages, across pages, then Matrix → Checks → Quiz; from a page off the walk, the nearest stops.
+The stage a page shows is the URL's `step=`. A clicker's keys press these buttons (player.js is
+told their keys: `BUTTONS`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import streamlit as st
 
-from convviz.model.lecture import HINT, KEYS, LECTURE, SHORT_HINT, Seen, Stage, keys_hint
+from convviz.model.lecture import HINT, KEYS, LECTURE, SHORT_HINT, Seen, Stage, Stop, keys_hint
 from convviz.render.motion.model import gif_fits
 from convviz.ui.assets import keyed
 from convviz.ui.controls import PAGES, SHOWN_PAGE, STATE, Context
@@ -48,22 +49,26 @@ def current_stage(page: str, ctx: Context) -> Stage | None:
 
 
 def way(page: str, ctx: Context, delta: int) -> Way | None:
-    """Where Back (delta −1) or Next (+1) leads from the stage the page shows: the lecture's
-    stage before or after, else (past the lecture's ends, or outside it) the page before or
-    after; a page entered backwards shows its last stage, as slides do."""
+    """Where Back (delta −1) or Next (+1) leads: the stop before or after on the lecture's walk
+    (this layer's stages, then Matrix → Checks → Quiz), which the Overview opens; from a page off
+    it (Channels for one channel), the nearest stop after or before it in the sidebar's order. A
+    page entered backwards shows its last stage, as slides do; None past the ends."""
+    order = [p for p, _, _ in PAGES]
+    walk = LECTURE.walk(ctx.spec)
+    stops = [Stop(p) for p in order[: order.index(walk[0].page)]] + list(walk)  # the Overview
     stage = current_stage(page, ctx)
-    if stage is not None:
-        target = LECTURE.neighbours(stage, ctx.spec)[delta > 0]
-        if target is not None:
-            step = LECTURE.step_of(target)
-            return Way(target.page, step, _label(target.page), target.page == page)
-    paths = [p for p, _, _ in PAGES]
-    i = paths.index(page) + delta
-    if not 0 <= i < len(paths):
+    here = [i for i, stop in enumerate(stops) if stop.page == page
+            and (stage is None or stop.stage == stage)]  # fmt: skip
+    if here:
+        i = here[0] + delta
+        target = stops[i] if 0 <= i < len(stops) else None
+    else:
+        ahead = [s for s in stops if order.index(s.page) > order.index(page)]
+        behind = [s for s in stops if order.index(s.page) < order.index(page)]
+        target = next(iter(ahead if delta > 0 else reversed(behind)), None)
+    if target is None:
         return None
-    stages = page_stages(paths[i], ctx)
-    step = 1 if delta > 0 or not stages else len(stages)
-    return Way(paths[i], step, _label(paths[i]), False)
+    return Way(target.page, target.step, _label(target.page), target.page == page)
 
 
 def _to(step: int) -> None:

@@ -32,6 +32,7 @@ from convviz.model.state import (
     to_query,
 )
 from convviz.render.plotly.adapter import Figure, sent
+from convviz.render.plotly.frames import stepwise
 from convviz.render.plotly.grids import PLOTLY_CONFIG
 from convviz.render.theme import Theme, theme_for
 from convviz.ui.a11y import a11y_css
@@ -136,8 +137,9 @@ def _pick_slice(key: str, fields: tuple[str | None, str | None]) -> None:
 def converted(fig: Figure) -> go.Figure:
     """`fig` as st.plotly_chart takes it, converted once (`plotly_adapter.sent`): st.plotly_chart
     calls `to_dict()` on every rerun, which copies the figure and checks and encodes each array
-    (~a quarter of a Forward rerun's server time, for a figure `shared_view` keeps built)."""
-    return sent(fig)
+    (~a quarter of a Forward rerun's server time, for a figure `shared_view` keeps built). A
+    stepwise animation's frames go to its player, not to plotly (`animation_frames.stepwise`)."""
+    return sent(fig, frames=not stepwise(fig))
 
 
 def slice_chart(fig, name: str, fields: tuple[str | None, str | None], ctx: Context) -> None:

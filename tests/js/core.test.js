@@ -8,6 +8,7 @@ import {
   barMarks,
   focusOf,
   frameOfStep,
+  frameUpdate,
   linkedBoxes,
   nearestKey,
   nextKey,
@@ -134,4 +135,27 @@ test("the stage bar lights the frame's stage and those it passed", () => {
   const order = ["1 · a", "2 · b", "3 · c"];
   const buttons = { "1 · a": 0, "2 · b": 1, "3 · c": 2 };
   assert.deepEqual(barMarks(order, buttons, "2 · b", 4), ["done", "now", "", ""]);
+});
+
+test("a stepwise frame is one update: dotted paths, one value per trace, typed arrays whole", () => {
+  const x = { dtype: "i1", bdata: "AAE=" };
+  const frame = {
+    traces: [3, 5],
+    data: [
+      { type: "heatmap", x, text: [["1", "2"]] },
+      { type: "scatter", y: [0, 1], textfont: { color: ["#000"] } },
+    ],
+    layout: { annotations: [{ text: "w" }] },
+  };
+  assert.deepEqual(frameUpdate(frame), {
+    restyle: {
+      x: [x, undefined],
+      text: [[["1", "2"]], undefined],
+      y: [undefined, [0, 1]],
+      "textfont.color": [undefined, ["#000"]],
+    },
+    relayout: { annotations: [{ text: "w" }] },
+    traces: [3, 5],
+  });
+  assert.deepEqual(frameUpdate({ traces: [0], data: [{}] }).relayout, {});
 });

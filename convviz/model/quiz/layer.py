@@ -138,7 +138,8 @@ def _remainder_question(lay: Layer, n: int, c: int) -> Question | None:
         f,
         (),
         (
-            f"No window reads x[{r}, {q}]: the windows reach only {rH} rows and {rW} columns of "
+            f"No window reads x[{r}, {q}]: the windows reach only {count(rH, 'row')} and "
+            f"{count(rW, 'column')} of "
             "the padded input and step by the stride, so every term of its gradient is zero.",
         ),
         stage=_input_stage("mask"),
@@ -395,7 +396,7 @@ def _same_question(lay: Layer) -> Question | None:
     return Question(
         "same",
         f"'same' padding, {spec.in_size[0]} input rows, kernel {k}, stride {s}, dilation {d}: "
-        f"it pads {pt + pb} rows in all. **How many of them go at the top?**",
+        f"it pads {count(pt + pb, 'row')} in all. **How many of them go at the top?**",
         float(pt),
         None,
         (

@@ -214,8 +214,8 @@ def _padded_question(lay: Layer, n: int, k: int) -> Question | None:
         None,
         tuple(kept),
         (
-            f"The padding is dilation·(kernel − 1): {dh}·({kH} − 1) = {gt} rows on top, "
-            f"{dw}·({kW} − 1) = {gl} columns on the left; ∂L/∂y[{i}, {j}] sits at "
+            f"The padding is dilation·(kernel − 1): {dh}·({kH} − 1) = {count(gt, 'row')} on top, "
+            f"{dw}·({kW} − 1) = {count(gl, 'column')} on the left; ∂L/∂y[{i}, {j}] sits at "
             f"[{gt} + {sh}·{i}, {gl} + {sw}·{j}] = [{R}, {C}].",
         ),
         stage=_input_stage("pad"),

@@ -340,24 +340,39 @@ def motion_figure(
         for fi, s in enumerate(states)
     ]
     animated = still + animated  # the faint grids are the first traces, one per panel
-    # a click on ∂L/∂x̃ (→ ∂L/∂x) selects a cell, as on the other stages; the grids of ∂L/∂y
-    # and w on their way are no cell a page selects. No hover label: it would tell a cell's
-    # final value while the motion is still computing it.
-    data += [
-        _selecting_grad_x(overlay, p) | {"hoverinfo": "none", "hovertemplate": None}
+    # a click on any cell selects it, during the motion too (∂L/∂x̃ → ∂L/∂x: the cell of x it
+    # becomes). No hover label: it would tell a cell's final value while the motion is still
+    # computing it.
+    overlays = [
+        _unlabelled(_selecting_grad_x(overlay, p))
         for i, p in enumerate(motion.panels)
-        if p.key in CLICKABLE and (overlay := click_overlay(p, i, geo)) is not None
+        if (overlay := click_overlay(p, i, geo)) is not None
     ]
+    data += overlays
+    # every trace in every frame, the still ones unchanged: a transition recomputes every trace
+    # but replots only its frame's, and a click on a panel with a trace it did not replot threw
+    # in plotly's selection (the trace's drawing no longer linked): it selected nothing during
+    # a motion or after it
+    rest = [i for i in range(len(data)) if i not in animated]
+    animated += rest
+    for frame in frame_dicts:
+        frame["data"] += [{} for _ in rest]
     player, steps = _player(motion, frames, theme), np.arange(len(frames))
     return animated_figure(data, layout, frame_dicts, animated, steps, start, player)
 
 
-CLICKABLE = ("grad_x_padded",)  # motion panels whose cells the pages select
+def _unlabelled(overlay: dict) -> dict:
+    """Click markers without a hover label (and without its text, the payload's largest part)."""
+    overlay = {k: v for k, v in overlay.items() if k not in ("hovertext", "hovertemplate")}
+    return overlay | {"hoverinfo": "none"}
 
 
 def _selecting_grad_x(overlay: dict, panel: Panel) -> dict:
     """The click markers of ∂L/∂x̃ → ∂L/∂x: a cell of x selects its ∂L/∂x cell (what the mask
-    makes of it), a cell of the padded ring its ∂L/∂x̃ cell (dropped, or folded onto x)."""
+    makes of it), a cell of the padded ring its ∂L/∂x̃ cell (dropped, or folded onto x); any
+    other panel's cells select themselves."""
+    if panel.key != "grad_x_padded":
+        return overlay
     ring = panel.mask("pad_mask").ravel()
     oy, ox = panel.origin
     overlay["customdata"] = [

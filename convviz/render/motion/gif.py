@@ -33,7 +33,7 @@ EM = SMALL * FONT * 100 / 72  # the small text's size in cells (at 100 dpi, any 
 LINE = 1.25 * EM  # a line of small text, in cells
 INDEX = 0.6  # rows under the grids for their column indices (row indices sit in the gaps)
 LEFT = 1.4  # cells left of the first grid: its row indices
-GIF_LABEL_PX = 9  # a tap's name (w₀₂) at least, in a GIF's pixels (a 40 px cell leaves 10)
+GIF_LABEL_PX = 10  # a tap's name (w₀₂) at least, in a GIF's pixels (a 40 px cell leaves 10.4)
 
 
 def panel_columns(motion: Motion) -> list[float]:
@@ -281,7 +281,8 @@ def _gif_cells(
         for r, q, name, ink, z in zip(
             corner_r[on] + dy, corner_q[on] + dx, c.label[on], c.ink[on], c.scale[on]
         ):
-            numbers.append((q, r, name, ink, label * z, "lt"))
+            if label * z * 100 / 72 >= GIF_LABEL_PX - 1e-6:  # mid-turn, too small: left out
+                numbers.append((q, r, name, ink, label * z, "lt"))
     return artists
 
 

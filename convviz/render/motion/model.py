@@ -202,6 +202,18 @@ class Motion:
         return [s for s in self.scenes if s.stage == stage][-1]
 
 
+def apart(c: Cells) -> Cells:
+    """Sized cells (a turning kernel's taps) no bigger than what keeps them apart: every square
+    at most the distance, along rows or along columns, from one tap to its nearest (the squares
+    are upright, the kernel turns), so two never share a pixel."""
+    if c.size is None or len(c.value) < 2:
+        return c
+    reach = np.maximum(np.abs(c.row[:, None] - c.row[None, :]),
+                       np.abs(c.col[:, None] - c.col[None, :]))  # fmt: skip
+    np.fill_diagonal(reach, np.inf)
+    return replace(c, size=np.minimum(c.size, reach.min()))
+
+
 def _ease(u: float) -> float:
     return 0.5 - 0.5 * math.cos(math.pi * u)  # slow out, slow in
 
@@ -216,12 +228,14 @@ def between(a: Scene, b: Scene, u: float) -> Scene:
     for name, cb in b.groups.items():
         ca = a.groups[name]
         sized = ca.size is not None or cb.size is not None
-        groups[name] = replace(
-            ca,
-            row=ca.row + (cb.row - ca.row) * e,
-            col=ca.col + (cb.col - ca.col) * e,
-            opacity=ca.opacity + (cb.opacity - ca.opacity) * e,
-            size=ca.scale + (cb.scale - ca.scale) * e if sized else None,
+        groups[name] = apart(
+            replace(
+                ca,
+                row=ca.row + (cb.row - ca.row) * e,
+                col=ca.col + (cb.col - ca.col) * e,
+                opacity=ca.opacity + (cb.opacity - ca.opacity) * e,
+                size=ca.scale + (cb.scale - ca.scale) * e if sized else None,
+            )
         )
     return Scene(b.stage, b.caption, groups, b.cell)
 

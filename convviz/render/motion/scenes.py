@@ -21,6 +21,7 @@ from convviz.render.motion.model import (
     MAX_WINDOW_STOPS,
     Cells,
     Scene,
+    apart,
     cells,
     scale_of,
 )
@@ -94,7 +95,7 @@ def tap_cells(w2d: np.ndarray, deg: float = 0.0) -> Cells:
     taps = cells("tap", r, c, w2d, colors=np.array(tap_colors(kH, kW), object))
     names = tap_names(kH, kW)  # each tap's index travels with it: w₂₂ lands top-left
     label = None if names is None else np.array(names, object)
-    return replace(taps, size=np.full(len(taps.value), turn_scale(deg)), label=label)
+    return apart(replace(taps, size=np.full(len(taps.value), turn_scale(deg)), label=label))
 
 
 def window_cells(st: InputGradStages, sweep: Sweep, t: int, opacity: float) -> Cells:

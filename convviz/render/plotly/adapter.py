@@ -89,15 +89,21 @@ def parts(fig: Figure) -> tuple[list[dict], dict, list[dict]]:
     return fig.traces, fig.layout_dict, fig.frame_dicts
 
 
-def wire(fig: Figure) -> dict:
+def wire(fig: Figure, frames: bool = True) -> dict:
     """The figure as plotly.js reads it: what `fig.to_dict()` returns (numpy arrays as typed
-    arrays, or lists where plotly.js has no type for them), built in one walk."""
+    arrays, or lists where plotly.js has no type for them), built in one walk; without `frames`,
+    its frames left out (a player that applies them itself is handed them: `wired_frames`)."""
     out = {"data": _wire(fig.traces), "layout": _wire(fig.layout_dict)}
     if "template" not in out["layout"] and pio.templates.default:  # as plotly adds it
         out["layout"]["template"] = _template(pio.templates.default)
-    if fig.frame_dicts:
-        out["frames"] = _wire(fig.frame_dicts)
+    if fig.frame_dicts and frames:
+        out["frames"] = wired_frames(fig)
     return out
+
+
+def wired_frames(fig: Figure) -> list[dict]:
+    """The figure's frames as plotly.js reads them (see `wire`)."""
+    return _wire(fig.frame_dicts)
 
 
 @cache
@@ -169,9 +175,10 @@ class _Sent(go.Figure):
         return self._spec
 
 
-def sent(fig: Figure) -> go.Figure:
-    """`fig` as Streamlit's plotly_chart takes it, converted once (kept on the figure: a shared
-    view's figure is sent to every session)."""
-    if "_sent" not in fig.__dict__:
-        fig._sent = _Sent(wire(fig))
-    return fig._sent
+def sent(fig: Figure, frames: bool = True) -> go.Figure:
+    """`fig` as Streamlit's plotly_chart takes it (without `frames`: see `wire`), converted once
+    (kept on the figure: a shared view's figure is sent to every session)."""
+    kept = "_sent" if frames else "_sent_bare"
+    if kept not in fig.__dict__:
+        setattr(fig, kept, _Sent(wire(fig, frames)))
+    return fig.__dict__[kept]

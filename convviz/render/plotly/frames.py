@@ -227,12 +227,55 @@ def animated_figure(
             {
                 "name": f["name"],
                 "traces": animated,
-                "data": [{"type": ty, **d} for ty, d in zip(types, f["data"])],
+                # an unchanged trace (in the frame to be replotted) as {}: no bytes per frame
+                "data": [{"type": ty, **d} if d else {} for ty, d in zip(types, f["data"])],
                 "layout": f.get("layout", {}),
             }
             for f in frames
         ],
     )
+
+
+def stills_animation(figs: Sequence[Figure], player: dict, start: int) -> Figure:
+    """Still figures of one layout (the same traces, other numbers: a step's taps moving, a
+    run's steps) as one animation the page's player steps through (`stepwise`): a frame holds
+    what differs between the figures, each trace's entries that change, and the annotations
+    (the panels' headers) when they do."""
+    first, notes = figs[0].traces, figs[0].layout_dict["annotations"]
+    changing = {
+        i: keys
+        for i, t in enumerate(first)
+        if (keys := [k for k in t if any(not _same(f.traces[i].get(k), t[k]) for f in figs)])
+    }
+    headed = any(f.layout_dict["annotations"] != notes for f in figs)
+    frames = [
+        {
+            "name": str(f),
+            "data": [{k: fig.traces[i][k] for k in keys} for i, keys in changing.items()],
+            "layout": {"annotations": fig.layout_dict["annotations"]} if headed else {},
+        }
+        for f, fig in enumerate(figs)
+    ]
+    data, layout = list(figs[start].traces), {**figs[start].layout_dict}
+    steps = np.arange(len(figs))
+    return animated_figure(data, layout, frames, list(changing), steps, start, player)
+
+
+def _same(a, b) -> bool:
+    """Whether two traces' entries (dicts of numbers, strings and arrays) are equal."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (
+            isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()
+            and all(_same(a[k], b[k]) for k in a)
+        )  # fmt: skip
+    if isinstance(a, np.ndarray | list | tuple) or isinstance(b, np.ndarray | list | tuple):
+        x, y = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
+        if x.shape != y.shape:
+            return False
+        number = (float, int, np.floating, np.integer)
+        return all(u == v or (isinstance(u, number) and isinstance(v, number) and u != u and v != v)
+                   for u, v in zip(x.ravel(), y.ravel()))  # fmt: skip
+    return a == b
 
 
 def deep_update(trace: dict, update: dict) -> dict:
@@ -249,6 +292,16 @@ def deep_update(trace: dict, update: dict) -> dict:
 def player_meta(fig: Figure) -> dict:
     """What an animated figure tells its player (see `animated_figure`)."""
     return fig.meta["player"]
+
+
+def stepwise(fig: Figure) -> bool:
+    """Whether the player applies the animated `fig`'s frames itself, one update each: a sliding
+    window or a run's steps, whose frames redraw heatmaps. Plotly's animate runs a frame as a
+    transition, which replots the scatter traces alone and drops every heatmap until a redraw a
+    timer later (the blank grids a slow laptop paints between the two). A motion's markers glide
+    in plotly's transitions (`smooth`: it draws no heatmap)."""
+    meta = fig.meta.get("player")
+    return meta is not None and not meta.get("smooth", False)
 
 
 def outline_px(geo: GridLayout) -> float:

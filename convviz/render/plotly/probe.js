@@ -32,6 +32,40 @@ const cvPlotly = {
     const b = gd.getBoundingClientRect();
     return [b.left + cvPlotly.axis(gd, xa).px(x), b.top + cvPlotly.axis(gd, ya).px(y)];
   },
+  // what each grid (a subplot: 'xy', 'x2y2', …) shows on screen now: `filled`, a cell drawn in a
+  // colour (a heatmap's picture of a trace holding a value, or a visible filled marker), and
+  // `numbers`, the visible texts holding a digit. A grid whose layers a redraw dropped shows
+  // neither: the blank frame a slow laptop paints (tests/test_browser_playback.py).
+  painted(gd) {
+    // plotly styles its points inline: read there (no style recalculation per sample)
+    const opacity = (el) => (el.style.opacity === "" ? 1 : Number(el.style.opacity));
+    const filled = (p) => {
+      const clear = /^(none|transparent)$/.test(p.style.fill) || /, 0\)$/.test(p.style.fill);
+      const faded = p.style.fillOpacity !== "" && Number(p.style.fillOpacity) < 0.05;
+      return opacity(p) > 0.05 && p.style.fill !== "" && !clear && !faded;
+    };
+    const valued = (cd) =>
+      Array.from(cd?.z || []).some((row) => Array.from(row || []).some((v) => Number.isFinite(v)));
+    const out = {};
+    for (const [id, plot] of Object.entries(gd._fullLayout._plots)) {
+      const g = plot.plotgroup?.node();
+      if (!g) continue;
+      const maps = [...g.querySelectorAll(".heatmaplayer .hm")].filter(
+        (hm) => hm.querySelector("image") && valued(hm.__data__?.[0]),
+      );
+      const traces = [...g.querySelectorAll(".scatterlayer .trace")].filter((t) => opacity(t) > 0.05);
+      const marks = traces.some((t) => [...t.querySelectorAll(".points path.point")].some(filled));
+      const texts = [
+        ...g.querySelectorAll(".heatmaplayer text"),
+        ...traces.flatMap((t) => [...t.querySelectorAll(".textpoint text")]),
+      ];
+      out[id] = {
+        filled: maps.length > 0 || marks,
+        numbers: texts.filter((t) => /\d/.test(t.textContent) && opacity(t) > 0.05).length,
+      };
+    }
+    return out;
+  },
   // the texts a scatter trace's SVG shows (a point plotly dropped is not drawn); null: no group
   paintedText(gd, name) {
     const g = [...gd.querySelectorAll(".scatterlayer .trace")].find(

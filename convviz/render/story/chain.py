@@ -12,11 +12,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from convviz.engine.text import count, shape_text, slice_name
+from convviz.engine.text import count, number, shape_text, slice_name
 from convviz.learning.chain import TwoLayerPass
 from convviz.model.lecture import LECTURE
 from convviz.render.motion.model import Motion, Scene, cells, even_tweens, scale_of, within_budget
 from convviz.render.panel import Panel
+from convviz.render.plotly.adapter import Figure
 from convviz.render.selection import tap_grid
 from convviz.render.story.input_grad import Focus, stage_motion
 from convviz.render.theme import GATE_COLOR
@@ -56,7 +57,7 @@ def forward_panels(p: TwoLayerPass, s: ChainSlice) -> list[Panel]:
     panels += [
         Panel(p.h[n, k], slice_name("h", n=n, k=k), "h",
               subtitle="ReLU(pre)" if p.spec.relu else "conv₁(x) + b₁, no ReLU"),
-        Panel(p.y[n, 0], slice_name("y", n=n, k=0), "y", subtitle="conv₂(h) + b₂"),
+        Panel(p.y[n, 0], slice_name("y", n=n, k=0), "y2", subtitle="conv₂(h) + b₂"),
         Panel(p.loss.target[n, 0], slice_name("t", n=n, k=0), "t", subtitle="target"),
     ]  # fmt: skip
     return panels
@@ -67,7 +68,7 @@ def grad_h_panels(p: TwoLayerPass, s: ChainSlice) -> list[Panel]:
     n, k = s.n, s.k
     kH, kW = p.spec.second.kernel_size
     return [
-        Panel(p.loss.grad_out[n, 0], slice_name("∂L/∂y", n=n, k=0), "grad_out",
+        Panel(p.loss.grad_out[n, 0], slice_name("∂L/∂y", n=n, k=0), "grad_y2",
               subtitle="y − t"),
         Panel(p.second.forward.w[0, k], slice_name("w₂", k=0, c=k), "w2",
               taps=tap_grid(kH, kW), subtitle="layer 2's kernel"),
@@ -179,11 +180,15 @@ def handover_motion(p: TwoLayerPass, s: ChainSlice, tweens: int = 8) -> Motion:
     return within_budget(motion)
 
 
-def layer_one_motion(p: TwoLayerPass, key: str, s: ChainSlice) -> Motion:
+def layer_one_motion(
+    p: TwoLayerPass, key: str, s: ChainSlice, focus: Focus | None = None
+) -> Motion:
     """Layer 1's input-gradient stage `key` (the lecture's "chain-dilate" …) on its ∂L/∂y, the
-    gated ∂L/∂h: the input gradient's own motion, named as this page's stage."""
+    gated ∂L/∂h: the input gradient's own motion, named as this page's stage (following the
+    focus's selected ∂L/∂x or ∂L/∂x̃ cell, as the Input gradient page does)."""
     own = key.removeprefix("chain-")
-    motion = stage_motion(own, p.first.input_grad, None, Focus(s.n, s.k, s.c))
+    focus = focus or Focus(s.n, s.k, s.c)
+    motion = stage_motion(own, p.first.input_grad, None, focus)
     return replace(motion, names={own: LECTURE.label(LECTURE.stage(key))})
 
 
@@ -191,3 +196,100 @@ def _outlines(i, j, keep, opacity: float):
     """Outlines of the shut cells on layer 1's grid (GATE_COLOR), at `opacity`."""
     ring = cells("shut", i[keep], j[keep], np.zeros(int(keep.sum())), opacity=opacity)
     return replace(ring, color=np.full(int(keep.sum()), GATE_COLOR, object))
+
+
+# --- a selected cell -----------------------------------------------------------------------------
+
+# The page's grids that share a shape, by panel key: a cell selected in one is outlined in each
+FAMILIES = (
+    ("pre", "h", "grad_h", "grad_pre"),  # layer 1's output
+    ("y2", "t", "grad_y2"),  # layer 2's output
+    ("x_chain",),
+    ("w1", "grad_w1"),
+    ("w2", "grad_w2"),
+)
+
+
+def _grids(p: TwoLayerPass, s: ChainSlice) -> dict[str, np.ndarray]:
+    """Every grid the page draws of this slice, by panel key (layer 1's ∂L/∂x, ∂L/∂x̃ too)."""
+    n, k, c = s.n, s.k, s.c
+    ig = p.first.input_grad
+    return {
+        "pre": p.pre[n, k], "h": p.h[n, k], "grad_h": p.grad_h[n, k],
+        "grad_pre": p.grad_pre[n, k], "y2": p.y[n, 0], "t": p.loss.target[n, 0],
+        "grad_y2": p.loss.grad_out[n, 0], "x_chain": p.first.forward.x[n, c],
+        "w1": p.first.forward.w[k, c], "grad_w1": p.grads["w1"][k, c],
+        "w2": p.second.forward.w[0, k], "grad_w2": p.grads["w2"][0, k],
+        "grad_x": ig.grad_x[n, c], "grad_x_padded": ig.grad_x_padded[n, c],
+    }  # fmt: skip
+
+
+def handed_over(fig: Figure, p: TwoLayerPass) -> Figure:
+    """The handover's figure (`handover_motion` drawn), its clicks on the grids its cells stand
+    for: a cell on layer 2's side selects ∂L/∂h's, on layer 1's grid ∂L/∂y₁'s (the gap none)."""
+    W = p.grad_h.shape[-1]
+    for trace in fig.traces:
+        if trace.get("name") != "grad_pre:click":
+            continue
+        cols = np.array([c for _, _, c in trace["customdata"]])  # the panel's array columns
+        keep = (cols < W) | (cols >= W + GAP)
+        trace["customdata"] = [
+            ["grad_h", r, c] if c < W else ["grad_pre", r, c - W - GAP]
+            for (_, r, c), kept in zip(trace["customdata"], keep)
+            if kept
+        ]
+        for name in ("x", "y"):
+            trace[name] = [v for v, kept in zip(trace[name], keep) if kept]
+    return fig
+
+
+def selected_cell(p: TwoLayerPass, s: ChainSlice, sel) -> tuple[str, int, int] | None:
+    """A click (panel key, row, col) as a cell of the page's grids: on layer 1's dilated or
+    padded ∂L/∂y₁ the cell it came from (none on an inserted zero or the padding); None when
+    it lies in no grid."""
+    if sel is None:
+        return None
+    key, r, c = sel
+    one = p.spec.first
+    if key in ("dilated", "padded"):
+        if key == "padded":
+            (gt, _), (gl, _) = one.full_padding
+            r, c = r - gt, c - gl
+        (sh, sw) = one.stride
+        if r % sh or c % sw:
+            return None
+        key, r, c = "grad_pre", r // sh, c // sw
+    grid = _grids(p, s).get(key)
+    if grid is None or not (0 <= r < grid.shape[0] and 0 <= c < grid.shape[1]):
+        return None
+    return key, r, c
+
+
+def outlined(panels: list[Panel], cell: tuple[str, int, int] | None) -> list[Panel]:
+    """The panels with the selected cell outlined in each grid of its family."""
+    family = next((f for f in FAMILIES if cell and cell[0] in f), ())
+    return [replace(q, selected=cell[1:]) if q.key in family else q for q in panels]
+
+
+def cell_words(p: TwoLayerPass, s: ChainSlice, cell: tuple[str, int, int] | None) -> str:
+    """The selected cell's numbers along the chain, in one line ("" for none): through the
+    ReLU for layer 1's output, against the target for y, a weight and its gradient."""
+    if cell is None:
+        return ""
+    key, r, c = cell
+    g = {k: v[r, c] for k, v in _grids(p, s).items() if v.shape[0] > r and v.shape[1] > c}
+    at = f"[{r}, {c}]"
+    if key in FAMILIES[0]:
+        relu = f"h{at} = ReLU(pre) = {number(g['h'])}" if p.spec.relu else f"h{at} = pre"
+        gate = f"[{number(g['pre'])} > 0]" if p.spec.relu else "1 (no ReLU)"
+        return (f"pre{at} = {number(g['pre'])} · {relu} · ∂L/∂h{at} = {number(g['grad_h'])} · "
+                f"∂L/∂y₁{at} = ∂L/∂h · {gate} = {number(g['grad_pre'])}")  # fmt: skip
+    if key in FAMILIES[1]:
+        return (f"y{at} = {number(g['y2'])} · t{at} = {number(g['t'])} · "
+                f"∂L/∂y{at} = y − t = {number(g['grad_y2'])}")  # fmt: skip
+    if key in FAMILIES[3] or key in FAMILIES[4]:
+        w = "w₁" if key in FAMILIES[3] else "w₂"
+        wk = "w1" if key in FAMILIES[3] else "w2"
+        return f"{w}{at} = {number(g[wk])} · ∂L/∂{w}{at} = {number(g['grad_' + wk])}"
+    names = {"x_chain": "x", "grad_x": "∂L/∂x", "grad_x_padded": "∂L/∂x̃"}
+    return f"{names[key]}{at} = {number(g[key])}"

@@ -1,16 +1,15 @@
 """Figures of how the layer learns: the loss and its ∂L/∂y, one gradient step, a training run.
 
-They take the engine's records (`convviz.learning.loss`'s Loss, `learn`'s Step, `training`'s Run)
-and return figures: grids as `Panel`s (drawn by `grid_figure.panels_figure` in the app and
-`static.panels_figure` in exports), the loss curve in plotly (the app) and matplotlib (its SVG), and
-the run as a GIF. Every number is the engine's; a kernel's taps keep their colours from w before a
-step to w after it.
+They take the engine's records (`convviz.learning.loss`'s Loss, `sgd`'s Step, `training`'s Run) and
+return figures: grids as `Panel`s (drawn by `grid_figure.panels_figure` in the app and
+`static.panels_figure` in exports), the loss curve in plotly (the app) and matplotlib (its SVG),
+and the run as a GIF (the step and the run as the player's frames: `learning_frames`). Every
+number is the engine's; a kernel's taps keep their colours from w before a step to w after it.
 """
 
 from __future__ import annotations
 
 import io
-from dataclasses import replace
 
 import numpy as np
 from matplotlib.figure import Figure as MplFigure
@@ -23,7 +22,6 @@ from convviz.learning.training import Run
 from convviz.render.mpl import static
 from convviz.render.panel import Panel
 from convviz.render.plotly.adapter import Figure, figure
-from convviz.render.plotly.grid_figure import panels_figure
 from convviz.render.theme import (
     BACKGROUND,
     DROPPED_COLOR,
@@ -276,46 +274,3 @@ def run_gif(
         out, format="GIF", save_all=True, append_images=frames[1:], loop=0, duration=durations
     )
     return out.getvalue()
-
-
-# --- the step in motion ------------------------------------------------------------------------
-
-STEP_FRAMES = 12  # frames from w before to w after
-
-
-def step_motion(step: Step, theme: Theme = THEME, k: int = 0, c: int = 0) -> Figure:
-    """The step as plotly frames: w before, the move Δw of each tap, and w moving from before
-    to after (each tap counting from its old value to its new one, in its colour); a ▶ button
-    plays it, the last frame is the step's result (what the figure opens on)."""
-    before, delta, after = step_panels(step, k, c)
-    w0, dw = before.values, delta.values
-
-    def panels(f: int) -> list[Panel]:
-        part = f / STEP_FRAMES
-        moving = replace(
-            after,
-            values=w0 + part * dw,
-            title="w after" if f == STEP_FRAMES else f"w moving ({round(100 * part)} %)",
-            subtitle=after.subtitle if f == STEP_FRAMES else f"w + {number(part)}·Δw",
-        )
-        return [before, delta, moving]
-
-    last = panels_figure(panels(STEP_FRAMES), theme)
-    frames = []
-    for f in range(STEP_FRAMES + 1):
-        fig = panels_figure(panels(f), theme)
-        headers = fig.layout_dict["annotations"]  # the moving grid's title says how far it is
-        frames.append({"name": str(f), "data": fig.traces, "layout": {"annotations": headers}})
-    layout = dict(last.layout_dict)
-    play = {"frame": {"duration": 120, "redraw": True}, "transition": {"duration": 0},
-            "fromcurrent": False, "mode": "immediate"}  # fmt: skip
-    layout["updatemenus"] = [
-        {
-            "type": "buttons", "showactive": False, "x": 0, "y": 1, "xanchor": "left",
-            "yanchor": "bottom", "pad": {"b": 4},
-            "font": {"size": theme.font_size},
-            "buttons": [{"label": "▶ play", "method": "animate",
-                         "args": [[str(f) for f in range(STEP_FRAMES + 1)], play]}],
-        }
-    ]  # fmt: skip
-    return figure(last.traces, layout, frames)
