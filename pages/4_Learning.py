@@ -15,9 +15,9 @@ from convviz.ui.compute import shared_view
 from convviz.ui.controls import controls, page_config
 from convviz.ui.learning import (
     LOG_SCALE,
+    experiment_of,
     learn_controls,
     learning_exports,
-    lesson_of,
     problem,
     settings_of,
     update_rule,
@@ -32,7 +32,7 @@ from convviz.ui.views import (
 )
 
 PAGE = LEARN_PAGE
-LAST = "cv_learn_last"  # (layer key, settings) of the last lesson shown
+LAST = "cv_learn_last"  # (layer key, settings) of the last experiment shown
 STAGE_PX, STAGE_PRES_PX = 200, 60  # the stage bar, the controls and the heading above a figure
 LOSS_WORDS_PX = 70  # a cell's ∂L/∂y and L, under the loss's grids on a projector
 page_config(PAGE)
@@ -45,13 +45,13 @@ page_header(
 )
 
 
-def the_lesson(ctx):
-    """The lesson of the settings asked for, or (with a message) the last valid one."""
+def the_experiment(ctx):
+    """The experiment of the settings asked for, or (with a message) the last valid one."""
     settings, notes = settings_of(ctx)
     for note in notes:
         st.info(f"{note}.", icon=":material/info:")
     try:
-        lesson = lesson_of(ctx.key, settings)
+        experiment = experiment_of(ctx.key, settings)
     except ConvSpecError as exc:
         key, last = st.session_state.get(LAST, (None, None))
         st.error(
@@ -65,14 +65,14 @@ def the_lesson(ctx):
                 momentum=0.0,
                 target="random" if settings.target == "typed" else settings.target,
             )
-        return lesson_of(ctx.key, last)
+        return experiment_of(ctx.key, last)
     st.session_state[LAST] = (ctx.key, settings)
-    return lesson
+    return experiment
 
 
-def loss_view(ctx, lesson, stage) -> None:
+def loss_view(ctx, experiment, stage) -> None:
     """y, t and ∂L/∂y side by side; L written out; the selected cell's gradient."""
-    loss = lesson.step.before
+    loss = experiment.step.before
     N = ctx.spec.batch
     sel = ctx.selection
     oH, oW = ctx.spec.out_size
@@ -83,7 +83,7 @@ def loss_view(ctx, lesson, stage) -> None:
         panels = [replace(p, selected=(i, j)) for p in panels]
     pres = not ctx.theme.show_secondary
     theme = ctx.theme.reserve(LOSS_WORDS_PX) if pres else ctx.theme
-    key = ("loss", ctx.key, lesson.settings, ctx.n, ctx.k, picked and (i, j), theme)
+    key = ("loss", ctx.key, experiment.settings, ctx.n, ctx.k, picked and (i, j), theme)
     fig = shared_view(key, lambda: panels_figure(panels, theme))
     y, t, g = (a[ctx.n, ctx.k, i, j] for a in (loss.y, loss.target, loss.grad_out))
     over = "" if loss.scale == 1 else f"/{N}"
@@ -104,9 +104,9 @@ def loss_view(ctx, lesson, stage) -> None:
             else ""
         )
         st.caption(
-            f"Target: {target_words(lesson)}.{mean} Click a cell to see its gradient. From here "
-            "the backward pass runs unchanged: this ∂L/∂y is dilated, padded and correlated as "
-            "on the Input- and Weight-gradient pages."
+            f"Target: {target_words(experiment)}.{mean} Click a cell to see its gradient. From "
+            "here the backward pass runs unchanged: this ∂L/∂y is dilated, padded and correlated "
+            "as on the Input- and Weight-gradient pages."
         )
 
 
@@ -115,25 +115,25 @@ def term(v: float) -> str:
     return f"({number(v)})" if v < 0 else number(v)
 
 
-def target_words(lesson) -> str:
-    source = lesson.target.source
-    if lesson.target.kernels:
+def target_words(experiment) -> str:
+    source = experiment.target.source
+    if experiment.target.kernels:
         return f"the {source} kernel's output on the same x (same stride, padding, dilation)"
     return "random integers in −5…5" if source == "random" else "typed in"
 
 
-def step_view(ctx, lesson, stage) -> None:
+def step_view(ctx, experiment, stage) -> None:
     """w before, each tap's move and w after, played by the page's player; b's step; the loss
     before and after."""
-    step = lesson.step
+    step = experiment.step
     start = motion_start(ctx, STEP_FRAMES + 1)
-    view = (ctx.key, lesson.settings, ctx.k, ctx.c, ctx.selection, ctx.theme, start)
+    view = (ctx.key, experiment.settings, ctx.k, ctx.c, ctx.selection, ctx.theme, start)
     fig = shared_view(("step", *view), lambda: step_motion(
         step, ctx.theme, ctx.k, ctx.c, start=start, selected=ctx.selection))  # fmt: skip
     animated_chart(fig, "learn_step", ctx, None, stage=stage)
     before, after = step.before.value, step.after.value
-    safe = " (the safe rate 1/λ_max)" if lesson.curvature else " (a safe rate: 1/Σλ)"
-    rate = f"η = {number(step.lr)}" + (safe if lesson.auto_rate else "")
+    safe = " (the safe rate 1/λ_max)" if experiment.curvature else " (a safe rate: 1/Σλ)"
+    rate = f"η = {number(step.lr)}" + (safe if experiment.auto_rate else "")
     st.markdown(
         f"**L: {number(before)} → {number(after)}** ({signed(after - before)}) · {rate}  \n"
         f"{bias_text(step, ctx.k)}"
@@ -141,20 +141,20 @@ def step_view(ctx, lesson, stage) -> None:
     if after > before:
         st.warning(
             f"The loss rose: η = {number(step.lr)} overshoots, each tap jumps past its minimum. "
-            + rate_hint(lesson),
+            + rate_hint(experiment),
             icon=":material/trending_up:",
         )
     elif ctx.theme.show_secondary:
         st.caption(
-            update_rule(lesson.settings.momentum)
+            update_rule(experiment.settings.momentum)
             + " Click a tap for its own update. "
-            + rate_hint(lesson)
+            + rate_hint(experiment)
         )
 
 
-def rate_hint(lesson) -> str:
+def rate_hint(experiment) -> str:
     """Where this layer's runs start to diverge (when its curvature is known)."""
-    curv, mu = lesson.curvature, lesson.settings.momentum
+    curv, mu = experiment.curvature, experiment.settings.momentum
     if curv is None:
         return ""
     words = f"For this layer plain SGD converges below η = {number(curv.critical_lr())} (2/λ_max)"
@@ -163,14 +163,14 @@ def rate_hint(lesson) -> str:
     return words + "."
 
 
-def train_view(ctx, lesson, stage) -> None:
+def train_view(ctx, experiment, stage) -> None:
     """The run's steps played by the page's player (in the browser): w, y and ∂L/∂w at each,
     and under them the loss curve with the step shown."""
-    run = lesson.run
-    kernels = lesson.target.kernels[0] if lesson.target.kernels else None
+    run = experiment.run
+    kernels = experiment.target.kernels[0] if experiment.target.kernels else None
     log = st.session_state.get(LOG_SCALE, True)
     start = motion_start(ctx, len(shown_steps(run.kept)))
-    view = (ctx.key, lesson.settings, ctx.n, ctx.k, ctx.c, ctx.selection, log, ctx.theme, start)
+    view = (ctx.key, experiment.settings, ctx.n, ctx.k, ctx.c, ctx.selection, log, ctx.theme, start)
     fig = shared_view(("run", *view), lambda: run_figure(
         run, ctx.theme, n=ctx.n, k=ctx.k, c=ctx.c, target_kernel=kernels, log=log,
         start=start, selected=ctx.selection))  # fmt: skip
@@ -183,8 +183,8 @@ def train_view(ctx, lesson, stage) -> None:
             f"{count(run.steps_done, 'step')}. Click a cell of w, ∂L/∂w or y to follow it "
             "step by step."
         )
-    if lesson.underdetermined and not run.diverged:  # a run that stopped reached nothing
-        c, kernel = lesson.curvature, lesson.target.source
+    if experiment.underdetermined and not run.diverged:  # a run that stopped reached nothing
+        c, kernel = experiment.curvature, experiment.target.source
         short = f"L → 0, yet w ≠ the {kernel} kernel: {c.rank} equations for {c.unknowns} unknowns."
         st.info(
             f"The loss can reach 0 while w is not the {kernel} kernel: this layer's "
@@ -197,7 +197,7 @@ def train_view(ctx, lesson, stage) -> None:
             icon=":material/lightbulb:",
         )
     if ctx.theme.show_secondary:
-        st.caption(update_rule(lesson.settings.momentum))
+        st.caption(update_rule(experiment.settings.momentum))
 
 
 VIEWS = {"loss": loss_view, "step": step_view, "train": train_view}
@@ -211,11 +211,11 @@ def learning(ctx):
         learn_controls(ctx)
     if problem():
         st.warning(problem(), icon=":material/block:")
-    lesson = the_lesson(ctx)
+    experiment = the_experiment(ctx)
     ctx = stage_heading(stage, ctx, STAGE_PX, STAGE_PRES_PX)
-    VIEWS[stage.key](ctx, lesson, stage)
+    VIEWS[stage.key](ctx, experiment, stage)
     if ctx.theme.show_secondary:
-        learning_exports(ctx, lesson)
+        learning_exports(ctx, experiment)
     else:  # on a projector, under the stage: the stage stays where the clicker left it
         with st.expander("Learning settings"):
             learn_controls(ctx)

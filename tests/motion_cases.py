@@ -14,7 +14,7 @@ import json
 import numpy as np
 
 import convviz.render.motion.model as mv
-from convviz.engine.arrays import forward_stages, layer
+from convviz.engine.arrays import forward_arrays, layer
 from convviz.model.presets import PRESETS
 from convviz.render.plotly.grids import format_values
 
@@ -24,7 +24,7 @@ from convviz.render.plotly.grids import format_values
 def preset_layer(p):
     spec = p.spec()
     x, w = p.values()
-    return layer(spec, x, w, p.grad_out_for(forward_stages(spec, x, w).y))
+    return layer(spec, x, w, p.grad_out_for(forward_arrays(spec, x, w).y))
 
 
 # channels-small is drawn for its last sample, filter and channel: (n, k, c) ≠ (0, 0, 0)

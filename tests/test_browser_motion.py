@@ -16,7 +16,7 @@ import pytest
 from live import SETTLE_MS, goto, open_tab, rerun, settled
 from playwright.sync_api import Browser, Page, expect
 
-from convviz.engine.arrays import forward_stages, layer
+from convviz.engine.arrays import forward_arrays, layer
 from convviz.model.presets import PRESETS, PRESETS_BY_KEY
 from convviz.render.plotly.adapter import probing
 from convviz.render.plotly.grids import format_values
@@ -45,7 +45,7 @@ def recitation():
     p = PRESETS_BY_KEY["recitation-s2"]
     spec = p.spec()
     x, w = p.values()
-    return layer(spec, x, w, p.grad_out_for(forward_stages(spec, x, w).y)).input_grad
+    return layer(spec, x, w, p.grad_out_for(forward_arrays(spec, x, w).y)).input_grad
 
 
 def recitation_grad_x() -> np.ndarray:
@@ -268,7 +268,7 @@ def stage_ends():
     p = PRESETS_BY_KEY["recitation-s2"]
     spec = p.spec()
     x, w = p.values()
-    ig = layer(spec, x, w, p.grad_out_for(forward_stages(spec, x, w).y)).input_grad
+    ig = layer(spec, x, w, p.grad_out_for(forward_arrays(spec, x, w).y)).input_grad
     (gt, _), (gl, _) = spec.full_padding
     return {
         2: ("x", ig.dilated[0, 0], (0, 0), "2 · dilate", "dilate"),

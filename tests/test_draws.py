@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from convviz.engine.arrays import input_grad_stages, layer
+from convviz.engine.arrays import input_grad_arrays, layer
 from convviz.engine.spec import ConvSpec
 from convviz.engine.values import GRAD_OUT_KINDS, NAMED_KERNELS, example_w, layer_values
 from convviz.model.fields import DEFAULTS
@@ -28,7 +28,7 @@ def spec_for(k: int, stride: int = 1) -> ConvSpec:
 
 def read_cells(spec: ConvSpec) -> np.ndarray:
     """(N, C, H, W) True on the input cells some window reads (their gradient can be ≠ 0)."""
-    ones = input_grad_stages(spec, np.ones(spec.weight_shape), np.ones(spec.output_shape))
+    ones = input_grad_arrays(spec, np.ones(spec.weight_shape), np.ones(spec.output_shape))
     return ones.grad_x != 0
 
 

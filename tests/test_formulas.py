@@ -17,7 +17,7 @@ from oracles import conv_cases
 from quick import examples
 
 from convviz import conv2d, conv2d_input, conv2d_weight
-from convviz.engine.arrays import forward_stages, input_grad_stages, weight_grad_stages
+from convviz.engine.arrays import forward_arrays, input_grad_arrays, weight_grad_arrays
 from convviz.engine.formulas import (
     Formula,
     forward_formula,
@@ -62,7 +62,7 @@ def padded_grad_loop(case) -> np.ndarray:
 @given(small_cases)
 def test_forward_formula_of_every_cell(case):
     spec = case.spec
-    fwd = forward_stages(spec, case.x, case.w, case.bias)
+    fwd = forward_arrays(spec, case.x, case.w, case.bias)
     y = conv2d(case.x, case.w, case.bias, **case.kwargs)
     for n, k, i, j in np.ndindex(y.shape):
         f = forward_formula(fwd, n, k, i, j)
@@ -84,7 +84,7 @@ def test_forward_formula_of_every_cell(case):
 @given(small_cases)
 def test_input_grad_formula_of_every_cell_folds_ring_copies_back(case):
     spec = case.spec
-    ig = input_grad_stages(spec, case.w, case.grad_out)
+    ig = input_grad_arrays(spec, case.w, case.grad_out)
     grad_x = conv2d_input(case.x.shape, case.w, case.grad_out, **case.kwargs)
     for n, c, r, q in np.ndindex(grad_x.shape):
         f = input_grad_formula(ig, n, c, r, q)
@@ -109,7 +109,7 @@ def test_input_grad_formula_of_every_cell_folds_ring_copies_back(case):
 @given(small_cases)
 def test_padded_input_grad_formula_of_every_cell_including_the_ring(case):
     spec = case.spec
-    ig = input_grad_stages(spec, case.w, case.grad_out)
+    ig = input_grad_arrays(spec, case.w, case.grad_out)
     oracle = padded_grad_loop(case)
     ring = ig.pad_mask
     for n, c, r, q in np.ndindex(oracle.shape):
@@ -128,7 +128,7 @@ def test_padded_input_grad_formula_of_every_cell_including_the_ring(case):
 @given(small_cases)
 def test_weight_grad_formula_of_every_cell(case):
     spec = case.spec
-    wg = weight_grad_stages(spec, case.x, case.grad_out)
+    wg = weight_grad_arrays(spec, case.x, case.grad_out)
     grad_w = conv2d_weight(case.x, case.w.shape, case.grad_out, **case.kwargs)
     for k, c, a, b in np.ndindex(grad_w.shape):
         f = weight_grad_formula(wg, k, c, a, b)
@@ -175,8 +175,8 @@ def test_table_every_formula_equals_the_engine(xs, ws, kwargs):
     g = rng.integers(-2, 3, spec.output_shape).astype(float)
     y = conv2d(x, w, **kwargs)
     grad_x, grad_w = conv2d_input(xs, w, g, **kwargs), conv2d_weight(x, ws, g, **kwargs)
-    fwd, ig = forward_stages(spec, x, w), input_grad_stages(spec, w, g)
-    wg = weight_grad_stages(spec, x, g)
+    fwd, ig = forward_arrays(spec, x, w), input_grad_arrays(spec, w, g)
+    wg = weight_grad_arrays(spec, x, g)
     for idx in np.ndindex(y.shape):
         assert_adds_up(forward_formula(fwd, *idx), y[idx], f"y{idx}")
     for idx in np.ndindex(grad_x.shape):
@@ -236,7 +236,7 @@ GRAD_X_ANSWERS = [
 @pytest.mark.parametrize(("stride", "xs", "ks", "cell", "expected"), GRAD_X_ANSWERS)
 def test_recitation_input_gradient_terms(stride, xs, ks, cell, expected):
     spec, _, w, g = recitation(stride, xs, ks)
-    ig = input_grad_stages(spec, w, g)
+    ig = input_grad_arrays(spec, w, g)
     f = input_grad_formula(ig, 0, 0, *cell)
     assert pairs(f) == expected
     assert np.isclose(f.total, conv2d_input(spec.input_shape, w, g, stride=stride)[0, 0, *cell])
@@ -244,17 +244,17 @@ def test_recitation_input_gradient_terms(stride, xs, ks, cell, expected):
 
 def test_recitation_stride1_forward_y00():
     spec, x, w, _ = recitation(1, 3, 2)
-    f = forward_formula(forward_stages(spec, x, w), 0, 0, 0, 0)
+    f = forward_formula(forward_arrays(spec, x, w), 0, 0, 0, 0)
     assert f.text().startswith("y₀₀ = x₀₀·w₀₀ + x₀₁·w₀₁ + x₁₀·w₁₀ + x₁₁·w₁₁ = "), f.text()
 
 
 def test_recitation_stride2_dilation_zeros_are_flagged():
     """x₂₂'s window over the padded, dilated grad_out: 9 taps, 4 real, 5 dilation zeros."""
     spec, _, w, g = recitation(2, 5, 3)
-    f = input_grad_formula(input_grad_stages(spec, w, g), 0, 0, 2, 2)
+    f = input_grad_formula(input_grad_arrays(spec, w, g), 0, 0, 2, 2)
     assert len(f.terms) == 9
     assert sum(t.dilation for t in f.terms) == 5 and sum(t.padding for t in f.terms) == 0
-    f00 = input_grad_formula(input_grad_stages(spec, w, g), 0, 0, 0, 0)
+    f00 = input_grad_formula(input_grad_arrays(spec, w, g), 0, 0, 0, 0)
     assert sum(t.padding for t in f00.terms) == 8, "x₀₀ reads 8 cells of the padding of grad_out"
     assert not any(t.dilation for t in f00.terms), "ring zeros are padding, not dilation zeros"
     assert all(t.vanishes for t in f00.terms if t.padding)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from oracles import grid
 
-from convviz.engine.arrays import input_grad_stages
+from convviz.engine.arrays import input_grad_arrays
 from convviz.engine.formulas import Formula, input_grad_formula
 from convviz.engine.spec import ConvSpec
 from convviz.export.latex import cell_latex
@@ -27,7 +27,7 @@ def corner_formula(mode: str) -> Formula:
     replicate the corner's three padded copies fold back onto it (a grouped formula)."""
     spec = ConvSpec.create((1, 1, 3, 3), (1, 1, 3, 3), padding=1, padding_mode=mode)
     w = grid([[1, 0, -1], [2, 0, -2], [1, 0, -1]])
-    return input_grad_formula(input_grad_stages(spec, w, np.ones(spec.output_shape)), 0, 0, 0, 0)
+    return input_grad_formula(input_grad_arrays(spec, w, np.ones(spec.output_shape)), 0, 0, 0, 0)
 
 
 def box_latex(formula: Formula, theme=THEME) -> list[str]:

@@ -12,7 +12,7 @@ from formula_cases import keras_same, pairs
 from oracles import grid
 
 from convviz import conv2d
-from convviz.engine.arrays import forward_stages, input_grad_stages
+from convviz.engine.arrays import forward_arrays, input_grad_arrays
 from convviz.engine.formulas import forward_formula, input_grad_formula
 from convviz.engine.reference import conv2d_input_loop
 from convviz.engine.spec import ConvSpec
@@ -21,7 +21,7 @@ from convviz.engine.spec import ConvSpec
 # --- term flags ---------------------------------------------------------------------------------
 def test_zero_padding_terms_are_zero_symbols_flagged_padding():
     spec, x, w, _ = keras_same()
-    f = forward_formula(forward_stages(spec, x, w), 0, 0, 0, 0)
+    f = forward_formula(forward_arrays(spec, x, w), 0, 0, 0, 0)
     padded = [t for t in f.terms if t.padding]
     assert len(padded) == 5 and all(t.left.name == "0" and t.vanishes for t in padded)
 
@@ -30,7 +30,7 @@ def test_reflect_padding_terms_name_their_source_cell():
     """Reflect pad 1: padded (0, 0) copies x₁₁, padded (0, 1) copies x₁₀, (1, 0) copies x₀₁."""
     spec = ConvSpec.create((1, 1, 3, 3), (1, 1, 2, 2), padding=1, padding_mode="reflect")
     x = grid(np.arange(9.0).reshape(3, 3))
-    f = forward_formula(forward_stages(spec, x, np.ones(spec.weight_shape)), 0, 0, 0, 0)
+    f = forward_formula(forward_arrays(spec, x, np.ones(spec.weight_shape)), 0, 0, 0, 0)
     assert [t.left.text() for t in f.terms] == ["x₁₁", "x₁₀", "x₀₁", "x₀₀"]
     assert [t.padding for t in f.terms] == [True, True, True, False]
     assert not any(t.vanishes for t in f.terms), "reflected copies are real values"
@@ -44,14 +44,14 @@ def test_reflect_gradient_folds_ring_copies_back():
         (1, 1, 1, 3), (1, 1, 1, 1), padding=((0, 0), (1, 1)), padding_mode="reflect"
     )
     g = grid([[1.0, 10.0, 100.0, 1000.0, 10000.0]])
-    ig = input_grad_stages(spec, grid([[2.0]]), g)
+    ig = input_grad_arrays(spec, grid([[2.0]]), g)
     f = input_grad_formula(ig, 0, 0, 0, 1)
     assert [t.folded for t in f.terms] == [False, True, True]
     assert pairs(f) == [("∂L/∂y₀₂", "w₀₀"), ("∂L/∂y₀₀", "w₀₀"), ("∂L/∂y₀₄", "w₀₀")]
     assert f.total == f.value == 2 * (100 + 1 + 10000)
     assert not any(t.folded for t in input_grad_formula(ig, 0, 0, 0, 0).terms)
     zeros = ConvSpec.create((1, 1, 1, 3), (1, 1, 1, 1), padding=((0, 0), (1, 1)))
-    fz = input_grad_formula(input_grad_stages(zeros, grid([[2.0]]), g), 0, 0, 0, 1)
+    fz = input_grad_formula(input_grad_arrays(zeros, grid([[2.0]]), g), 0, 0, 0, 1)
     assert [t.folded for t in fz.terms] == [False] and fz.total == 200, "zeros: ring dropped"
 
 
@@ -59,7 +59,7 @@ def test_reflect_gradient_folds_ring_copies_back():
 def test_padded_ring_cells_are_dropped_only_for_zeros(mode):
     spec = ConvSpec.create((1, 1, 4, 4), (1, 1, 3, 3), padding=1, padding_mode=mode)
     rng = np.random.default_rng(5)
-    ig = input_grad_stages(
+    ig = input_grad_arrays(
         spec, rng.standard_normal(spec.weight_shape), rng.standard_normal(spec.output_shape)
     )
     ring = input_grad_formula(ig, 0, 0, 0, 3, padded=True)
@@ -78,7 +78,7 @@ def reflect_preset_layer():
     preset = PRESETS_BY_KEY["reflect"]
     spec, (x, w) = preset.spec(), preset.values()
     g = preset.grad_out_for(conv2d(x, w, padding=spec.padding, padding_mode="reflect"))
-    return spec, input_grad_stages(spec, w, g), g, w
+    return spec, input_grad_arrays(spec, w, g), g, w
 
 
 def test_folded_cell_is_written_as_the_sum_of_its_copies():
@@ -129,7 +129,7 @@ def test_groups_only_where_copies_fold_back(mode):
         rng.integers(-2, 3, spec.weight_shape) * 1.0,
         rng.integers(-2, 3, spec.output_shape) * 1.0,
     )
-    ig = input_grad_stages(spec, w, g)
+    ig = input_grad_arrays(spec, w, g)
     oracle = conv2d_input_loop(spec.input_shape, w, g, padding=spec.padding, padding_mode=mode)
     for r, q in np.ndindex(spec.in_size):
         f = input_grad_formula(ig, 0, 0, r, q)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from formula_cases import keras_same
 
-from convviz.engine.arrays import forward_stages, input_grad_stages, weight_grad_stages
+from convviz.engine.arrays import forward_arrays, input_grad_arrays, weight_grad_arrays
 from convviz.engine.formulas import (
     Formula,
     Symbol,
@@ -33,7 +33,7 @@ def test_numeric_text_puts_negative_factors_in_parentheses():
 def test_keras_same_y00_numeric_and_symbolic():
     """y₀₀ = 0·1 + 0·0 + 0·(-1) + 0·2 + 1·0 + 2·(-2) + 0·1 + 4·0 + 5·(-1) = -9."""
     spec, x, w, _ = keras_same()
-    f = forward_formula(forward_stages(spec, x, w), 0, 0, 0, 0)
+    f = forward_formula(forward_arrays(spec, x, w), 0, 0, 0, 0)
     assert f.text(numeric=True) == (
         "y₀₀ = 0·1 + 0·0 + 0·(−1) + 0·2 + 1·0 + 2·(−2) + 0·1 + 4·0 + 5·(−1) = −9"
     )
@@ -43,7 +43,7 @@ def test_keras_same_y00_numeric_and_symbolic():
 
 def test_latex_of_gradient_targets_and_marked_vanishing_terms():
     spec, x, w, g = keras_same()
-    ig, wg = input_grad_stages(spec, w, g), weight_grad_stages(spec, x, g)
+    ig, wg = input_grad_arrays(spec, w, g), weight_grad_arrays(spec, x, g)
     fx = input_grad_formula(ig, 0, 0, 0, 0)
     latex = fx.latex()
     assert latex.startswith(r"\frac{\partial L}{\partial x_{00}} = "), latex
@@ -58,7 +58,7 @@ def test_latex_of_gradient_targets_and_marked_vanishing_terms():
         assert marked.replace("⟨", "").replace("⟩", "") == fx.latex(numeric=numeric)
     fw = weight_grad_formula(wg, 0, 0, 1, 1)
     assert fw.latex().startswith(r"\frac{\partial L}{\partial w_{11}} = ")
-    fy = forward_formula(forward_stages(spec, x, w), 0, 0, 1, 1)
+    fy = forward_formula(forward_arrays(spec, x, w), 0, 0, 1, 1)
     assert r"\partial" not in fy.latex() and fy.latex().startswith("y_{11} = ")
     assert fy.latex(mark=lambda s: "!") == fy.latex(), "the centre window reads no padding"
     assert fy.latex(numeric=True).endswith("= -8")
@@ -70,7 +70,7 @@ def test_latex_of_gradient_targets_and_marked_vanishing_terms():
 
 def test_bias_shows_as_a_constant():
     spec, x, w, _ = keras_same()
-    f = forward_formula(forward_stages(spec, x, w, bias=[-2.5]), 0, 0, 1, 1)
+    f = forward_formula(forward_arrays(spec, x, w, bias=[-2.5]), 0, 0, 1, 1)
     assert f.constant == -2.5 and np.isclose(f.total, -8 - 2.5)
     assert f.text().endswith(" + b = −10.5") and f.text(numeric=True).endswith(" + (−2.5) = −10.5")
     assert f.latex().endswith(" + b = -10.5")
@@ -83,7 +83,7 @@ def test_max_terms_truncation_states_what_the_rest_adds_up_to():
     """y₁₁ of keras-same = 1·1 + 2·0 + 3·(-1) + 4·2 + 5·0 + 6·(-2) + 7·1 + 8·0 + 9·(-1) = -8;
     cut after 4 terms, the 5 hidden ones add up to 0 + (-12) + 7 + 0 + (-9) = -14."""
     spec, x, w, _ = keras_same()
-    f = forward_formula(forward_stages(spec, x, w), 0, 0, 1, 1)
+    f = forward_formula(forward_arrays(spec, x, w), 0, 0, 1, 1)
     text = f.text(numeric=True, max_terms=4)
     assert text == "y₁₁ = 1·1 + 2·0 + 3·(−1) + 4·2 + [5 more terms = −14] = −8", text
     assert f.text(max_terms=4).endswith(" + x₁₀·w₁₀ + [5 more terms = −14] = −8")
@@ -110,9 +110,9 @@ def test_any_cut_of_any_formula_states_a_remainder_that_makes_the_total(kind, ma
     x, w = rng.integers(-3, 4, spec.input_shape) * 1.0, rng.integers(-2, 3, spec.weight_shape) * 1.0
     g = rng.integers(-2, 3, spec.output_shape) * 1.0
     fwd, ig, wg = (
-        forward_stages(spec, x, w),
-        input_grad_stages(spec, w, g),
-        weight_grad_stages(spec, x, g),
+        forward_arrays(spec, x, w),
+        input_grad_arrays(spec, w, g),
+        weight_grad_arrays(spec, x, g),
     )
     make = {
         "forward": (lambda idx: forward_formula(fwd, *idx), fwd.y.shape),

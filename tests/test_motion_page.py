@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from convviz.engine.arrays import forward_stages, layer
+from convviz.engine.arrays import forward_arrays, layer
 from convviz.engine.formulas import input_grad_formula, weight_grad_formula
 from convviz.model.fields import FIELDS
 from convviz.model.presets import PRESETS_BY_KEY
@@ -53,7 +53,7 @@ def recitation():
     p = PRESETS_BY_KEY["recitation-s2"]
     spec = p.spec()
     x, w = p.values()
-    return layer(spec, x, w, p.grad_out_for(forward_stages(spec, x, w).y)).input_grad
+    return layer(spec, x, w, p.grad_out_for(forward_arrays(spec, x, w).y)).input_grad
 
 
 WHOLE = str(len(STAGES) + 1)  # the whole pass: the stage after the six (step=7)
@@ -145,7 +145,7 @@ def test_the_weight_gradient_motion_writes_each_windows_sum():
     p = PRESETS_BY_KEY["recitation-s2"]
     spec = p.spec()
     x, w = p.values()
-    wg = layer(spec, x, w, p.grad_out_for(forward_stages(spec, x, w).y)).weight_grad
+    wg = layer(spec, x, w, p.grad_out_for(forward_arrays(spec, x, w).y)).weight_grad
     labels, cells, captions = data["labels"], data["cells"], data["captions"]
     sweeping = [i for i, s in enumerate(labels) if s == "sweep"]
     assert sweeping and all(cells[i][0] == "grad_w" for i in sweeping)

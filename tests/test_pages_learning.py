@@ -12,7 +12,7 @@ import pytest
 from apptest_pages import assert_clean, figures, open_page, query, state, z_of
 
 from convviz.engine.text import count
-from convviz.learning.experiment import Settings, lesson
+from convviz.learning.experiment import Settings, experiment
 from convviz.model.fields import preset_state
 from convviz.model.lecture import LEARN_PAGE, LECTURE
 from convviz.model.presets import PRESETS_BY_KEY
@@ -26,7 +26,7 @@ STEP = {s.key: str(LECTURE.step_of(s)) for s in LECTURE.on_page(PAGE)}
 
 def engine(key: str = "recitation-s2", **settings):
     spec, x, w, _ = values_of(preset_state(PRESETS_BY_KEY[key]))
-    return lesson(spec, x, w, Settings(**settings))
+    return experiment(spec, x, w, Settings(**settings))
 
 
 def array(sent) -> np.ndarray:

@@ -14,7 +14,7 @@ import pytest
 from oracles import assert_array, grid
 
 from convviz import conv2d, conv2d_input, conv2d_weight
-from convviz.engine.arrays import forward_stages, input_grad_stages, weight_grad_stages
+from convviz.engine.arrays import forward_arrays, input_grad_arrays, weight_grad_arrays
 from convviz.engine.formulas import forward_formula, input_grad_formula, weight_grad_formula
 from convviz.engine.reference import conv2d_input_loop, conv2d_loop, conv2d_weight_loop
 from convviz.engine.spec import PADDING_MODES, ConvSpec
@@ -138,9 +138,9 @@ def test_recitation_presets_show_every_factor(preset):
     for name, a in (("x", x), ("w", w), ("grad_out", g)):
         assert np.all(a != 0), f"{preset.key}: {name} has a zero: {a[0, 0]}"
     fwd, ig, wg = (
-        forward_stages(spec, x, w),
-        input_grad_stages(spec, w, g),
-        weight_grad_stages(spec, x, g),
+        forward_arrays(spec, x, w),
+        input_grad_arrays(spec, w, g),
+        weight_grad_arrays(spec, x, g),
     )
     formulas = [
         *(forward_formula(fwd, *i) for i in np.ndindex(y.shape)),

@@ -12,7 +12,7 @@ from PIL import Image
 
 from convviz.engine.text import number
 from convviz.learning import sgd
-from convviz.learning.experiment import Settings, largest_curvature_bound, lesson, safe_rate
+from convviz.learning.experiment import Settings, experiment, largest_curvature_bound, safe_rate
 from convviz.learning.loss import REDUCTIONS
 from convviz.model.fields import preset_state
 from convviz.model.presets import PRESETS_BY_KEY
@@ -45,7 +45,7 @@ def layer(key: str):
 @pytest.fixture(scope="module")
 def recitation():
     spec, x, w = layer("recitation-s2")
-    return lesson(spec, x, w, Settings(steps=20))
+    return experiment(spec, x, w, Settings(steps=20))
 
 
 def test_the_loss_panels_are_y_t_and_their_gap(recitation):
@@ -58,7 +58,7 @@ def test_the_loss_panels_are_y_t_and_their_gap(recitation):
 
 def test_the_mean_divides_by_the_batch_and_says_so():
     spec, x, w = layer("channels-small")
-    mean = lesson(spec, x, w, Settings(steps=2, reduction="mean")).step.before
+    mean = experiment(spec, x, w, Settings(steps=2, reduction="mean")).step.before
     _, _, g = loss_panels(mean, n=1, k=2)
     assert g.title == f"∂L/∂y = (y − t)/{spec.batch}"
     assert np.allclose(g.values, (mean.y[1, 2] - mean.target[1, 2]) / spec.batch)
@@ -92,7 +92,7 @@ def test_the_loss_curve_is_the_runs_loss_with_the_shown_step_and_the_rises():
     spec, x, w = layer("classroom")
     curv = sgd.curvature(spec, x)
     rate = 1.9 / curv.eigenvalues[-1]  # below 2/λ_max: the stiff direction swings, L rises
-    swinging = lesson(spec, x, w, Settings(lr=rate, steps=30, momentum=0.9))
+    swinging = experiment(spec, x, w, Settings(lr=rate, steps=30, momentum=0.9))
     run = swinging.run
     fig = loss_curve(run, log=True, at=12)
     traces = {t["name"]: t for t in fig.traces}
@@ -110,7 +110,7 @@ def test_a_safe_rate_never_lets_the_loss_rise(recitation):
 
 def test_a_too_large_rate_stops_the_run_with_the_engines_message():
     spec, x, w = layer("recitation-s2")
-    run = lesson(spec, x, w, Settings(lr=5.0, steps=50)).run
+    run = experiment(spec, x, w, Settings(lr=5.0, steps=50)).run
     assert run.diverged and run.message.startswith("Stopped")
     assert np.isfinite(loss_curve(run).traces[0]["y"]).all()
 
@@ -212,7 +212,7 @@ def test_the_big_layers_bound_is_the_hessians_trace(key, reduction):
 
 def test_a_layer_too_big_for_its_curvature_learns_at_a_rate_that_never_diverges():
     spec, x, w = layer("qa-channels")
-    big = lesson(spec, x, w, Settings(steps=5, target="box"), max_macs=None)
+    big = experiment(spec, x, w, Settings(steps=5, target="box"), max_macs=None)
     assert big.curvature is None and not big.run.diverged
     assert (np.diff(big.run.loss) < 0).all()
 

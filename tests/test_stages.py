@@ -17,15 +17,15 @@ from quick import examples
 
 from convviz import conv2d, conv2d_bias, conv2d_input, conv2d_weight
 from convviz.engine.arrays import (
-    ForwardStages,
-    InputGradStages,
+    ForwardArrays,
+    InputGradArrays,
     Layer,
-    WeightGradStages,
-    forward_stages,
-    input_grad_stages,
+    WeightGradArrays,
+    forward_arrays,
+    input_grad_arrays,
     layer,
     scatter_grad_x_padded,
-    weight_grad_stages,
+    weight_grad_arrays,
 )
 from convviz.engine.reference import conv2d_input_loop, conv2d_weight_loop
 from convviz.engine.spec import ConvSpec, ConvSpecError
@@ -71,16 +71,16 @@ def border_mask(shape, sides) -> np.ndarray:
 @SETTINGS
 @given(conv_cases())
 def test_forward_y_equals_conv2d_with_bias(case):
-    fwd = forward_stages(case.spec, case.x, case.w, case.bias)
+    fwd = forward_arrays(case.spec, case.x, case.w, case.bias)
     expected = conv2d(case.x, case.w, case.bias, **case.kwargs)
-    assert_array(fwd.y, expected, f"forward_stages.y vs conv2d for {case}")
-    assert_array(fwd.bias, case.bias, "forward_stages.bias keeps the given bias")
+    assert_array(fwd.y, expected, f"forward_arrays.y vs conv2d for {case}")
+    assert_array(fwd.bias, case.bias, "forward_arrays.bias keeps the given bias")
 
 
 @SETTINGS
 @given(conv_cases())
 def test_forward_without_bias_has_zero_bias(case):
-    fwd = forward_stages(case.spec, case.x, case.w)
+    fwd = forward_arrays(case.spec, case.x, case.w)
     assert_array(fwd.bias, np.zeros(case.spec.out_channels), "bias=None must read as zeros")
     assert_array(fwd.y, conv2d(case.x, case.w, **case.kwargs), f"y without bias for {case}")
 
@@ -88,7 +88,7 @@ def test_forward_without_bias_has_zero_bias(case):
 @SETTINGS
 @given(conv_cases())
 def test_input_grad_route_equals_api_and_loop_reference(case):
-    ig = input_grad_stages(case.spec, case.w, case.grad_out)
+    ig = input_grad_arrays(case.spec, case.w, case.grad_out)
     api = conv2d_input(case.x.shape, case.w, case.grad_out, **case.kwargs)
     loop = conv2d_input_loop(case.x.shape, case.w, case.grad_out, **case.kwargs)
     assert_array(ig.grad_x, api, f"textbook grad_x vs conv2d_input for {case}")
@@ -98,7 +98,7 @@ def test_input_grad_route_equals_api_and_loop_reference(case):
 @SETTINGS
 @given(conv_cases())
 def test_grad_x_padded_and_scatter_route_equal_the_padded_loop(case):
-    ig = input_grad_stages(case.spec, case.w, case.grad_out)
+    ig = input_grad_arrays(case.spec, case.w, case.grad_out)
     oracle = grad_x_padded_oracle(case)
     assert_array(ig.grad_x_padded, oracle, f"textbook grad_x_padded (ring included) for {case}")
     scattered = scatter_grad_x_padded(case.spec, case.w, case.grad_out)
@@ -108,9 +108,9 @@ def test_grad_x_padded_and_scatter_route_equal_the_padded_loop(case):
 @SETTINGS
 @given(conv_cases())
 def test_weight_grad_route_equals_api(case):
-    wg = weight_grad_stages(case.spec, case.x, case.grad_out)
+    wg = weight_grad_arrays(case.spec, case.x, case.grad_out)
     api = conv2d_weight(case.x, case.w.shape, case.grad_out, **case.kwargs)
-    assert_array(wg.grad_w, api, f"weight_grad_stages.grad_w vs conv2d_weight for {case}")
+    assert_array(wg.grad_w, api, f"weight_grad_arrays.grad_w vs conv2d_weight for {case}")
     # the stage and the API share the GEMM: the textbook correlation (the page's sweep, the
     # dilated ∂L/∂y slid over x̃ stepping by the dilation) is the independent route
     for k, c in np.ndindex(*wg.grad_w.shape[:2]):
@@ -123,7 +123,7 @@ def test_weight_grad_route_equals_api(case):
 @settings(max_examples=examples(25), deadline=None)
 @given(conv_cases(max_channels=2))
 def test_weight_grad_route_equals_loop_reference(case):
-    wg = weight_grad_stages(case.spec, case.x, case.grad_out)
+    wg = weight_grad_arrays(case.spec, case.x, case.grad_out)
     loop = conv2d_weight_loop(case.x, case.w.shape, case.grad_out, **case.kwargs)
     assert_array(wg.grad_w, loop, f"grad_w vs the loop reference for {case}")
 
@@ -133,7 +133,7 @@ def test_weight_grad_route_equals_loop_reference(case):
 @given(conv_cases())
 def test_forward_intermediate_shapes_and_masks(case):
     spec = case.spec
-    fwd = forward_stages(spec, case.x, case.w, case.bias)
+    fwd = forward_arrays(spec, case.x, case.w, case.bias)
     Hp, Wp = spec.padded_size
     assert fwd.x_padded.shape == spec.padded_shape, "x_padded has the padded shape"
     assert fwd.pad_mask.shape == (Hp, Wp) and fwd.pad_mask.dtype == bool
@@ -151,7 +151,7 @@ def test_forward_intermediate_shapes_and_masks(case):
 @given(conv_cases())
 def test_remainder_mask_marks_exactly_the_unreached_rows_and_cols(case):
     spec = case.spec
-    fwd = forward_stages(spec, case.x, case.w)
+    fwd = forward_arrays(spec, case.x, case.w)
     rH, rW = spec.reach
     r, c = np.indices(spec.padded_size)
     assert (fwd.remainder_mask == ((r >= rH) | (c >= rW))).all(), (
@@ -159,7 +159,7 @@ def test_remainder_mask_marks_exactly_the_unreached_rows_and_cols(case):
     )
     assert fwd.remainder_mask[:, 0].sum() == spec.remainder[0], "one marked row per remainder row"
     assert fwd.remainder_mask[0, :].sum() == spec.remainder[1], "one marked col per remainder col"
-    wg = weight_grad_stages(spec, case.x, case.grad_out)
+    wg = weight_grad_arrays(spec, case.x, case.grad_out)
     assert (wg.remainder_mask == fwd.remainder_mask).all(), "both stages share the remainder"
 
 
@@ -168,7 +168,7 @@ def test_remainder_mask_marks_exactly_the_unreached_rows_and_cols(case):
 @given(conv_cases())
 def test_dilated_grad_out_has_stride_minus_one_zeros(case):
     spec = case.spec
-    ig = input_grad_stages(spec, case.w, case.grad_out)
+    ig = input_grad_arrays(spec, case.w, case.grad_out)
     N, K = spec.batch, spec.out_channels
     expected_mask = stride_zeros_mask(spec.out_size, spec.stride)
     assert ig.dilated.shape == (N, K, *spec.dilated_out_size), "dilated shape (o-1)*s + 1"
@@ -182,7 +182,7 @@ def test_dilated_grad_out_has_stride_minus_one_zeros(case):
 @given(conv_cases())
 def test_padded_grad_out_pads_span_minus_one_plus_the_remainder(case):
     spec = case.spec
-    ig = input_grad_stages(spec, case.w, case.grad_out)
+    ig = input_grad_arrays(spec, case.w, case.grad_out)
     (eH, eW), (remH, remW) = spec.span, spec.remainder
     sides = ((eH - 1, eH - 1 + remH), (eW - 1, eW - 1 + remW))
     dH, dW = spec.dilated_out_size
@@ -209,7 +209,7 @@ def test_padded_grad_out_pads_span_minus_one_plus_the_remainder(case):
 @SETTINGS
 @given(conv_cases())
 def test_rotated_kernel_swaps_channels_and_turns_180_degrees(case):
-    ig = input_grad_stages(case.spec, case.w, case.grad_out)
+    ig = input_grad_arrays(case.spec, case.w, case.grad_out)
     K, C = case.w.shape[:2]
     assert ig.w_rot.shape == (C, K, *case.w.shape[2:]), "w_rot is (C_in, C_out, kH, kW)"
     for k in range(K):
@@ -221,7 +221,7 @@ def test_rotated_kernel_swaps_channels_and_turns_180_degrees(case):
 @given(conv_cases())
 def test_grad_x_padded_ring_and_mask(case):
     spec = case.spec
-    ig = input_grad_stages(spec, case.w, case.grad_out)
+    ig = input_grad_arrays(spec, case.w, case.grad_out)
     assert ig.grad_x_padded.shape == spec.padded_shape
     rH, rW = spec.reach
     assert (ig.grad_x_padded[..., rH:, :] == 0).all(), "remainder rows get no gradient"
@@ -236,7 +236,7 @@ def test_grad_x_padded_ring_and_mask(case):
 @given(conv_cases(modes=("zeros",)))
 def test_zero_padding_drops_the_ring_by_cropping(case):
     spec = case.spec
-    ig = input_grad_stages(spec, case.w, case.grad_out)
+    ig = input_grad_arrays(spec, case.w, case.grad_out)
     (top, _), (left, _) = spec.padding
     H, W = spec.in_size
     cropped = ig.grad_x_padded[..., top : top + H, left : left + W]
@@ -248,7 +248,7 @@ def test_zero_padding_drops_the_ring_by_cropping(case):
 @SETTINGS
 @given(conv_cases(modes=("reflect", "replicate", "circular")))
 def test_copy_padding_folds_the_ring_back_conserving_the_total(case):
-    ig = input_grad_stages(case.spec, case.w, case.grad_out)
+    ig = input_grad_arrays(case.spec, case.w, case.grad_out)
     assert np.isclose(ig.grad_x.sum(), ig.grad_x_padded.sum()), (
         f"{case.spec.padding_mode}: folding the ring back must conserve Σ grad for {case}"
     )
@@ -261,7 +261,7 @@ def test_reflect_fold_by_hand():
         (1, 1, 1, 3), (1, 1, 1, 1), padding=((0, 0), (1, 1)), padding_mode="reflect"
     )
     g = grid([[1.0, 10.0, 100.0, 1000.0, 10000.0]])
-    ig = input_grad_stages(spec, grid([[1.0]]), g)
+    ig = input_grad_arrays(spec, grid([[1.0]]), g)
     assert_array(ig.grad_x_padded, g, "a 1×1 identity kernel passes grad_out through")
     assert_array(ig.grad_x, grid([[10.0, 10101.0, 1000.0]]), "reflect folds cols 0 and 4 onto x1")
 
@@ -313,7 +313,7 @@ GEOMETRY_ROWS = [
 def test_geometry_rows(size, ksize, kwargs, mask, padded, remainder):
     spec = ConvSpec.create((1, 1, *size), (1, 1, *ksize), **kwargs)
     rng = np.random.default_rng(0)
-    ig = input_grad_stages(
+    ig = input_grad_arrays(
         spec, rng.standard_normal(spec.weight_shape), rng.standard_normal(spec.output_shape)
     )
     assert spec.remainder == remainder, "remainder arithmetic"
@@ -326,7 +326,7 @@ def test_recitation_stride2_textbook_route_by_hand():
     """5×5 ⋆ 3×3 at stride 2, grad_out [[1,2],[3,4]], w = 1..9: ∂L/∂x₂₂ = 1·9 + 2·7 + 3·3 + 4·1."""
     spec = ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), stride=2)
     w = grid(np.arange(1.0, 10.0).reshape(3, 3))
-    ig = input_grad_stages(spec, w, grid([[1, 2], [3, 4]]))
+    ig = input_grad_arrays(spec, w, grid([[1, 2], [3, 4]]))
     expected_padded = np.zeros((7, 7))
     expected_padded[2, 2], expected_padded[2, 4] = 1, 2
     expected_padded[4, 2], expected_padded[4, 4] = 3, 4
@@ -352,12 +352,12 @@ def _assert_same_stages(a, b, what: str) -> None:
 def test_layer_bundles_the_three_routes(case):
     got = layer(case.spec, case.x, case.w, case.grad_out, case.bias)
     assert isinstance(got, Layer)
-    _assert_same_stages(got.forward, forward_stages(case.spec, case.x, case.w, case.bias), "fwd")
+    _assert_same_stages(got.forward, forward_arrays(case.spec, case.x, case.w, case.bias), "fwd")
     _assert_same_stages(
-        got.input_grad, input_grad_stages(case.spec, case.w, case.grad_out), "input_grad"
+        got.input_grad, input_grad_arrays(case.spec, case.w, case.grad_out), "input_grad"
     )
     _assert_same_stages(
-        got.weight_grad, weight_grad_stages(case.spec, case.x, case.grad_out), "weight_grad"
+        got.weight_grad, weight_grad_arrays(case.spec, case.x, case.grad_out), "weight_grad"
     )
 
 
@@ -369,14 +369,14 @@ def test_stages_never_mutate_their_inputs(case):
     scatter_grad_x_padded(case.spec, w, g)
     for name, arr, orig in (("x", x, case.x), ("w", w, case.w), ("grad_out", g, case.grad_out)):
         assert_array(arr, orig, f"{name} unchanged")
-    assert_array(got.forward.x, case.x, "ForwardStages.x is the given input")
+    assert_array(got.forward.x, case.x, "ForwardArrays.x is the given input")
 
 
 ROUTES = [
     # a float64 bias does not promote a float32 layer (as conv2d)
-    pytest.param(lambda s, x, w, g: forward_stages(s, x, w, np.ones(s.out_channels)), id="forward"),
-    pytest.param(lambda s, x, w, g: input_grad_stages(s, w, g), id="input_grad"),
-    pytest.param(lambda s, x, w, g: weight_grad_stages(s, x, g), id="weight_grad"),
+    pytest.param(lambda s, x, w, g: forward_arrays(s, x, w, np.ones(s.out_channels)), id="forward"),
+    pytest.param(lambda s, x, w, g: input_grad_arrays(s, w, g), id="input_grad"),
+    pytest.param(lambda s, x, w, g: weight_grad_arrays(s, x, g), id="weight_grad"),
     pytest.param(lambda s, x, w, g: scatter_grad_x_padded(s, w, g), id="scatter"),
 ]
 
@@ -417,27 +417,27 @@ def test_float_dtype_is_kept(route, kwargs, dtype):
 
 BAD_SHAPES = [
     pytest.param(
-        lambda s, x, w, g: forward_stages(s, x[:, :, :-1], w),
+        lambda s, x, w, g: forward_arrays(s, x[:, :, :-1], w),
         "the input x",
         id="forward: x one row short",
     ),
     pytest.param(
-        lambda s, x, w, g: forward_stages(s, x, w, np.ones(5)),
+        lambda s, x, w, g: forward_arrays(s, x, w, np.ones(5)),
         "the bias",
         id="forward: bias of the wrong length",
     ),
     pytest.param(
-        lambda s, x, w, g: input_grad_stages(s, w[:, :, :, :1], g),
+        lambda s, x, w, g: input_grad_arrays(s, w[:, :, :, :1], g),
         "the kernel w",
         id="input_grad: kernel one column short",
     ),
     pytest.param(
-        lambda s, x, w, g: input_grad_stages(s, w, g[:1, :1]),
+        lambda s, x, w, g: input_grad_arrays(s, w, g[:1, :1]),
         "grad_out",
         id="input_grad: grad_out of another layer",
     ),
     pytest.param(
-        lambda s, x, w, g: weight_grad_stages(s, x[0], g),
+        lambda s, x, w, g: weight_grad_arrays(s, x[0], g),
         "the input x",
         id="weight_grad: x without batch axis",
     ),
@@ -457,7 +457,7 @@ def test_arrays_of_the_wrong_shape_are_refused_by_name(call, name):
         call(spec, x, w, g)
 
 
-@pytest.mark.parametrize("cls", [ForwardStages, InputGradStages, WeightGradStages, Layer])
+@pytest.mark.parametrize("cls", [ForwardArrays, InputGradArrays, WeightGradArrays, Layer])
 def test_stages_are_built_by_name_only(cls):
     """Four same-shape boolean masks in one stage: a positional slip would pass silently."""
     fields = [f.name for f in dataclasses.fields(cls)]

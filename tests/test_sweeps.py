@@ -14,7 +14,7 @@ from oracles import assert_array, conv_cases, grid
 from quick import examples
 
 from convviz import conv2d, conv2d_input, conv2d_weight
-from convviz.engine.arrays import forward_stages, input_grad_stages, weight_grad_stages
+from convviz.engine.arrays import forward_arrays, input_grad_arrays, weight_grad_arrays
 from convviz.engine.ops import pad
 from convviz.engine.reference import conv2d_input_loop
 from convviz.engine.spec import ConvSpec
@@ -75,7 +75,7 @@ def grad_x_padded_loop(case) -> np.ndarray:
 @SETTINGS
 @given(conv_cases())
 def test_forward_sweep_writes_y(case):
-    fwd = forward_stages(case.spec, case.x, case.w, case.bias)
+    fwd = forward_arrays(case.spec, case.x, case.w, case.bias)
     y = conv2d(case.x, case.w, case.bias, **case.kwargs)
     for n in range(case.spec.batch):
         for k in range(case.spec.out_channels):
@@ -88,7 +88,7 @@ def test_forward_sweep_writes_y(case):
 @SETTINGS
 @given(conv_cases())
 def test_input_grad_sweep_writes_grad_x_padded(case):
-    ig = input_grad_stages(case.spec, case.w, case.grad_out)
+    ig = input_grad_arrays(case.spec, case.w, case.grad_out)
     oracle = grad_x_padded_loop(case)
     for n in range(case.spec.batch):
         for c in range(case.spec.in_channels):
@@ -103,7 +103,7 @@ def test_input_grad_sweep_writes_grad_x_padded(case):
 @given(conv_cases())
 def test_weight_grad_sweep_writes_grad_w_and_splits_it_by_sample(case):
     spec = case.spec
-    wg = weight_grad_stages(spec, case.x, case.grad_out)
+    wg = weight_grad_arrays(spec, case.x, case.grad_out)
     grad_w = conv2d_weight(case.x, case.w.shape, case.grad_out, **case.kwargs)
     per_sample = [
         conv2d_weight(case.x[n : n + 1], case.w.shape, case.grad_out[n : n + 1], **case.kwargs)
@@ -126,7 +126,7 @@ def test_weight_grad_sweep_writes_grad_w_and_splits_it_by_sample(case):
 @given(conv_cases())
 def test_scatter_stamps_add_up_to_grad_x_padded(case):
     spec = case.spec
-    fwd = forward_stages(spec, case.x, case.w)
+    fwd = forward_arrays(spec, case.x, case.w)
     oracle = grad_x_padded_loop(case)
     (sh, sw_), (dh, dw), (oH, oW) = spec.stride, spec.dilation, spec.out_size
     kH, kW = spec.kernel_size
@@ -156,7 +156,7 @@ def test_scatter_stamps_add_up_to_grad_x_padded(case):
 def test_channel_contributions_split_grad_x_by_filter(case):
     """grad_x[n, c] = Σ_k full(grad_out[n, k], rot180 w[k, c]): part k is filter k's alone."""
     spec = case.spec
-    ig = input_grad_stages(spec, case.w, case.grad_out)
+    ig = input_grad_arrays(spec, case.w, case.grad_out)
     grad_x = conv2d_input(case.x.shape, case.w, case.grad_out, **case.kwargs)
     alone = [
         conv2d_input(case.x.shape, case.w[k : k + 1], case.grad_out[:, k : k + 1], **case.kwargs)
@@ -176,7 +176,7 @@ def test_channel_contributions_split_grad_x_by_filter(case):
 def recitation_s2_forward():
     spec = ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), stride=2)
     x = grid(np.arange(25.0).reshape(5, 5))
-    return spec, forward_stages(spec, x, np.ones(spec.weight_shape))
+    return spec, forward_arrays(spec, x, np.ones(spec.weight_shape))
 
 
 def test_recitation_stride2_windows_by_hand():
@@ -194,7 +194,7 @@ def test_recitation_stride2_full_correlation_by_hand():
     """The input-gradient sweep slides over the 7×7 padded, dilated grad_out at stride 1."""
     spec = ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), stride=2)
     w = grid(np.arange(1.0, 10.0).reshape(3, 3))
-    ig = input_grad_stages(spec, w, grid([[1, 2], [3, 4]]))
+    ig = input_grad_arrays(spec, w, grid([[1, 2], [3, 4]]))
     sw = input_grad_sweep(ig)
     assert sw.operand.shape == (1, 7, 7) and sw.out_size == (5, 5)
     assert sw.rows[:6].tolist() == [
@@ -217,7 +217,7 @@ def test_recitation_stride2_full_correlation_by_hand():
 def test_d2l_sweep_by_hand():
     """[[0,1,2],[3,4,5],[6,7,8]] ⋆ [[0,1],[2,3]]: step 0 multiplies [[0,1],[3,4]] tap by tap."""
     spec = ConvSpec.create((1, 1, 3, 3), (1, 1, 2, 2))
-    fwd = forward_stages(spec, grid([[0, 1, 2], [3, 4, 5], [6, 7, 8]]), grid([[0, 1], [2, 3]]))
+    fwd = forward_arrays(spec, grid([[0, 1, 2], [3, 4, 5], [6, 7, 8]]), grid([[0, 1], [2, 3]]))
     sw = forward_sweep(fwd)
     assert_array(sw.products[0, 0], [[0, 1], [6, 12]], "0·0, 1·1, 3·2, 4·3")
     assert sw.sums.tolist() == [19.0, 25.0, 37.0, 43.0]
@@ -236,7 +236,7 @@ def test_dilated_window_skips_cells():
 def test_bias_offsets_every_forward_sum():
     spec, _ = recitation_s2_forward()
     x = grid(np.arange(25.0).reshape(5, 5))
-    fwd = forward_stages(spec, x, np.ones(spec.weight_shape), bias=[10.0])
+    fwd = forward_arrays(spec, x, np.ones(spec.weight_shape), bias=[10.0])
     sw = forward_sweep(fwd)
     assert sw.offset == 10.0
     assert sw.sums.tolist() == [64.0, 82.0, 154.0, 172.0], "bias 10 added to every step"
@@ -256,7 +256,7 @@ def test_channel_partials_are_per_channel_correlations(kwargs):
     spec = ConvSpec.create((1, 3, 6, 5), (2, 3, 3, 2), **kwargs)
     rng = np.random.default_rng(7)
     x, w = rng.integers(-3, 4, spec.input_shape), rng.integers(-2, 3, spec.weight_shape)
-    fwd = forward_stages(spec, x, w)
+    fwd = forward_arrays(spec, x, w)
     sw = forward_sweep(fwd, 0, 1)
     for c in range(3):
         alone = conv2d(x[:, c : c + 1], w[1:2, c : c + 1], **kwargs)[0, 0]

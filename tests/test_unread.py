@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from oracles import conv_cases
 
 from convviz.engine.arrays import (
-    input_grad_stages,
+    input_grad_arrays,
     remainder_mask,
     unread_input_mask,
     unread_mask,
@@ -88,7 +88,7 @@ def test_the_issue_layer_grad_x_is_zero_exactly_there():
     """The link of the issue: ∂L/∂x is 0 on rows/columns 1, 2, 4, 5, 7 and non-zero elsewhere
     (non-zero values: a 1×1 kernel's gradient is w·∂L/∂y on the read cells)."""
     spec = spec_of((8, 8), (1, 1), stride=3)
-    ig = input_grad_stages(spec, np.full(spec.weight_shape, 2.0), np.ones(spec.output_shape))
+    ig = input_grad_arrays(spec, np.full(spec.weight_shape, 2.0), np.ones(spec.output_shape))
     assert np.array_equal(ig.grad_x[0, 0] == 0, ig.unread_x_mask)
     assert lines(ig.unread_x_mask) == ([1, 2, 4, 5, 7], [1, 2, 4, 5, 7])
 
@@ -119,6 +119,6 @@ def test_unread_is_no_window_tap(case):
 @given(conv_cases())
 def test_unread_cells_have_zero_gradient(case):
     """Whatever the values, the gradient of an unread cell is exactly 0 (x̃ and x)."""
-    ig = input_grad_stages(case.spec, case.w, case.grad_out)
+    ig = input_grad_arrays(case.spec, case.w, case.grad_out)
     assert (ig.grad_x_padded[..., ig.unread_mask] == 0).all()
     assert (ig.grad_x[..., ig.unread_x_mask] == 0).all()

@@ -20,7 +20,7 @@ from convviz.engine.spec import ConvSpec, ConvSpecError
 
 
 @dataclass(frozen=True, kw_only=True)  # many same-shape arrays: named, never by position
-class ForwardStages:
+class ForwardArrays:
     """x → padded x → windows of the (dilated) kernel at the stride → y."""
 
     spec: ConvSpec
@@ -35,7 +35,7 @@ class ForwardStages:
 
 
 @dataclass(frozen=True, kw_only=True)
-class InputGradStages:
+class InputGradArrays:
     """The textbook route: dilate grad_out, pad it, rotate the kernel, correlate, mask, crop."""
 
     spec: ConvSpec
@@ -56,7 +56,7 @@ class InputGradStages:
 
 
 @dataclass(frozen=True, kw_only=True)
-class WeightGradStages:
+class WeightGradArrays:
     """grad_w[k, c] = Σ_n x_pad[n, c] ⋆ dilate(grad_out[n, k]); grad_b[k] = Σ grad_out[:, k]."""
 
     spec: ConvSpec
@@ -124,7 +124,7 @@ def _checked(a, name: str, shape: tuple) -> np.ndarray:
     return arr
 
 
-def forward_stages(spec: ConvSpec, x, w, bias=None) -> ForwardStages:
+def forward_arrays(spec: ConvSpec, x, w, bias=None) -> ForwardArrays:
     """Every array of the forward pass; x : (N, C_in, H, W), w : (C_out, C_in, kH, kW)."""
     x = _checked(x, "the input x", spec.input_shape)
     w = _checked(w, "the kernel w", spec.weight_shape)
@@ -136,7 +136,7 @@ def forward_stages(spec: ConvSpec, x, w, bias=None) -> ForwardStages:
     )
     x_padded = pad(x, spec.padding, spec.padding_mode)
     y = forward_padded(x_padded, w, spec) + b[None, :, None, None]
-    return ForwardStages(
+    return ForwardArrays(
         spec=spec,
         x=x,
         w=w,
@@ -162,7 +162,7 @@ def full_correlation_spec(spec: ConvSpec) -> ConvSpec:
     )
 
 
-def input_grad_stages(spec: ConvSpec, w, grad_out) -> InputGradStages:
+def input_grad_arrays(spec: ConvSpec, w, grad_out) -> InputGradArrays:
     """The textbook route to grad_x; w : (C_out, C_in, kH, kW), grad_out : (N, C_out, oH, oW)."""
     w = _checked(w, "the kernel w", spec.weight_shape)
     g = _checked(grad_out, "grad_out", spec.output_shape)
@@ -172,7 +172,7 @@ def input_grad_stages(spec: ConvSpec, w, grad_out) -> InputGradStages:
     grad_x_padded = forward_padded(padded, w_rot, full_correlation_spec(spec))  # (N, C_in, Hp, Wp)
     ring_mask = pad_mask(spec.in_size, spec.padding)
     d_mask = dilation_mask(spec.out_size, spec.stride)
-    return InputGradStages(
+    return InputGradArrays(
         spec=spec,
         grad_out=g,
         dilated=dilated,
@@ -191,7 +191,7 @@ def input_grad_stages(spec: ConvSpec, w, grad_out) -> InputGradStages:
     )
 
 
-def weight_grad_stages(spec: ConvSpec, x, grad_out) -> WeightGradStages:
+def weight_grad_arrays(spec: ConvSpec, x, grad_out) -> WeightGradArrays:
     """grad_w as the padded input correlated with the dilated grad_out (step = the dilation).
 
     x : (N, C_in, H, W), grad_out : (N, C_out, oH, oW); the sweep of this correlation (the
@@ -203,7 +203,7 @@ def weight_grad_stages(spec: ConvSpec, x, grad_out) -> WeightGradStages:
     # through the kernel's kH·kW taps, like the forward pass (sliding ∂L/∂y's oH·oW cells as a
     # kernel over the input gives the same numbers at a Python step per ∂L/∂y cell)
     grad_w = weight_grad_padded(x_padded, g, spec)  # (C_out, C_in, kH, kW)
-    return WeightGradStages(
+    return WeightGradArrays(
         spec=spec,
         x_padded=x_padded,
         pad_mask=pad_mask(spec.in_size, spec.padding),
@@ -221,17 +221,17 @@ def weight_grad_stages(spec: ConvSpec, x, grad_out) -> WeightGradStages:
 class Layer:
     """Everything about one layer the app shows: the forward pass and both gradient routes."""
 
-    forward: ForwardStages
-    input_grad: InputGradStages
-    weight_grad: WeightGradStages
+    forward: ForwardArrays
+    input_grad: InputGradArrays
+    weight_grad: WeightGradArrays
 
 
 def layer(spec: ConvSpec, x, w, grad_out, bias=None) -> Layer:
     """Forward, input-gradient and weight-gradient stages for one set of values."""
     return Layer(
-        forward=forward_stages(spec, x, w, bias),
-        input_grad=input_grad_stages(spec, w, grad_out),
-        weight_grad=weight_grad_stages(spec, x, grad_out),
+        forward=forward_arrays(spec, x, w, bias),
+        input_grad=input_grad_arrays(spec, w, grad_out),
+        weight_grad=weight_grad_arrays(spec, x, grad_out),
     )
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from convviz.engine.arrays import ForwardStages, InputGradStages, WeightGradStages
+from convviz.engine.arrays import ForwardArrays, InputGradArrays, WeightGradArrays
 from convviz.engine.ops import source_index
 from convviz.engine.spec import ConvSpec
 from convviz.engine.terms import Symbol, Term, TermArrays
@@ -245,7 +245,7 @@ def _x_symbols(spec: ConvSpec, n: int, c: int, pr: np.ndarray, pc: np.ndarray) -
     return symbols, is_pad
 
 
-def forward_formula(stages: ForwardStages, n: int, k: int, i: int, j: int) -> Formula:
+def forward_formula(stages: ForwardArrays, n: int, k: int, i: int, j: int) -> Formula:
     """y[n, k, i, j] = Σ_c Σ_taps x_pad[n, c, i·s + a·d, j·s + b·d] · w[k, c, a, b] + bias[k]."""
     spec = stages.spec
     (sh, sw), (dh, dw), (kH, kW) = spec.stride, spec.dilation, spec.kernel_size
@@ -268,7 +268,7 @@ def forward_formula(stages: ForwardStages, n: int, k: int, i: int, j: int) -> Fo
     )
 
 
-def _full_corr_terms(stages: InputGradStages, n: int, c: int, pr: int, pc: int, **flags):
+def _full_corr_terms(stages: InputGradArrays, n: int, c: int, pr: int, pc: int, **flags):
     """Terms of the full correlation at padded-input cell (pr, pc), in the seeds' notation."""
     spec = stages.spec
     (dh, dw), (kH, kW), (sh, sw) = spec.dilation, spec.kernel_size, spec.stride
@@ -302,7 +302,7 @@ def _full_corr_terms(stages: InputGradStages, n: int, c: int, pr: int, pc: int, 
 
 
 def _padded_cell_formula(
-    stages: InputGradStages, n: int, c: int, pr: int, pc: int, **flags
+    stages: InputGradArrays, n: int, c: int, pr: int, pc: int, **flags
 ) -> Formula:
     """∂L/∂x̃ at padded cell (pr, pc): its taps of the full correlation. x̃ is indexed like x
     (the panels' axes), so the ring has negative indices: x̃₋₁,₋₁ is the top-left corner."""
@@ -318,7 +318,7 @@ def _padded_cell_formula(
 
 
 def input_grad_formula(
-    stages: InputGradStages, n: int, c: int, row: int, col: int, padded: bool = False
+    stages: InputGradArrays, n: int, c: int, row: int, col: int, padded: bool = False
 ) -> Formula:
     """∂L/∂x[n, c, row, col] by the textbook route (ring copies folded back for non-zero modes).
 
@@ -345,7 +345,7 @@ def input_grad_formula(
     return Formula(target, terms, value, groups=groups, varying=_varying(spec))
 
 
-def weight_grad_formula(stages: WeightGradStages, k: int, c: int, a: int, b: int) -> Formula:
+def weight_grad_formula(stages: WeightGradArrays, k: int, c: int, a: int, b: int) -> Formula:
     """∂L/∂w[k, c, a, b] = Σ_n Σ_i Σ_j x_pad[n, c, i·s + a·d, j·s + b·d] · ∂L/∂y[n, k, i, j]."""
     spec = stages.spec
     (sh, sw), (dh, dw), (oH, oW) = spec.stride, spec.dilation, spec.out_size

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from convviz.engine.arrays import ForwardStages, InputGradStages, WeightGradStages
+from convviz.engine.arrays import ForwardArrays, InputGradArrays, WeightGradArrays
 from convviz.engine.ops import unpad
 
 MAX_TAP_LOOP = 64  # kernels up to this many taps are multiplied tap by tap
@@ -105,7 +105,7 @@ def sweep(
 
 
 def forward_sweep(
-    stages: ForwardStages, n: int = 0, k: int = 0, build: SweepBuilder = sweep
+    stages: ForwardArrays, n: int = 0, k: int = 0, build: SweepBuilder = sweep
 ) -> Sweep:
     """The forward window over x_padded[n] with filter k; its result is y[n, k].
 
@@ -121,7 +121,7 @@ def forward_sweep(
 
 
 def input_grad_sweep(
-    stages: InputGradStages, n: int = 0, c: int = 0, build: SweepBuilder = sweep
+    stages: InputGradArrays, n: int = 0, c: int = 0, build: SweepBuilder = sweep
 ) -> Sweep:
     """The full correlation: rotated filters of channel c over the padded, dilated grad_out[n].
 
@@ -131,7 +131,7 @@ def input_grad_sweep(
 
 
 def weight_grad_sweep(
-    stages: WeightGradStages, k: int = 0, c: int = 0, build: SweepBuilder = sweep
+    stages: WeightGradArrays, k: int = 0, c: int = 0, build: SweepBuilder = sweep
 ) -> Sweep:
     """grad_out[:, k] (dilated by the stride) over x_padded[:, c], stepping by the dilation.
 
@@ -161,7 +161,7 @@ class Scatter:
     kernels: np.ndarray  # (K, kH, kW) w[:, c]
 
 
-def scatter(stages: ForwardStages, grad_out: np.ndarray, n: int = 0, c: int = 0) -> Scatter:
+def scatter(stages: ForwardArrays, grad_out: np.ndarray, n: int = 0, c: int = 0) -> Scatter:
     """Every stamp of the scatter route and the running sum; running[-1] = grad_x_padded[n, c]."""
     spec = stages.spec
     (oH, oW), (kH, kW) = spec.out_size, spec.kernel_size
@@ -179,7 +179,7 @@ def scatter(stages: ForwardStages, grad_out: np.ndarray, n: int = 0, c: int = 0)
     return Scatter(stamps, rows, cols, np.cumsum(placed, axis=0), filters, cells, g, w)
 
 
-def channel_contributions(stages: InputGradStages, n: int = 0, c: int = 0) -> np.ndarray:
+def channel_contributions(stages: InputGradArrays, n: int = 0, c: int = 0) -> np.ndarray:
     """grad_x[n, c] split by filter: (C_out, H, W), one full correlation per filter k.
 
     Their sum over k is grad_x[n, c]: the Q&A's ∂E/∂X[c] = Σ_k full(∂E/∂O[k], rot180 F[k, c]).

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from convviz.engine.arrays import input_grad_stages, weight_grad_stages
+from convviz.engine.arrays import input_grad_arrays, weight_grad_arrays
 from convviz.engine.fastpath import forward_padded
 from convviz.engine.ops import pad
 from convviz.engine.spec import ConvSpec
@@ -153,9 +153,9 @@ def _zeros(spec: ConvSpec, x, w, g, y) -> int:
     reads it), ∂L/∂w's centre and last taps (the cells they open on and write out)."""
     (H, W), (kH, kW) = spec.in_size, spec.kernel_size
     ci, cj = H // 2, W // 2
-    grad_x = input_grad_stages(spec, w, g).grad_x[..., ci, cj]
-    read = input_grad_stages(spec, np.ones_like(w), np.ones_like(g)).grad_x[..., ci, cj] != 0
-    grad_w = weight_grad_stages(spec, x, g).grad_w
+    grad_x = input_grad_arrays(spec, w, g).grad_x[..., ci, cj]
+    read = input_grad_arrays(spec, np.ones_like(w), np.ones_like(g)).grad_x[..., ci, cj] != 0
+    grad_w = weight_grad_arrays(spec, x, g).grad_w
     taps = grad_w[..., [kH // 2, kH - 1], [kW // 2, kW - 1]]
     return int((y == 0).sum() + (grad_x[read] == 0).sum() + (taps == 0).sum())
 

@@ -201,7 +201,7 @@ class Story(Subject):
         """{page: why} for a page whose stages cannot be drawn for this layer: layer 2 that
         cannot work on it (Two layers), settings it cannot learn with (Learning)."""
         out = {}
-        for page, make in ((CHAIN_PAGE, lambda: self.chain), (LEARN_PAGE, lambda: self.lesson)):
+        for page, make in ((CHAIN_PAGE, lambda: self.chain), (LEARN_PAGE, lambda: self.experiment)):
             try:
                 make()
             except ConvSpecError as exc:

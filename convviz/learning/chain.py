@@ -16,11 +16,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from convviz.engine.arrays import (
-    ForwardStages,
+    ForwardArrays,
     Layer,
-    forward_stages,
-    input_grad_stages,
-    weight_grad_stages,
+    forward_arrays,
+    input_grad_arrays,
+    weight_grad_arrays,
 )
 from convviz.engine.conv import conv2d
 from convviz.engine.spec import ConvSpec, ConvSpecError
@@ -159,9 +159,9 @@ def two_layer_pass(
     x = checked_array(x, "the input x", one.input_shape, "the shape")
     w1, b1 = layer_params(one, w1, b1)
     w2, b2 = layer_params(two, w2, b2)
-    forward1 = forward_stages(one, x, w1, b1)
+    forward1 = forward_arrays(one, x, w1, b1)
     gate, h = _relu(forward1.y, spec.relu)  # forward1.y is pre (N, C₁, H₁, W₁)
-    forward2 = forward_stages(two, h, w2, b2)
+    forward2 = forward_arrays(two, h, w2, b2)
     loss = mse_loss(forward2.y, target, reduction=check_reduction(reduction))
     second = _backward(forward2, loss.grad_out)
     grad_h = second.input_grad.grad_x
@@ -179,13 +179,13 @@ def two_layer_pass(
     )
 
 
-def _backward(forward: ForwardStages, grad_out: np.ndarray) -> Layer:
+def _backward(forward: ForwardArrays, grad_out: np.ndarray) -> Layer:
     """A layer's stages: its forward pass and both gradient routes from grad_out."""
     spec = forward.spec
     return Layer(
         forward=forward,
-        input_grad=input_grad_stages(spec, forward.w, grad_out),
-        weight_grad=weight_grad_stages(spec, forward.x, grad_out),
+        input_grad=input_grad_arrays(spec, forward.w, grad_out),
+        weight_grad=weight_grad_arrays(spec, forward.x, grad_out),
     )
 
 

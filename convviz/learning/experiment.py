@@ -1,4 +1,4 @@
-"""One layer's learning lesson: its target, one gradient step and a training run, from settings.
+"""One layer's learning experiment: its target, one gradient step and a training run, from settings.
 
 The Learning page, its exports and its tests read this record; every number in it is
 `convviz.learning.loss`'s, `convviz.learning.sgd`'s or `convviz.learning.training`'s. Engine layer:
@@ -48,7 +48,7 @@ class Settings:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Lesson:
+class Experiment:
     """The target, the rate used, the loss's curvature, one step from w and a run of steps."""
 
     settings: Settings
@@ -103,7 +103,7 @@ def safe_rate(curvature: sgd.Curvature | None, bound: float | None = None) -> fl
     return float(np.floor(rate * 10**digits) / 10**digits)
 
 
-def lesson(
+def experiment(
     spec: ConvSpec,
     x: np.ndarray,
     w: np.ndarray,
@@ -112,9 +112,9 @@ def lesson(
     seed: int = 0,
     y: np.ndarray | None = None,
     max_macs: int | None = None,
-) -> Lesson:
-    """The lesson of the layer (x, w; bias 0) under `settings`; ConvSpecError if a setting cannot
-    work (a target of the wrong shape, a kernel of another size, too many steps, a step that
+) -> Experiment:
+    """The experiment of the layer (x, w; bias 0) under `settings`; ConvSpecError if a setting
+    cannot work (a target of the wrong shape, a kernel of another size, too many steps, a step that
     overflows). A run that diverges is returned, stopped, with its message.
 
     x : (N, C_in, H, W); w : (C_out, C_in, kH, kW); y : the layer's output (for the random
@@ -143,7 +143,14 @@ def lesson(
         reduction=settings.reduction,
         max_macs=max_macs,
     )
-    return Lesson(settings=settings, target=target, lr=lr, curvature=curv, step=step, run=run)
+    return Experiment(settings=settings, target=target, lr=lr, curvature=curv, step=step, run=run)
 
 
-__all__ = ["ConvSpecError", "Lesson", "Settings", "largest_curvature_bound", "lesson", "safe_rate"]
+__all__ = [
+    "ConvSpecError",
+    "Experiment",
+    "Settings",
+    "experiment",
+    "largest_curvature_bound",
+    "safe_rate",
+]

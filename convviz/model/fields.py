@@ -93,7 +93,7 @@ FIELDS: dict[str, Field] = {
     "w": Field("str", role="edit", default=""),  # kernel
     "g": Field("str", role="edit", default=""),  # grad_out
     # --- how the layer learns (the Learning page; every page keeps them in its links) ---
-    # the learning rate η; "": the layer's safe rate (`lesson.safe_rate`; a link leaves it out)
+    # the learning rate η; "": the layer's safe rate (`experiment.safe_rate`; a link leaves it out)
     "lr": Field("float", 0, MAX_LR, above=True, default=""),
     "steps": Field("int", 1, MAX_STEPS, default=100),  # the training run's steps
     "mom": Field("float", 0, MAX_MOMENTUM, default=0.0),  # momentum μ (0: plain SGD)

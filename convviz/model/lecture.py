@@ -104,7 +104,7 @@ def _grad_out_caption(s: Seen) -> str:
 
 def _spreads(spec: ConvSpec) -> bool:
     """Whether dilating ∂L/∂y inserts zeros: a stride > 1 along an axis with two cells."""
-    return any(st > 1 and o > 1 for st, o in zip(spec.stride, spec.out_size))
+    return any(s > 1 and o > 1 for s, o in zip(spec.stride, spec.out_size))
 
 
 def _dilate_caption(s: Seen) -> str:
@@ -293,10 +293,10 @@ STAGES: tuple[Stage, ...] = (
     *_INPUT_STAGES,
     Stage("whole", INPUT_PAGE, "whole pass",
           lambda s: "The whole backward pass: ∂L/∂y → "
-          + " → ".join(st.title.split(" ")[0] for st in _INPUT_STAGES[1:]) + " → ∂L/∂x",
+          + " → ".join(s.title.split(" ")[0] for s in _INPUT_STAGES[1:]) + " → ∂L/∂x",
           "Every stage of the input gradient as one motion, with the engine's numbers.",
           "motion", "backward-pass", animated=True, formula="grad_x",
-          covers=tuple(st.key for st in _INPUT_STAGES)),
+          covers=tuple(s.key for s in _INPUT_STAGES)),
     Stage("weight-grad", WEIGHT_PAGE, "∂L/∂w", "∂L/∂w = x̃ ⋆ dilate(∂L/∂y)",
           "Each weight's gradient adds up every input cell it met, times the gradient of the "
           "output it fed: the padded input correlated with ∂L/∂y spread by the stride.",

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from convviz.engine.arrays import InputGradStages, remainder_mask
+from convviz.engine.arrays import InputGradArrays, remainder_mask
 from convviz.engine.formulas import Formula
 from convviz.engine.ops import copies_mask
 from convviz.engine.sweeps import Sweep
@@ -104,21 +104,21 @@ def opening(sweep: Sweep, selected: tuple[int, int] | None) -> tuple[int, tuple[
     return start, selected or tuple(map(int, sweep.targets[start]))
 
 
-def copies_of(st: InputGradStages, cell: tuple[int, int] | None) -> np.ndarray | None:
+def copies_of(ig: InputGradArrays, cell: tuple[int, int] | None) -> np.ndarray | None:
     """The padded cells that hold input `cell` (itself and, unless zero padding, its copies)."""
     if cell is None:
         return None
-    spec = st.spec
+    spec = ig.spec
     return copies_mask(spec.in_size, spec.padding, spec.padding_mode, cell)
 
 
-def grad_x_marks(st: InputGradStages) -> dict[str, np.ndarray]:
+def grad_x_marks(ig: InputGradArrays) -> dict[str, np.ndarray]:
     """The masks of ∂L/∂x (H, W) for a Panel: the cells no window reads (gradient 0), and of
     them the remainder's (the bottom/right band cropped from x̃)."""
-    (pt, _), (pl, _) = st.spec.padding
-    H, W = st.spec.in_size
-    unread = st.unread_x_mask
-    band = remainder_mask(st.spec)[pt : pt + H, pl : pl + W]
+    (pt, _), (pl, _) = ig.spec.padding
+    H, W = ig.spec.in_size
+    unread = ig.unread_x_mask
+    band = remainder_mask(ig.spec)[pt : pt + H, pl : pl + W]
     return {"unread_mask": unread, "remainder_mask": band & unread}
 
 

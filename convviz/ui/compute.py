@@ -22,13 +22,13 @@ import numpy as np
 
 from convviz.engine import _threads, reference
 from convviz.engine.arrays import (
-    ForwardStages,
-    InputGradStages,
+    ForwardArrays,
+    InputGradArrays,
     Layer,
-    WeightGradStages,
-    forward_stages,
-    input_grad_stages,
-    weight_grad_stages,
+    WeightGradArrays,
+    forward_arrays,
+    input_grad_arrays,
+    weight_grad_arrays,
 )
 from convviz.engine.formulas import (
     Formula,
@@ -201,21 +201,21 @@ def layer_inputs(key: tuple) -> tuple[ConvSpec, np.ndarray, np.ndarray, np.ndarr
 
 
 @_cached("forward")
-def _forward(key: tuple) -> ForwardStages:
+def _forward(key: tuple) -> ForwardArrays:
     spec, x, w, _ = layer_inputs(key)
-    return forward_stages(spec, x, w)
+    return forward_arrays(spec, x, w)
 
 
 @_cached("input_grad")
-def _input_grad(key: tuple) -> InputGradStages:
+def _input_grad(key: tuple) -> InputGradArrays:
     spec, _, w, g = layer_inputs(key)
-    return input_grad_stages(spec, w, g)
+    return input_grad_arrays(spec, w, g)
 
 
 @_cached("weight_grad")
-def _weight_grad(key: tuple) -> WeightGradStages:
+def _weight_grad(key: tuple) -> WeightGradArrays:
     spec, x, _, g = layer_inputs(key)
-    return weight_grad_stages(spec, x, g)
+    return weight_grad_arrays(spec, x, g)
 
 
 class LazyLayer(Layer):

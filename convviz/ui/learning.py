@@ -1,9 +1,9 @@
-"""The Learning page's controls and its lesson: the rate, momentum, steps, target and reduction.
+"""The Learning page's controls and its experiment: the rate, momentum, steps, target and reduction.
 
 They live in the state (URL fields lr, mom, steps, tgt, red, t: `convviz.model.fields`) like every
 other control; a value that cannot work is refused with a short message and the last valid one
-kept. The lesson itself is the engine's (`convviz.learning.experiment`), computed once per layer and
-settings.
+kept. The experiment itself is the engine's (`convviz.learning.experiment`), computed once per layer
+and settings.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import streamlit as st
 from convviz.engine.numbers import take
 from convviz.engine.spec import ConvSpecError
 from convviz.engine.text import number, shape_text
-from convviz.export.learn_snippet import numpy_training_snippet, torch_training_snippet
+from convviz.export.training_snippet import numpy_training_snippet, torch_training_snippet
 from convviz.export.video import gif_frames, mp4_bytes
 from convviz.learning import sgd, training
-from convviz.learning.experiment import Lesson, Settings, lesson
+from convviz.learning.experiment import Experiment, Settings, experiment
 from convviz.model.fields import (
     FIELDS,
     VALUE_FIELDS,
@@ -168,13 +168,13 @@ def settings_of(ctx: Context) -> tuple[Settings, list[str]]:
     return learning_settings(ctx.state, ctx.spec)
 
 
-@_cached("lesson")
-def lesson_of(key: tuple, settings: Settings) -> Lesson:
-    """The layer's lesson under `settings` (ConvSpecError if they cannot work)."""
+@_cached("experiment")
+def experiment_of(key: tuple, settings: Settings) -> Experiment:
+    """The layer's experiment under `settings` (ConvSpecError if they cannot work)."""
     spec, x, w, _ = layer_inputs(key)
     y = np.asarray(compute_layer(key).forward.y)  # the layer's own y: the random target's draw
     seed = dict(zip(VALUE_FIELDS, key))["seed"]
-    return lesson(spec, x, w, settings, seed=seed, y=y, max_macs=MAX_MACS)
+    return experiment(spec, x, w, settings, seed=seed, y=y, max_macs=MAX_MACS)
 
 
 def update_rule(momentum: float) -> str:
@@ -194,11 +194,11 @@ def _file(ctx: Context, name: str, ext: str) -> str:
     return f"convviz-{ctx.state['preset']}-{name}.{ext}"
 
 
-def learning_exports(ctx: Context, lesson: Lesson) -> None:
+def learning_exports(ctx: Context, experiment: Experiment) -> None:
     """Downloads, each made when clicked: the step as PNG/SVG, the loss curve as SVG, the run as
     a GIF, and NumPy / PyTorch snippets that train the same layer for the same steps."""
-    step, run = lesson.step, lesson.run
-    kernels = lesson.target.kernels[0] if lesson.target.kernels else None
+    step, run = experiment.step, experiment.run
+    kernels = experiment.target.kernels[0] if experiment.target.kernels else None
     title = f"One step, η = {number(step.lr)}: L {number(step.before.value)} → " + number(
         step.after.value
     )

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from convviz.engine.arrays import InputGradStages, WeightGradStages, remainder_mask
+from convviz.engine.arrays import InputGradArrays, WeightGradArrays, remainder_mask
 from convviz.engine.sweeps import Sweep
 from convviz.engine.text import count, shape_text
 from convviz.model.lecture import LECTURE
@@ -52,23 +52,23 @@ def _named(*stages: str) -> dict[str, str]:
     return {s: LECTURE.label(LECTURE.stage(s)) for s in stages}
 
 
-def _grad_panel(st: InputGradStages, n: int, k: int, extent: str) -> Panel:
-    spec = st.spec
+def _grad_panel(ig: InputGradArrays, n: int, k: int, extent: str) -> Panel:
+    spec = ig.spec
     if extent == "dilated":
         return blank_panel(spec.dilated_out_size, f"∂L/∂y[n={n}, k={k}] → dilated", "dilated")
     (gt, _), (gl, _) = spec.full_padding
     return blank_panel(
-        st.padded.shape[-2:], f"∂L/∂y[n={n}, k={k}] → padded", "padded", (-gt, -gl),
-        f"{shape_text(st.grad_out.shape[-2:])} → {shape_text(st.padded.shape[-2:])}",
+        ig.padded.shape[-2:], f"∂L/∂y[n={n}, k={k}] → padded", "padded", (-gt, -gl),
+        f"{shape_text(ig.grad_out.shape[-2:])} → {shape_text(ig.padded.shape[-2:])}",
     )  # fmt: skip
 
 
-def dilate_motion(st: InputGradStages, n: int, k: int, tweens: int = 8) -> Motion:
+def dilate_motion(ig: InputGradArrays, n: int, k: int, tweens: int = 8) -> Motion:
     """Stage 2: ∂L/∂y cells glide to (s·i, s·j) and the inserted zeros fade in."""
-    start = {"grad_out": grad_out_cells(st, n, k, False), "inserted": inserted_cells(st, n, k, 0.0)}
-    scenes = [Scene(DILATE, f"∂L/∂y[n={n}, k={k}]: {shape_text(st.grad_out.shape[-2:])}.", start)]
-    scenes += dilate_keys(st, n, k, start)
-    panel = _grad_panel(st, n, k, "dilated")
+    start = {"grad_out": grad_out_cells(ig, n, k, False), "inserted": inserted_cells(ig, n, k, 0.0)}
+    scenes = [Scene(DILATE, f"∂L/∂y[n={n}, k={k}]: {shape_text(ig.grad_out.shape[-2:])}.", start)]
+    scenes += dilate_keys(ig, n, k, start)
+    panel = _grad_panel(ig, n, k, "dilated")
     motion = Motion(
         "dilate", (panel,), {"grad_out": 0, "inserted": 0}, tuple(scenes),
         even_tweens(scenes, tweens), stages=(DILATE,), names=_named(DILATE),
@@ -76,34 +76,34 @@ def dilate_motion(st: InputGradStages, n: int, k: int, tweens: int = 8) -> Motio
     return within_budget(motion)
 
 
-def pad_motion(st: InputGradStages, n: int, k: int, tweens: int = 8) -> Motion:
+def pad_motion(ig: InputGradArrays, n: int, k: int, tweens: int = 8) -> Motion:
     """Stage 3: the ring of dil·(k−1) zeros, then the remainder rows/cols, fade in around it at
     their places (no cell moves over another)."""
     start = {
-        "grad_out": grad_out_cells(st, n, k, True),
-        "inserted": inserted_cells(st, n, k, 1.0),
-        "pad": ring_cells(st, n, k, "pad", False),
-        "remainder": ring_cells(st, n, k, "remainder", False),
+        "grad_out": grad_out_cells(ig, n, k, True),
+        "inserted": inserted_cells(ig, n, k, 1.0),
+        "pad": ring_cells(ig, n, k, "pad", False),
+        "remainder": ring_cells(ig, n, k, "remainder", False),
     }
-    scenes = [Scene(PAD, f"∂L/∂y dilated: {shape_text(st.dilated.shape[-2:])}.", start)]
-    scenes += pad_keys(st, n, k, start)
+    scenes = [Scene(PAD, f"∂L/∂y dilated: {shape_text(ig.dilated.shape[-2:])}.", start)]
+    scenes += pad_keys(ig, n, k, start)
     where = dict.fromkeys(start, 0)
     motion = Motion(
-        "pad", (_grad_panel(st, n, k, "padded"),), where, tuple(scenes),
+        "pad", (_grad_panel(ig, n, k, "padded"),), where, tuple(scenes),
         even_tweens(scenes, tweens), stages=(PAD,), names=_named(PAD),
     )  # fmt: skip
     return within_budget(motion)
 
 
-def rotate_motion(st: InputGradStages, k: int, c: int, tweens: int = 3) -> Motion:
+def rotate_motion(ig: InputGradArrays, k: int, c: int, tweens: int = 3) -> Motion:
     """Stage 4: the kernel w[k, c] beside a copy that turns 180° about its centre."""
-    w = st.w[k, c]
+    w = ig.w[k, c]
     kH, kW = w.shape
     start = {"before": tap_cells(w, 0), "taps": tap_cells(w, 0)}
     scenes = [Scene(ROTATE, f"w[k={k}, c={c}]: each tap has its own colour.", start)]
-    swap = st.spec.in_channels > 1 or st.spec.out_channels > 1
+    swap = ig.spec.in_channels > 1 or ig.spec.out_channels > 1
     turning = f"= w_rot[c={c}, k={k}]: channels swap" if swap else "turning about the centre"
-    scenes += rotate_keys(st, k, c, start)
+    scenes += rotate_keys(ig, k, c, start)
     panels = (
         blank_panel((kH, kW), f"w[k={k}, c={c}]", "w"),
         blank_panel((kH, kW), f"rot180 w[k={k}, c={c}]", "w_rot", subtitle=turning),
@@ -114,22 +114,22 @@ def rotate_motion(st: InputGradStages, k: int, c: int, tweens: int = 3) -> Motio
     )  # fmt: skip
 
 
-def result_panel(st: InputGradStages, n: int, c: int) -> Panel:
+def result_panel(ig: InputGradArrays, n: int, c: int) -> Panel:
     """The grid on which ∂L/∂x̃ becomes ∂L/∂x (its ring is the padding: `pad_mask`). Its title
     says when its numbers add up every filter's correlation, where the motion draws one."""
-    spec = st.spec
+    spec = ig.spec
     (pt, _), (pl, _) = spec.padding
     K = spec.out_channels
     over = f" (Σ over {count(K, 'filter')})" if K > 1 else ""
     return Panel(
         np.zeros(spec.padded_size), f"∂L/∂x̃[n={n}, c={c}] → ∂L/∂x{over}", "grad_x_padded",
-        pad_mask=st.pad_mask, origin=(-pt, -pl),
+        pad_mask=ig.pad_mask, origin=(-pt, -pl),
         subtitle=f"{shape_text(spec.padded_size)} → {shape_text(spec.in_size)}",
     )  # fmt: skip
 
 
 def mask_motion(
-    st: InputGradStages, n: int, c: int, tweens: int = 8, selected: np.ndarray | None = None
+    ig: InputGradArrays, n: int, c: int, tweens: int = 8, selected: np.ndarray | None = None
 ) -> Motion:
     """Stage 6: on ∂L/∂x̃ the ring drops away (zeros) or folds back onto its sources.
 
@@ -137,17 +137,17 @@ def mask_motion(
         outlines travel (or drop) with the ring values they mark.
     """
     start = {
-        "grad_x_padded": result_cells(st, n, c, None, ring=False),
-        "ring": result_cells(st, n, c, None, ring=True),
-        "grad_x": grad_x_cells(st, n, c, 0.0),
+        "grad_x_padded": result_cells(ig, n, c, None, ring=False),
+        "ring": result_cells(ig, n, c, None, ring=True),
+        "grad_x": grad_x_cells(ig, n, c, 0.0),
     }
     scenes = [Scene(MASK, "∂L/∂x̃: the gradient of every padded-input cell, ring included.", start)]
-    scenes += mask_keys(st, n, c, start)
+    scenes += mask_keys(ig, n, c, start)
     if selected is not None and np.any(selected):
-        scenes = with_outlines(st, scenes, selected)
+        scenes = with_outlines(ig, scenes, selected)
     # the rows and columns no forward window read (their gradient is 0) marked, as on the still
     panel = replace(
-        result_panel(st, n, c), remainder_mask=remainder_mask(st.spec), unread_mask=st.unread_mask
+        result_panel(ig, n, c), remainder_mask=remainder_mask(ig.spec), unread_mask=ig.unread_mask
     )
     motion = Motion(
         "mask", (panel,), dict.fromkeys(scenes[0].groups, 0), tuple(scenes),
@@ -158,7 +158,7 @@ def mask_motion(
 
 
 def backward_motion(
-    st: InputGradStages,
+    ig: InputGradArrays,
     sweep: Sweep,
     n: int,
     k: int,
@@ -175,17 +175,17 @@ def backward_motion(
         spent reaching each; names : each stage's label, in that order.
     selected : (Hp, Wp) bool, padded cells to outline once ∂L/∂x̃ is complete (as `mask_motion`).
     """
-    spec = st.spec
+    spec = ig.spec
     groups = {
-        "grad_out": grad_out_cells(st, n, k, False),
-        "inserted": inserted_cells(st, n, k, 0.0),
-        "pad": ring_cells(st, n, k, "pad", False),
-        "remainder": ring_cells(st, n, k, "remainder", False),
-        "window": window_cells(st, sweep, 0, 0.0),  # waits at step 0, unseen
-        "taps": tap_cells(st.w[k, c], 0),
-        "grad_x_padded": result_cells(st, n, c, np.zeros(spec.padded_size, bool), ring=False),
-        "ring": result_cells(st, n, c, np.zeros(spec.padded_size, bool), ring=True),
-        "grad_x": grad_x_cells(st, n, c, 0.0),
+        "grad_out": grad_out_cells(ig, n, k, False),
+        "inserted": inserted_cells(ig, n, k, 0.0),
+        "pad": ring_cells(ig, n, k, "pad", False),
+        "remainder": ring_cells(ig, n, k, "remainder", False),
+        "window": window_cells(ig, sweep, 0, 0.0),  # waits at step 0, unseen
+        "taps": tap_cells(ig.w[k, c], 0),
+        "grad_x_padded": result_cells(ig, n, c, np.zeros(spec.padded_size, bool), ring=False),
+        "ring": result_cells(ig, n, c, np.zeros(spec.padded_size, bool), ring=True),
+        "grad_x": grad_x_cells(ig, n, c, 0.0),
     }
     plan_: list[tuple[Scene, int]] = []
     for keyframes in plan:
@@ -194,16 +194,16 @@ def backward_motion(
     end = Scene(MASK, say, plan_[-1][0].groups, FOLLOWED)  # the mask's result
     plan_.append((end, 4))
     if selected is not None and np.any(selected):
-        scenes = with_outlines(st, [s for s, _ in plan_], selected)
+        scenes = with_outlines(ig, [s for s, _ in plan_], selected)
         filled = next(i for i, s in enumerate(scenes) if s.stage == MASK) - 1  # ∂L/∂x̃ complete
         for i, scene in enumerate(scenes[:filled]):  # unseen until then
             hidden = scene.groups["selected"].at(opacity=0.0)
             scenes[i] = replace(scene, groups={**scene.groups, "selected": hidden})
         plan_ = [(s, t) for s, (_, t) in zip(scenes, plan_)]
     panels = (
-        _grad_panel(st, n, k, "padded"),
+        _grad_panel(ig, n, k, "padded"),
         blank_panel(spec.kernel_size, f"w[k={k}, c={c}] → rot180", "w_rot"),
-        result_panel(st, n, c),
+        result_panel(ig, n, c),
     )  # fmt: skip
     where = {g: 0 for g in ("grad_out", "inserted", "pad", "remainder", "window")}
     where.update(taps=1, grad_x_padded=2, ring=2, grad_x=2, selected=2)
@@ -227,13 +227,13 @@ def hide_window(groups: dict) -> Scene:
 MAX_WINDOW_CELLS = 32 * 32  # a bigger weight-gradient window is drawn by its edge
 
 
-def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) -> Motion:
+def weight_motion(wg: WeightGradArrays, sweep: Sweep, n: int, k: int, c: int) -> Motion:
     """∂L/∂y dilates by the stride into the window, which then sweeps x̃ stepping by the dilation.
 
     sweep : the weight-gradient correlation of (k, c) (`sweeps.weight_grad_sweep`).
     """
-    spec = st.spec
-    g = st.grad_out[n, k]
+    spec = wg.spec
+    g = wg.grad_out[n, k]
     oH, oW = g.shape
     (sh, sw), (dh, dw) = spec.stride, spec.dilation
     (pt, _), (pl, _) = spec.padding
@@ -249,8 +249,8 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
     role = "edge" if big else "window"
     window = replace(cells(role, i - pt, j - pl, np.zeros(i.size), colors=colors), color=colors)
     window = window.only(keep)
-    zr, zc = np.nonzero(st.dilation_mask)
-    zeros = cells("inserted", zr, zc, st.dilated[n, k][zr, zc], opacity=0.0)
+    zr, zc = np.nonzero(wg.dilation_mask)
+    zeros = cells("inserted", zr, zc, wg.dilated[n, k][zr, zc], opacity=0.0)
     start = {"grad_out": tight, "inserted": zeros, "window": window}
     spread_g = tight.at(row=sh * i, col=sw * j)
     stride = f"{sh}×{sw}"
@@ -282,14 +282,14 @@ def weight_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) ->
         groups = {**scenes[-1].groups, "window": window.at(r[keep], q[keep])}
         scenes.append(Scene("sweep", say, groups, cell=("grad_w", int(a), int(b))))
     backdrop = Panel(
-        st.x_padded[n, c], f"x̃[n={n}, c={c}]" + (", padded" if st.pad_mask.any() else ""),
+        wg.x_padded[n, c], f"x̃[n={n}, c={c}]" + (", padded" if wg.pad_mask.any() else ""),
         "x",
-        pad_mask=st.pad_mask, remainder_mask=st.remainder_mask, unread_mask=st.unread_mask,
+        pad_mask=wg.pad_mask, remainder_mask=wg.remainder_mask, unread_mask=wg.unread_mask,
         origin=(-pt, -pl),
     )  # fmt: skip
     panels = (
         blank_panel(
-            st.dilated.shape[-2:], f"∂L/∂y[n={n}, k={k}] → dilated", "grad_out", subtitle=""
+            wg.dilated.shape[-2:], f"∂L/∂y[n={n}, k={k}] → dilated", "grad_out", subtitle=""
         ),
         replace(backdrop, values=np.zeros(backdrop.shape)),
     )

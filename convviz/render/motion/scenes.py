@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from convviz.engine.arrays import InputGradStages
+from convviz.engine.arrays import InputGradArrays
 from convviz.engine.ops import source_index
 from convviz.engine.sweeps import Sweep
 from convviz.engine.text import count, shape_text
@@ -31,38 +31,38 @@ from convviz.render.theme import HIGHLIGHT_COLOR, tap_colors
 # --- the backward pass's groups ------------------------------------------------------------------
 
 
-def grad_out_cells(st: InputGradStages, n: int, k: int, dilated: bool) -> Cells:
+def grad_out_cells(ig: InputGradArrays, n: int, k: int, dilated: bool) -> Cells:
     """∂L/∂y[n, k] at (i, j), or where dilation puts it: (s·i, s·j)."""
-    g = st.grad_out[n, k]
+    g = ig.grad_out[n, k]
     i, j = np.indices(g.shape).reshape(2, -1)
-    sh, sw = st.spec.stride if dilated else (1, 1)
+    sh, sw = ig.spec.stride if dilated else (1, 1)
     return cells("value", sh * i, sw * j, g, scale_of(g))
 
 
-def inserted_cells(st: InputGradStages, n: int, k: int, opacity: float) -> Cells:
+def inserted_cells(ig: InputGradArrays, n: int, k: int, opacity: float) -> Cells:
     """The zeros dilation inserted, where the engine's dilation mask has them."""
-    r, c = np.nonzero(st.dilation_mask)
-    return cells("inserted", r, c, st.dilated[n, k][r, c], opacity=opacity)
+    r, c = np.nonzero(ig.dilation_mask)
+    return cells("inserted", r, c, ig.dilated[n, k][r, c], opacity=opacity)
 
 
-def _ring_parts(st: InputGradStages) -> tuple[np.ndarray, np.ndarray]:
+def _ring_parts(ig: InputGradArrays) -> tuple[np.ndarray, np.ndarray]:
     """(pad, remainder) masks over the padded grad_out: the dil·(k−1) ring, the extra rows/cols."""
-    (gt, _), (gl, _) = st.spec.full_padding
-    dH, dW = st.spec.dilated_out_size
-    eh, ew = st.spec.span
-    r, c = np.indices(st.padded_ring.shape)
+    (gt, _), (gl, _) = ig.spec.full_padding
+    dH, dW = ig.spec.dilated_out_size
+    eh, ew = ig.spec.span
+    r, c = np.indices(ig.padded_ring.shape)
     extra = (r - gt >= dH + eh - 1) | (c - gl >= dW + ew - 1)
-    return st.padded_ring & ~extra, st.padded_ring & extra
+    return ig.padded_ring & ~extra, ig.padded_ring & extra
 
 
-def ring_cells(st: InputGradStages, n: int, k: int, part: str, grown: bool) -> Cells:
+def ring_cells(ig: InputGradArrays, n: int, k: int, part: str, grown: bool) -> Cells:
     """Ring cells of one part at their places; before they arrive, invisible. (Grown from the
     grid's edge they passed over one another mid-way: a smear of zeros.)"""
-    pad, extra = _ring_parts(st)
+    pad, extra = _ring_parts(ig)
     mask = pad if part == "pad" else extra
-    (gt, _), (gl, _) = st.spec.full_padding
+    (gt, _), (gl, _) = ig.spec.full_padding
     r, c = np.nonzero(mask)
-    values = st.padded[n, k][r, c]
+    values = ig.padded[n, k][r, c]
     return cells(part, r - gt, c - gl, values, opacity=1.0 if grown else 0.0)
 
 
@@ -98,13 +98,13 @@ def tap_cells(w2d: np.ndarray, deg: float = 0.0) -> Cells:
     return apart(replace(taps, size=np.full(len(taps.value), turn_scale(deg)), label=label))
 
 
-def window_cells(st: InputGradStages, sweep: Sweep, t: int, opacity: float) -> Cells:
+def window_cells(ig: InputGradArrays, sweep: Sweep, t: int, opacity: float) -> Cells:
     """The rotated kernel's taps where step t of the full correlation puts them (outlines).
 
     The window's cell (i, j) holds rot180's tap, i.e. the original tap (kH−1−i, kW−1−j).
     Positions are labels of the padded grad_out (its ring has negative labels).
     """
-    (gt, _), (gl, _) = st.spec.full_padding
+    (gt, _), (gl, _) = ig.spec.full_padding
     rows, cols = sweep.rows[t] - gt, sweep.cols[t] - gl
     kH, kW = len(rows), len(cols)
     taps = np.arange(kH * kW).reshape(kH, kW)[::-1, ::-1].ravel()
@@ -114,26 +114,26 @@ def window_cells(st: InputGradStages, sweep: Sweep, t: int, opacity: float) -> C
     return replace(out, color=colors)  # the outline's colour; the fill stays clear
 
 
-def result_cells(st: InputGradStages, n: int, c: int, upto: np.ndarray | None, ring: bool) -> Cells:
+def result_cells(ig: InputGradArrays, n: int, c: int, upto: np.ndarray | None, ring: bool) -> Cells:
     """∂L/∂x̃[n, c] (interior or ring cells); `upto` (Hp, Wp) says which are computed yet."""
-    g = st.grad_x_padded[n, c]
-    (pt, _), (pl, _) = st.spec.padding
-    mask = st.pad_mask if ring else ~st.pad_mask
+    g = ig.grad_x_padded[n, c]
+    (pt, _), (pl, _) = ig.spec.padding
+    mask = ig.pad_mask if ring else ~ig.pad_mask
     r, q = np.nonzero(mask)
     shown = 1.0 if upto is None else upto[r, q].astype(float)
-    role = ("ring" if st.spec.padding_mode == "zeros" else "fold") if ring else "value"
-    return cells(role, r - pt, q - pl, g[r, q], _result_scale(st, n, c), shown)
+    role = ("ring" if ig.spec.padding_mode == "zeros" else "fold") if ring else "value"
+    return cells(role, r - pt, q - pl, g[r, q], _result_scale(ig, n, c), shown)
 
 
-def grad_x_cells(st: InputGradStages, n: int, c: int, opacity: float) -> Cells:
+def grad_x_cells(ig: InputGradArrays, n: int, c: int, opacity: float) -> Cells:
     """∂L/∂x[n, c] on the interior of the ∂L/∂x̃ panel (labels 0…H−1): what the mask leaves."""
-    g = st.grad_x[n, c]
+    g = ig.grad_x[n, c]
     r, q = np.indices(g.shape).reshape(2, -1)
-    return cells("value", r, q, g, _result_scale(st, n, c), opacity)
+    return cells("value", r, q, g, _result_scale(ig, n, c), opacity)
 
 
-def _result_scale(st: InputGradStages, n: int, c: int) -> float:
-    return scale_of(st.grad_x_padded[n, c], st.grad_x[n, c])
+def _result_scale(ig: InputGradArrays, n: int, c: int) -> float:
+    return scale_of(ig.grad_x_padded[n, c], ig.grad_x[n, c])
 
 
 # --- stages as keyframes -------------------------------------------------------------------------
@@ -150,28 +150,28 @@ GRAD_OUT, DILATE, PAD, ROTATE, CORRELATE, MASK = (
 )
 
 
-def dilate_keys(st: InputGradStages, n: int, k: int, base: dict) -> list[Scene]:
+def dilate_keys(ig: InputGradArrays, n: int, k: int, base: dict) -> list[Scene]:
     """∂L/∂y glides from (i, j) to (s·i, s·j); then the inserted zeros fade in."""
-    (sh, sw) = st.spec.stride
+    (sh, sw) = ig.spec.stride
     if (sh, sw) == (1, 1):
         say = "Stride 1: nothing to insert; ∂L/∂y stays where it is."
-        return [Scene(DILATE, say, {**base, "grad_out": grad_out_cells(st, n, k, True)})]
+        return [Scene(DILATE, say, {**base, "grad_out": grad_out_cells(ig, n, k, True)})]
     glide = f"Each ∂L/∂y[i, j] glides to ({sh}·i, {sw}·j): where its window started."
-    spread = {**base, "grad_out": grad_out_cells(st, n, k, True)}
+    spread = {**base, "grad_out": grad_out_cells(ig, n, k, True)}
     fade = f"The {sh - 1}×{sw - 1} zeros between them fade in: ∂L/∂y dilated, " + shape_text(
-        st.dilated[n, k].shape
+        ig.dilated[n, k].shape
     )
     return [
         Scene(DILATE, glide, spread),
-        Scene(DILATE, fade, {**spread, "inserted": inserted_cells(st, n, k, 1.0)}),
+        Scene(DILATE, fade, {**spread, "inserted": inserted_cells(ig, n, k, 1.0)}),
     ]
 
 
-def pad_keys(st: InputGradStages, n: int, k: int, base: dict) -> list[Scene]:
+def pad_keys(ig: InputGradArrays, n: int, k: int, base: dict) -> list[Scene]:
     """The dil·(k−1) ring of zeros appears around the dilated grid, then the remainder."""
-    eh, ew = st.spec.span
-    rH, rW = st.spec.remainder
-    ring = {**base, "pad": ring_cells(st, n, k, "pad", True)}
+    eh, ew = ig.spec.span
+    rH, rW = ig.spec.remainder
+    ring = {**base, "pad": ring_cells(ig, n, k, "pad", True)}
     say = (
         f"A ring of zeros appears around it: dilation·(kernel − 1) = {count(eh - 1, 'row')} above "
         f"and below, "
@@ -181,18 +181,18 @@ def pad_keys(st: InputGradStages, n: int, k: int, base: dict) -> list[Scene]:
     if rH or rW:
         say = (
             f"Plus the remainder ({rH} row(s) at the bottom, {rW} col(s) at the right): input "
-            "rows/cols no window reached. Padded: " + shape_text(st.padded[n, k].shape)
+            "rows/cols no window reached. Padded: " + shape_text(ig.padded[n, k].shape)
         )
         scenes.append(
-            Scene(PAD, say, {**ring, "remainder": ring_cells(st, n, k, "remainder", True)})
+            Scene(PAD, say, {**ring, "remainder": ring_cells(ig, n, k, "remainder", True)})
         )
     return scenes
 
 
-def rotate_keys(st: InputGradStages, k: int, c: int, base: dict, name="taps") -> list[Scene]:
+def rotate_keys(ig: InputGradArrays, k: int, c: int, base: dict, name="taps") -> list[Scene]:
     """Every tap travels along the arc about the kernel's centre to its rot180 place."""
-    w = st.w[k, c]
-    swap = st.spec.in_channels > 1 or st.spec.out_channels > 1
+    w = ig.w[k, c]
+    swap = ig.spec.in_channels > 1 or ig.spec.out_channels > 1
     note = (
         f" Channels swap: w[k={k}, c={c}] (filter k={k}, channel c={c}) becomes rot180 "
         f"w[c={c}, k={k}], a filter from output channel {k} back to input channel {c}."
@@ -211,9 +211,9 @@ def rotate_keys(st: InputGradStages, k: int, c: int, base: dict, name="taps") ->
     return scenes
 
 
-def with_outlines(st: InputGradStages, scenes: list[Scene], selected: np.ndarray) -> list:
+def with_outlines(ig: InputGradArrays, scenes: list[Scene], selected: np.ndarray) -> list:
     """Scenes with outlines on the selected padded cells, following the ring cells they mark."""
-    (pt, _), (pl, _) = st.spec.padding
+    (pt, _), (pl, _) = ig.spec.padding
     r, q = np.nonzero(selected)
     ring = scenes[0].groups["ring"]
     out = []
@@ -222,7 +222,7 @@ def with_outlines(st: InputGradStages, scenes: list[Scene], selected: np.ndarray
         rows, cols, alpha = (r - pt).astype(float), (q - pl).astype(float), np.ones(r.size)
         for i, (a, b) in enumerate(zip(r - pt, q - pl)):
             hit = np.flatnonzero((ring.row == a) & (ring.col == b))
-            if hit.size and st.spec.padding_mode != "zeros":  # a copy: it travels with its value
+            if hit.size and ig.spec.padding_mode != "zeros":  # a copy: it travels with its value
                 rows[i], cols[i] = now.row[hit[0]], now.col[hit[0]]
             elif hit.size:  # zero padding: dropped with the ring
                 rows[i], cols[i], alpha[i] = now.row[hit[0]], now.col[hit[0]], now.opacity[hit[0]]
@@ -232,12 +232,12 @@ def with_outlines(st: InputGradStages, scenes: list[Scene], selected: np.ndarray
     return out
 
 
-def mask_keys(st: InputGradStages, n: int, c: int, base: dict) -> list[Scene]:
+def mask_keys(ig: InputGradArrays, n: int, c: int, base: dict) -> list[Scene]:
     """Zeros: the ring drops away. Else ring values travel onto their sources; the sums update."""
-    spec = st.spec
+    spec = ig.spec
     ring = base["ring"]
     interior = base["grad_x_padded"]
-    final = {"grad_x_padded": interior.at(opacity=0.0), "grad_x": grad_x_cells(st, n, c, 1.0)}
+    final = {"grad_x_padded": interior.at(opacity=0.0), "grad_x": grad_x_cells(ig, n, c, 1.0)}
     if not ring.value.size:
         say = "No padding, no ring to mask: ∂L/∂x̃ is ∂L/∂x."
         return [Scene(MASK, say, {**base, **final}, FOLLOWED)]
@@ -269,13 +269,13 @@ def mask_keys(st: InputGradStages, n: int, c: int, base: dict) -> list[Scene]:
     ]
 
 
-def correlate_keys(st: InputGradStages, sweep: Sweep, n: int, c: int, base: dict) -> list[Scene]:
+def correlate_keys(ig: InputGradArrays, sweep: Sweep, n: int, c: int, base: dict) -> list[Scene]:
     """The rotated kernel slides (sampled stops); ∂L/∂x̃ cells appear as it computes them."""
     T = sweep.steps
     stops, k = sampled_steps(T, MAX_WINDOW_STOPS, T - 1)
-    (pt, _), (pl, _) = st.spec.padding
-    Hp, Wp = st.spec.padded_size
-    K = st.spec.out_channels
+    (pt, _), (pl, _) = ig.spec.padding
+    Hp, Wp = ig.spec.padded_size
+    K = ig.spec.out_channels
     many = f"; ∂L/∂x̃ adds this up over all {K} filters." if K > 1 else "."
     scenes = []
     for t in stops:
@@ -289,9 +289,9 @@ def correlate_keys(st: InputGradStages, sweep: Sweep, n: int, c: int, base: dict
         )
         groups = {
             **base,
-            "window": window_cells(st, sweep, int(t), 1.0),
-            "grad_x_padded": result_cells(st, n, c, done, ring=False),
-            "ring": result_cells(st, n, c, done, ring=True),
+            "window": window_cells(ig, sweep, int(t), 1.0),
+            "grad_x_padded": result_cells(ig, n, c, done, ring=False),
+            "ring": result_cells(ig, n, c, done, ring=True),
         }
         scenes.append(Scene(CORRELATE, say, groups, ("grad_x_padded", int(r), int(q))))
     return scenes

@@ -17,7 +17,7 @@ from functools import partial
 
 import numpy as np
 
-from convviz.engine.arrays import InputGradStages
+from convviz.engine.arrays import InputGradArrays
 from convviz.engine.formulas import Formula
 from convviz.engine.sweeps import Sweep
 from convviz.model.lecture import LECTURE, Lecture, Stage
@@ -105,7 +105,7 @@ class FigureDrawing:
 # The keyframes a stage adds to the whole backward pass: (the input gradient's arrays, the full
 # correlation's sweep, n, k, c, the groups as the stage before left them) → [(scene, frames
 # spent reaching it)]
-Keyframes = Callable[[InputGradStages, Sweep, int, int, int, dict], list[tuple[Scene, int]]]
+Keyframes = Callable[[InputGradArrays, Sweep, int, int, int, dict], list[tuple[Scene, int]]]
 
 
 @dataclass(frozen=True)
@@ -251,7 +251,7 @@ def _correlate_keys(ig, sweep, n: int, k: int, c: int, groups: dict) -> list[tup
 
 
 def backward_pass(
-    ig: InputGradStages,
+    ig: InputGradArrays,
     sweep: Sweep,
     n: int = 0,
     k: int = 0,
@@ -283,30 +283,30 @@ def whole_motion(s: Subject) -> Motion:
 
 
 def _loss_still(s: Subject) -> StillDrawing:
-    loss = s.lesson.step.before
+    loss = s.experiment.step.before
     return StillDrawing(learning.loss_panels(loss, s.n, s.k))
 
 
 def _step_still(s: Subject) -> StillDrawing:
-    return StillDrawing(learning.step_panels(s.lesson.step, s.k, s.c))
+    return StillDrawing(learning.step_panels(s.experiment.step, s.k, s.c))
 
 
 def _step_figure(s: Subject) -> FigureDrawing:
-    return FigureDrawing(lambda theme: learning.step_motion(s.lesson.step, theme, s.k, s.c))
+    return FigureDrawing(lambda theme: learning.step_motion(s.experiment.step, theme, s.k, s.c))
 
 
 def _train_still(s: Subject) -> StillDrawing:
-    run = s.lesson.run
-    kernels = s.lesson.target.kernels[0] if s.lesson.target.kernels else None
+    run = s.experiment.run
+    kernels = s.experiment.target.kernels[0] if s.experiment.target.kernels else None
     return StillDrawing(learning.run_panels(run, int(run.kept[-1]), s.n, s.k, s.c, kernels))
 
 
 def _train_figure(s: Subject) -> FigureDrawing:
-    lesson = s.lesson
-    kernels = lesson.target.kernels[0] if lesson.target.kernels else None
+    experiment = s.experiment
+    kernels = experiment.target.kernels[0] if experiment.target.kernels else None
     return FigureDrawing(
-        lambda theme: learning.loss_curve(lesson.run, theme),
-        lambda: learning.run_gif(lesson.run, s.n, s.k, s.c, kernels),
+        lambda theme: learning.loss_curve(experiment.run, theme),
+        lambda: learning.run_gif(experiment.run, s.n, s.k, s.c, kernels),
     )
 
 

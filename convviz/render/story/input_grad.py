@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from convviz.engine.arrays import (
-    InputGradStages,
+    InputGradArrays,
     Layer,
     read_lines,
     remainder_mask,
@@ -60,67 +60,67 @@ class Focus:
     feeding: np.ndarray | None = None
 
 
-def grad_out_panels(st: InputGradStages, f: Focus) -> list[Panel]:
-    g = st.grad_out[f.n, f.k]
+def grad_out_panels(ig: InputGradArrays, f: Focus) -> list[Panel]:
+    g = ig.grad_out[f.n, f.k]
     return [Panel(g, slice_name("∂L/∂y", n=f.n, k=f.k), "grad_out", highlight=f.feeding)]
 
 
-def dilate_panels(st: InputGradStages, f: Focus) -> list[Panel]:
-    spread = st.dilation_mask.any()  # a stride > 1 with at least two cells along it
+def dilate_panels(ig: InputGradArrays, f: Focus) -> list[Panel]:
+    spread = ig.dilation_mask.any()  # a stride > 1 with at least two cells along it
     title = f"{slice_name('∂L/∂y', n=f.n, k=f.k)}{', dilated' if spread else ''}"
-    shape = shape_text(st.dilated[f.n, f.k].shape)
+    shape = shape_text(ig.dilated[f.n, f.k].shape)
     return [
         Panel(
-            st.dilated[f.n, f.k], title, "dilated", dilation_mask=st.dilation_mask, subtitle=shape
+            ig.dilated[f.n, f.k], title, "dilated", dilation_mask=ig.dilation_mask, subtitle=shape
         )
     ]
 
 
-def _grad_operand_title(st: InputGradStages, n: int, k: int) -> str:
+def _grad_operand_title(ig: InputGradArrays, n: int, k: int) -> str:
     """∂L/∂y[n=…, k=…] with the words that fit, in the order they happen: dilated and/or padded,
     or neither."""
     words = [
         word
-        for word, mask in (("dilated", st.padded_dilation_mask), ("padded", st.padded_ring))
+        for word, mask in (("dilated", ig.padded_dilation_mask), ("padded", ig.padded_ring))
         if mask.any()
     ]
     return slice_name("∂L/∂y", n=n, k=k) + (f", {' and '.join(words)}" if words else "")
 
 
-def _padded_panel(st: InputGradStages, n: int, k: int, **marks) -> Panel:
+def _padded_panel(ig: InputGradArrays, n: int, k: int, **marks) -> Panel:
     """∂L/∂y[n, k] dilated and padded for the full correlation (its ring and inserted zeros)."""
-    (gt, _), (gl, _) = st.spec.full_padding
+    (gt, _), (gl, _) = ig.spec.full_padding
     return Panel(
-        st.padded[n, k],
-        _grad_operand_title(st, n, k),
+        ig.padded[n, k],
+        _grad_operand_title(ig, n, k),
         "padded",
-        pad_mask=st.padded_ring,
-        dilation_mask=st.padded_dilation_mask,
+        pad_mask=ig.padded_ring,
+        dilation_mask=ig.padded_dilation_mask,
         origin=(-gt, -gl),
-        subtitle=shape_text(st.padded[n, k].shape),
+        subtitle=shape_text(ig.padded[n, k].shape),
         **marks,
     )
 
 
-def pad_panels(st: InputGradStages, f: Focus) -> list[Panel]:
-    return [_padded_panel(st, f.n, f.k)]
+def pad_panels(ig: InputGradArrays, f: Focus) -> list[Panel]:
+    return [_padded_panel(ig, f.n, f.k)]
 
 
-def rotate_panels(st: InputGradStages, f: Focus) -> list[Panel]:
-    kH, kW = st.spec.kernel_size
+def rotate_panels(ig: InputGradArrays, f: Focus) -> list[Panel]:
+    kH, kW = ig.spec.kernel_size
     name = slice_name("w", k=f.k, c=f.c)
     names = tap_names(kH, kW)  # each tap's index travels with it: w₂₂ lands top-left
     return [
-        Panel(st.w[f.k, f.c], name, "w", taps=tap_grid(kH, kW), tap_names=names),
+        Panel(ig.w[f.k, f.c], name, "w", taps=tap_grid(kH, kW), tap_names=names),
         Panel(
-            st.w_rot[f.c, f.k], f"rot180 {name}", "w_rot",
+            ig.w_rot[f.c, f.k], f"rot180 {name}", "w_rot",
             taps=tap_grid(kH, kW, rotated=True), tap_names=names,
         ),
     ]  # fmt: skip
 
 
-def mask_panels(st: InputGradStages, f: Focus) -> list[Panel]:
-    spec, (n, c), selected = st.spec, (f.n, f.c), f.selected
+def mask_panels(ig: InputGradArrays, f: Focus) -> list[Panel]:
+    spec, (n, c), selected = ig.spec, (f.n, f.c), f.selected
     (pt, _), (pl, _) = spec.padding
     mode = spec.padding_mode
     if not adds_cells(spec.padding):
@@ -131,25 +131,25 @@ def mask_panels(st: InputGradStages, f: Focus) -> list[Panel]:
         ring = "its ring folds back onto x"
     return [
         Panel(
-            st.grad_x_padded[n, c],
+            ig.grad_x_padded[n, c],
             slice_name("∂L/∂x̃", n=n, c=c),
             "grad_x_padded",
-            pad_mask=st.pad_mask,
+            pad_mask=ig.pad_mask,
             remainder_mask=remainder_mask(spec),  # no forward window read it: gradient 0
-            unread_mask=st.unread_mask,  # … nor these, between the windows
-            dropped_mask=st.pad_mask if mode == "zeros" else None,
+            unread_mask=ig.unread_mask,  # … nor these, between the windows
+            dropped_mask=ig.pad_mask if mode == "zeros" else None,
             origin=(-pt, -pl),
-            subtitle=f"{shape_text(st.grad_x_padded[n, c].shape)}, {ring}",
+            subtitle=f"{shape_text(ig.grad_x_padded[n, c].shape)}, {ring}",
             selected=in_panel("grad_x_padded", selected),
-            highlight=copies_of(st, in_panel("grad_x", selected)),
+            highlight=copies_of(ig, in_panel("grad_x", selected)),
         ),
         Panel(
-            st.grad_x[n, c],
+            ig.grad_x[n, c],
             slice_name("∂L/∂x", n=n, c=c),
             "grad_x",
-            subtitle=shape_text(st.grad_x[n, c].shape),
+            subtitle=shape_text(ig.grad_x[n, c].shape),
             selected=in_panel("grad_x", selected),
-            **grad_x_marks(st),
+            **grad_x_marks(ig),
         ),
     ]
 
@@ -178,7 +178,7 @@ class Step:
 
 
 def input_grad_story(
-    st: InputGradStages,
+    ig: InputGradArrays,
     n: int,
     k: int,
     c: int,
@@ -187,14 +187,14 @@ def input_grad_story(
 ) -> list[Step]:
     """The input gradient's stages (the lecture's, a motion through them left out) for
     grad_out[n, k] and input channel c, each with its grids."""
-    focus, seen = Focus(n, k, c, selected, feeding), Seen(st.spec, n, k, c)
+    focus, seen = Focus(n, k, c, selected, feeding), Seen(ig.spec, n, k, c)
     return [
         Step(
             s,
             LECTURE.label(s),
             s.heading_for(seen),
             s.caption_for(seen),
-            PANELS[s.key](st, focus) if s.key in PANELS else [],
+            PANELS[s.key](ig, focus) if s.key in PANELS else [],
         )
         for s in LECTURE.on_page(INPUT_PAGE)
         if not s.covers
@@ -202,32 +202,32 @@ def input_grad_story(
 
 
 # The motion of each stage of the input gradient that moves, by the lecture's stage key:
-# (stages, the full correlation's sweep, focus) → Motion. The mask outlines a selected cell (and
+# (arrays, the full correlation's sweep, focus) → Motion. The mask outlines a selected cell (and
 # its padded copies, which travel back onto it); the whole pass (∂L/∂y → dilate → pad → rotate →
 # full correlation → mask → ∂L/∂x as one motion) from the moment ∂L/∂x̃ is complete.
 MOTIONS = {
-    "dilate": lambda st, sweep, f: dilate_motion(st, f.n, f.k),
-    "pad": lambda st, sweep, f: pad_motion(st, f.n, f.k),
-    "rotate": lambda st, sweep, f: rotate_motion(st, f.k, f.c),
-    "mask": lambda st, sweep, f: mask_motion(st, f.n, f.c, selected=outlined(st, f.selected)),
+    "dilate": lambda ig, sweep, f: dilate_motion(ig, f.n, f.k),
+    "pad": lambda ig, sweep, f: pad_motion(ig, f.n, f.k),
+    "rotate": lambda ig, sweep, f: rotate_motion(ig, f.k, f.c),
+    "mask": lambda ig, sweep, f: mask_motion(ig, f.n, f.c, selected=outlined(ig, f.selected)),
 }
 
 
-def stage_motion(key: str, st: InputGradStages, sweep: Sweep | None, focus: Focus) -> Motion:
+def stage_motion(key: str, ig: InputGradArrays, sweep: Sweep | None, focus: Focus) -> Motion:
     """The motion of the input-gradient stage `key` (a key of MOTIONS)."""
-    return MOTIONS[key](st, sweep, focus)
+    return MOTIONS[key](ig, sweep, focus)
 
 
-def outlined(st: InputGradStages, selected) -> np.ndarray | None:
+def outlined(ig: InputGradArrays, selected) -> np.ndarray | None:
     """(Hp, Wp) bool: a selected ∂L/∂x cell and its padded copies, or a selected ∂L/∂x̃ cell."""
-    copies = copies_of(st, in_panel("grad_x", selected))
+    copies = copies_of(ig, in_panel("grad_x", selected))
     if copies is None:
-        copies = cell_mask(st.spec.padded_size, in_panel("grad_x_padded", selected))
+        copies = cell_mask(ig.spec.padded_size, in_panel("grad_x_padded", selected))
     return copies
 
 
 def input_grad_animation(
-    st: InputGradStages,
+    ig: InputGradArrays,
     sweep: Sweep,
     n: int,
     k: int,
@@ -235,21 +235,21 @@ def input_grad_animation(
     selected: tuple[int, int] | None = None,
 ) -> SweepPanels:
     """Operand, kernel and output of the full correlation (the sweep's channel is filter k)."""
-    spec = st.spec
+    spec = ig.spec
     (pt, _), (pl, _) = spec.padding
     highlight = taps = None
     names = tap_names(*spec.kernel_size)
     if selected is not None:
         highlight, taps = window_mask(
-            st.padded.shape[-2:],
+            ig.padded.shape[-2:],
             sweep,
             step_of(sweep, selected),
             tap_grid(*spec.kernel_size, rotated=True),
         )
     return SweepPanels(
-        _padded_panel(st, n, k, taps=taps, highlight=highlight, tap_names=names),
+        _padded_panel(ig, n, k, taps=taps, highlight=highlight, tap_names=names),
         Panel(
-            st.w_rot[c, k],
+            ig.w_rot[c, k],
             f"rot180 {slice_name('w', k=k, c=c)}",
             "w_rot",
             taps=tap_grid(*spec.kernel_size, rotated=True),
@@ -257,14 +257,14 @@ def input_grad_animation(
             subtitle="rotated 180°",
         ),
         Panel(
-            st.grad_x_padded[n, c],
+            ig.grad_x_padded[n, c],
             f"{slice_name('∂L/∂x̃', n=n, c=c)} from filter k={k}"
             if spec.out_channels > 1
             else slice_name("∂L/∂x̃", n=n, c=c),
             "grad_x_padded",
-            pad_mask=st.pad_mask,
+            pad_mask=ig.pad_mask,
             remainder_mask=remainder_mask(spec),  # its windows meet only zeros: 0
-            unread_mask=st.unread_mask,
+            unread_mask=ig.unread_mask,
             selected=selected,
             origin=(-pt, -pl),
             subtitle="padded input, ring included" if adds_cells(spec.padding) else "no padding",

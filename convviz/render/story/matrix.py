@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from convviz.engine.arrays import InputGradStages
+from convviz.engine.arrays import InputGradArrays
 from convviz.engine.matrix import SEVERAL, MatrixSlice
 from convviz.render.panel import Panel
 from convviz.render.selection import tap_grid
@@ -300,7 +300,7 @@ def read_cell(ms: MatrixSlice, out: int) -> tuple[int, int]:
     return divmod(int(cells[len(cells) // 2]), ms.spec.in_size[1])
 
 
-def spread_panel(ig: InputGradStages, n: int, k: int, c: int, cell: tuple[int, int]) -> Panel:
+def spread_panel(ig: InputGradArrays, n: int, k: int, c: int, cell: tuple[int, int]) -> Panel:
     """Row `cell` of Mᵀ drawn where the textbook route puts it: the rotated kernel's window on
     the dilated, padded ∂L/∂y. Taps on inserted zeros or the ring are the zeros of that row."""
     spec = ig.spec

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from convviz.engine.arrays import ForwardStages, Layer, WeightGradStages
+from convviz.engine.arrays import ForwardArrays, Layer, WeightGradArrays
 from convviz.engine.spec import ConvSpec
 from convviz.engine.sweeps import Sweep
 from convviz.engine.text import count, shape_text, slice_name
@@ -53,7 +53,7 @@ def _padded_note(spec) -> str:
 
 
 def forward_panels(
-    st: ForwardStages,
+    fw: ForwardArrays,
     sweep: Sweep,
     n: int,
     k: int,
@@ -63,7 +63,7 @@ def forward_panels(
 ) -> SweepPanels:
     """x_padded[n, c], w[k, c] and y[n, k]; a selected y cell lights up its window, a selected
     x̃ cell (`reading`, padded-array indices) the y cells whose windows read it."""
-    spec = st.spec
+    spec = fw.spec
     (pt, _), (pl, _) = spec.padding
     highlight = taps = None
     names = tap_names(*spec.kernel_size)  # the window's taps named as the kernel's (w₀₀ …)
@@ -71,33 +71,33 @@ def forward_panels(
         highlight, taps = window_mask(spec.padded_size, sweep, step_of(sweep, selected))
     panels = SweepPanels(
         Panel(
-            st.x_padded[n, c],
+            fw.x_padded[n, c],
             _padded_title(f"input {slice_name('x', n=n, c=c)}", spec.padding),
             "x",
-            pad_mask=st.pad_mask,
-            remainder_mask=st.remainder_mask,
-            unread_mask=st.unread_mask,
+            pad_mask=fw.pad_mask,
+            remainder_mask=fw.remainder_mask,
+            unread_mask=fw.unread_mask,
             taps=taps,
             tap_names=names,
             highlight=highlight,
             origin=(-pt, -pl),
-            subtitle=_padded_note(st.spec),
+            subtitle=_padded_note(fw.spec),
         ),
         Panel(
-            st.w[k, c],
+            fw.w[k, c],
             f"kernel {slice_name('w', k=k, c=c)}",
             "w",
             taps=tap_grid(*spec.kernel_size),
             tap_names=names,
-            subtitle=f"{shape_text(st.w[k, c].shape)}, "
+            subtitle=f"{shape_text(fw.w[k, c].shape)}, "
             f"dilation {spec.dilation[0]}×{spec.dilation[1]}",
         ),
         Panel(
-            st.y[n, k],
+            fw.y[n, k],
             f"output {slice_name('y', n=n, k=k)}",
             "y",
             selected=selected,  # outlined red: not also "linked to the selection"
-            subtitle=f"{_summed(st.y[n, k], spec.in_channels, 'channel')}, "
+            subtitle=f"{_summed(fw.y[n, k], spec.in_channels, 'channel')}, "
             f"stride {spec.stride[0]}×{spec.stride[1]}",
         ),
     )
@@ -125,7 +125,7 @@ def followed_only(panels: Sequence[Panel]) -> list[Panel]:
 
 
 def weight_grad_panels(
-    st: WeightGradStages,
+    wg: WeightGradArrays,
     sweep: Sweep,
     n: int,
     k: int,
@@ -137,9 +137,9 @@ def weight_grad_panels(
     x̃ is drawn whole, as on the Forward page: the rows and columns no window reaches (a stride's
     remainder) are marked, not cut off.
     """
-    spec = st.spec
+    spec = wg.spec
     (pt, _), (pl, _) = spec.padding
-    operand = st.x_padded[n, c]
+    operand = wg.x_padded[n, c]
     highlight = taps = None
     if selected is not None:
         highlight, taps = window_mask(operand.shape, sweep, step_of(sweep, selected))
@@ -148,28 +148,28 @@ def weight_grad_panels(
             operand,
             _padded_title(f"input {slice_name('x', n=n, c=c)}", spec.padding),
             "x",
-            pad_mask=st.pad_mask,
-            remainder_mask=st.remainder_mask,
-            unread_mask=st.unread_mask,
+            pad_mask=wg.pad_mask,
+            remainder_mask=wg.remainder_mask,
+            unread_mask=wg.unread_mask,
             taps=taps,
             highlight=highlight,
             origin=(-pt, -pl),
             subtitle=_padded_note(spec),
         ),
         Panel(
-            st.grad_out[n, k],
+            wg.grad_out[n, k],
             slice_name("∂L/∂y", n=n, k=k),
             "grad_out",
             taps=tap_grid(*spec.out_size),
-            subtitle=f"{shape_text(st.grad_out[n, k].shape)}, "
+            subtitle=f"{shape_text(wg.grad_out[n, k].shape)}, "
             f"spread by the stride {spec.stride[0]}×{spec.stride[1]}",
         ),
         Panel(
-            st.grad_w[k, c],
+            wg.grad_w[k, c],
             slice_name("∂L/∂w", k=k, c=c),
             "grad_w",
             selected=selected,
-            subtitle=_summed(st.grad_w[k, c], spec.batch, "sample"),
+            subtitle=_summed(wg.grad_w[k, c], spec.batch, "sample"),
         ),
     )
 
@@ -267,9 +267,9 @@ def shape_rows(lay: Layer) -> list[dict]:
     ]
 
 
-def window_motion(st: WeightGradStages, sweep: Sweep, n: int, k: int, c: int) -> Motion:
+def window_motion(wg: WeightGradArrays, sweep: Sweep, n: int, k: int, c: int) -> Motion:
     """∂L/∂y[n, k] spreads by the stride into the window that sweeps x̃[n, c] (sweep: (k, c))."""
-    return weight_motion(st, sweep, n, k, c)
+    return weight_motion(wg, sweep, n, k, c)
 
 
 @dataclass(frozen=True)

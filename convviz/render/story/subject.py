@@ -25,7 +25,7 @@ from convviz.engine.spec import ConvSpec
 from convviz.engine.sweeps import Sweep, forward_sweep, input_grad_sweep, weight_grad_sweep
 from convviz.engine.values import DRAW
 from convviz.learning.chain import TwoLayerPass, two_layer_pass
-from convviz.learning.experiment import Lesson, lesson
+from convviz.learning.experiment import Experiment, experiment
 from convviz.model.fields import CHAIN_DEFAULTS
 from convviz.model.lecture import LECTURE, Lecture, Seen, Stage
 from convviz.model.state import MAX_MACS, chain_values, learning_settings
@@ -184,9 +184,9 @@ class Subject:
                        lecture=self.lecture, board=self.board)  # fmt: skip
 
     @cached_property
-    def lesson(self) -> Lesson:
-        """The Learning page's lesson on this layer: its target, one step and a run."""
+    def experiment(self) -> Experiment:
+        """The Learning page's experiment on this layer: its target, one step and a run."""
         settings, _ = learning_settings(self.state, self.spec)
         fw = self.layer.forward
-        return lesson(self.spec, fw.x, fw.w, settings, seed=self.state.get("seed", 0),
+        return experiment(self.spec, fw.x, fw.w, settings, seed=self.state.get("seed", 0),
                       y=np.asarray(fw.y), max_macs=MAX_MACS)  # fmt: skip

@@ -11,8 +11,8 @@ import re
 import numpy as np
 import pytest
 
-from convviz.export.learn_snippet import numpy_training_snippet, torch_training_snippet
-from convviz.learning.experiment import Settings, lesson
+from convviz.export.training_snippet import numpy_training_snippet, torch_training_snippet
+from convviz.learning.experiment import Settings, experiment
 from convviz.model.fields import preset_state
 from convviz.model.presets import PRESETS_BY_KEY
 from convviz.model.state import values_of
@@ -28,7 +28,7 @@ CASES = [
 
 def run_of(key: str, settings: Settings):
     spec, x, w, _ = values_of(preset_state(PRESETS_BY_KEY[key]))
-    return lesson(spec, x, w, settings).run
+    return experiment(spec, x, w, settings).run
 
 
 def execute(code: str) -> tuple[dict, str]:
