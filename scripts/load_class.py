@@ -25,6 +25,7 @@ from convviz.engine.spec import ConvSpecError
 from convviz.model.presets import PRESETS_BY_KEY
 from convviz.model.state import from_query, spec_of
 
+WIDGET = "ctl_"  # the app's widget keys: ctl_ and the field (convviz.ui.controls.widget_key)
 CLASS_PAGES = ("", "Forward", "Input_gradient", "Weight_gradient", "Channels", "Matrix")
 # What a student does between two looks, and how often (weights).
 ACTIONS = {"seed": 30, "stride": 15, "padding": 10, "kernel": 10, "preset": 10}
@@ -146,7 +147,9 @@ class Session(Tab):
         value = self.rng.choice([v for v in range(lo, hi + 1) if v != now])
         state = self.number(self.args.control, value)
         key = state.id.split("-", 2)[-1]
-        return {"widgets": [state]}, ({key[2:]: str(value)} if key.startswith("w_") else {})
+        return {"widgets": [state]}, (
+            {key.removeprefix(WIDGET): str(value)} if key.startswith(WIDGET) else {}
+        )
 
     # --- checks
 

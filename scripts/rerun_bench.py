@@ -70,7 +70,7 @@ def measure(query: dict, page: str, repeats: int) -> tuple[tuple, tuple, float, 
     first = clock.read()
     reruns = []
     for seed in range(1, repeats + 1):
-        at.sidebar.number_input(key="w_seed").set_value(seed)
+        at.sidebar.number_input(key="ctl_seed").set_value(seed)
         clock = Clock()
         at.run()
         reruns.append(clock.read())

@@ -122,11 +122,11 @@ def headers(at: AppTest) -> list[str]:
 
 
 def side_number(at: AppTest, name: str):
-    return at.sidebar.number_input(key=f"w_{name}")
+    return at.sidebar.number_input(key=f"ctl_{name}")
 
 
 def side_select(at: AppTest, name: str):
-    return at.sidebar.selectbox(key=f"w_{name}")
+    return at.sidebar.selectbox(key=f"ctl_{name}")
 
 
 def state(at: AppTest) -> dict:

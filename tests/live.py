@@ -42,8 +42,8 @@ SETTLED = """() => {
   if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   if (document.querySelector('[data-stale="true"], [data-testid="stSkeleton"]')) return false;
   if (document.fonts.status !== 'loaded') return false;
-  if (document.querySelector('.st-key-w_viewport') && document.body.dataset.cvViewport !== 'fitted')
-    return false;
+  const reporter = document.querySelector('.st-key-ctl_viewport');
+  if (reporter && document.body.dataset.cvViewport !== 'fitted') return false;
   const charts = [...document.querySelectorAll('.js-plotly-plot')];
   if (!charts.every(gd => gd.querySelector('.main-svg'))) return false;
   const players = window.__convviz ? [...window.__convviz.players.values()] : [];

@@ -34,34 +34,34 @@ def tab_to(page: Page, key: str) -> None:
 
 def test_stride_slider_keeps_the_focus_across_reruns(tab: Page, app_url):
     goto(tab, f"{app_url}/Forward?preset=recitation-s2")
-    tab_to(tab, "w_sh")
-    slider = tab.locator(".st-key-w_sh input[type='range']")  # react-aria's, a native range
+    tab_to(tab, "ctl_sh")
+    slider = tab.locator(".st-key-ctl_sh input[type='range']")  # react-aria's, a native range
     expect(slider).to_have_value("2")
     with rerun(tab):
         tab.keyboard.press("ArrowRight")
     expect(slider).to_have_value("3")
-    assert tab.evaluate(FOCUSED) == "st-key-w_sh", "the rerun lost the focus"
+    assert tab.evaluate(FOCUSED) == "st-key-ctl_sh", "the rerun lost the focus"
     with rerun(tab):  # again, without a Tab: the focus is where the reader left it
         tab.keyboard.press("ArrowLeft")
     expect(slider).to_have_value("2")
-    assert tab.evaluate(FOCUSED) == "st-key-w_sh"
+    assert tab.evaluate(FOCUSED) == "st-key-ctl_sh"
 
 
 def test_number_input_keeps_the_focus_across_reruns(tab: Page, app_url):
     goto(tab, f"{app_url}/Forward?preset=recitation-s2")
-    tab_to(tab, "w_H")
-    field = tab.locator(".st-key-w_H input")
+    tab_to(tab, "ctl_H")
+    field = tab.locator(".st-key-ctl_H input")
     expect(field).to_have_value("5")
     tab.keyboard.press("Control+A")
     tab.keyboard.type("6")
     with rerun(tab):
         tab.keyboard.press("Enter")
     expect(field).to_have_value("6")
-    assert tab.evaluate(FOCUSED) == "st-key-w_H", "the rerun lost the focus"
+    assert tab.evaluate(FOCUSED) == "st-key-ctl_H", "the rerun lost the focus"
     with rerun(tab):
         tab.keyboard.press("ArrowDown")  # a step down, from the keyboard, where it still is
     expect(field).to_have_value("5")
-    assert tab.evaluate(FOCUSED) == "st-key-w_H"
+    assert tab.evaluate(FOCUSED) == "st-key-ctl_H"
 
 
 def test_space_toggles_a_checkbox_reached_with_the_keyboard(tab: Page, app_url):
@@ -69,15 +69,15 @@ def test_space_toggles_a_checkbox_reached_with_the_keyboard(tab: Page, app_url):
     control just clicked: `player_core.focusOf`, "toggle"); the rerun that redraws the sidebar
     with a stride per axis keeps the focus on it, and Space again undoes it."""
     goto(tab, f"{app_url}/Forward?preset=recitation-s2")
-    tab_to(tab, "w_same_axes")
-    box = tab.locator(".st-key-w_same_axes input")
+    tab_to(tab, "ctl_same_axes")
+    box = tab.locator(".st-key-ctl_same_axes input")
     expect(box).to_be_checked()
     with rerun(tab):
         tab.keyboard.press("Space")
     expect(box).not_to_be_checked()
-    expect(tab.locator(".st-key-w_sw")).to_have_count(1)  # a stride per axis: a new row
-    assert tab.evaluate(FOCUSED) == "st-key-w_same_axes", "the rerun lost the focus"
+    expect(tab.locator(".st-key-ctl_sw")).to_have_count(1)  # a stride per axis: a new row
+    assert tab.evaluate(FOCUSED) == "st-key-ctl_same_axes", "the rerun lost the focus"
     with rerun(tab):
         tab.keyboard.press("Space")
     expect(box).to_be_checked()
-    assert tab.evaluate(FOCUSED) == "st-key-w_same_axes"
+    assert tab.evaluate(FOCUSED) == "st-key-ctl_same_axes"

@@ -94,7 +94,7 @@ def test_the_whole_pass_is_on_its_key_and_leaving_it_returns_to_the_stage(app_ur
     arrived(page, LECTURE.stage("whole"))
     # the bar lights the stage the frame is in
     page.wait_for_function(
-        "() => [...document.querySelectorAll('.st-key-w_step button')]"
+        "() => [...document.querySelectorAll('.st-key-ctl_step button')]"
         ".some(b => b.dataset.cvStage === 'now')"
     )
     page.keyboard.press("a")

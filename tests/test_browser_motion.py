@@ -36,7 +36,7 @@ DRAWN = probing("""(name) => {
 PAINTED = probing("""(name) => cvPlotly.paintedText(
   document.querySelector('.st-key-chart_stage_whole .js-plotly-plot'), name)""")
 # the stage bar's buttons the player lit up: [text, state] of each ('now', 'done' or '')
-LIT = """() => [...document.querySelectorAll('.st-key-w_step button')]
+LIT = """() => [...document.querySelectorAll('.st-key-ctl_step button')]
   .map(b => [b.innerText.trim(), b.dataset.cvStage || ''])"""
 FORMULA = ".st-key-player_stage_whole [data-testid='player-formula']"
 
@@ -92,14 +92,14 @@ def lit(page: Page, stage: str, *, playing: bool = False) -> None:
 def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
     goto(tab, f"{app_url}/Input_gradient?preset=recitation-s2")
     with rerun(tab):  # the whole pass: a stage of the bar
-        tab.locator(".st-key-w_step button", has_text="1–6 · whole pass").click()
+        tab.locator(".st-key-ctl_step button", has_text="1–6 · whole pass").click()
     assert "step=7" in tab.url  # in the link
     tab.wait_for_function(f"() => ({STATE})() !== null")  # the whole pass's player is in place
     frame, count = tab.evaluate(STATE)
     assert frame == 0 and count > 40
     assert "stage 1 · ∂L/∂y" in label(tab)
     lit(tab, "1 · ∂L/∂y")
-    now = tab.locator(".st-key-w_step button[data-cv-stage='now']")
+    now = tab.locator(".st-key-ctl_step button[data-cv-stage='now']")
     accent = "rgb({}, {}, {})".format(*(int(ACCENT[i : i + 2], 16) for i in (1, 3, 5)))
     assert now.evaluate("b => getComputedStyle(b).backgroundColor") == accent  # the theme's
 
@@ -185,7 +185,7 @@ def test_whole_backward_pass_plays_to_the_end(tab: Page, app_url, artifacts):
 
     # a stage button opens that stage alone: the bar the server's again
     with rerun(tab):
-        tab.locator(".st-key-w_step button", has_text="4 · rotate 180°").click()
+        tab.locator(".st-key-ctl_step button", has_text="4 · rotate 180°").click()
     expect(tab.locator(".st-key-chart_stage_rotate .js-plotly-plot")).to_have_count(1)
     assert "step=4" in tab.url
     tab.wait_for_function(f"() => ({LIT})().every(b => b[1] === '')")  # no marks left behind
@@ -260,7 +260,7 @@ def test_the_laptops_stage_bar_stays_put_from_stage_to_stage(tab: Page, app_url)
     assert max(ys) - min(ys) <= 12, tops  # one row, the same at every stage
 
 
-BAR = ("w_step",)  # the stage bar (its last stage the whole pass)
+BAR = ("ctl_step",)  # the stage bar (its last stage the whole pass)
 
 
 # storyboard stage → (trace axis of the panel that changes, the engine array it ends on, origin)
@@ -417,7 +417,7 @@ def test_whole_pass_fits_a_projector_on_every_preset(projector, app_url, artifac
     # the mask alone, with its sum under the player: the player still on the screen, and the
     # stage bar on one row (a long "Weight gradient ▶" wrapped it at 1280)
     goto(page, f"{app_url}/Input_gradient?preset={preset}&pres=1&step=6")
-    tops = [page.locator(f".st-key-{key}").bounding_box()["y"] for key in ("w_step", "nav_next")]
+    tops = [page.locator(f".st-key-{key}").bounding_box()["y"] for key in ("ctl_step", "nav_next")]
     if max(tops) - min(tops) > 20:
         problems.append(f"{preset}: the stage bar wraps at the last stage: {tops}")
     player = page.locator(".st-key-player_stage_mask").bounding_box()

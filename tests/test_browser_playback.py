@@ -110,7 +110,7 @@ def test_no_grid_goes_blank_while_a_stage_plays(app_url, projector, preset, rate
         for stage in animated(preset):
             if stage.page == shown:  # the page's stage bar: a rerun of its body, not a new session
                 with rerun(page):
-                    page.locator(".st-key-w_step button").nth(LECTURE.step_of(stage) - 1).click()
+                    page.locator(".st-key-ctl_step button").nth(LECTURE.step_of(stage) - 1).click()
             else:
                 goto(page, url(app_url, stage, preset))
                 page.evaluate(INSTALL)

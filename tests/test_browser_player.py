@@ -157,7 +157,7 @@ def test_clicker_keys_walk_the_storyboard_and_the_pages(tab: Page, app_url):
             tab.keyboard.press(key)
         assert re.search(rf"step={step}\b", tab.url), (key, tab.url)
         stage = tab.locator(
-            ".st-key-w_step button[aria-checked='true']", has_text=re.compile(rf"^{step} ·")
+            ".st-key-ctl_step button[aria-checked='true']", has_text=re.compile(rf"^{step} ·")
         )
         expect(stage).to_be_visible()  # the stage bar lights the stage
     with rerun(tab):
@@ -189,13 +189,13 @@ def test_keys_stay_the_lecturers_after_a_toggle_or_the_scrub_is_clicked(tab: Pag
     PageDown did nothing and space left presentation mode; after a click on the scrub, PageDown
     stepped the frames backwards. The keys are now the player's and the page's."""
     goto(tab, f"{app_url}/Input_gradient?preset=recitation-s2&step=3", charts=2)
-    whole = tab.locator(".st-key-w_step button", has_text="1–6 · whole pass")
+    whole = tab.locator(".st-key-ctl_step button", has_text="1–6 · whole pass")
     with rerun(tab):
         whole.click()  # the whole pass: a stage of the bar
     expect(tab.locator(".st-key-chart_stage_whole .js-plotly-plot")).to_have_count(1)
     assert "step=7" in tab.url
     tab.locator(
-        ".st-key-w_step button", has_text="1–6 · whole pass"
+        ".st-key-ctl_step button", has_text="1–6 · whole pass"
     ).focus()  # as the click left it
     # space plays (the player takes it in its keydown handler) and does not press the bar's
     # button again
@@ -214,9 +214,9 @@ def test_keys_stay_the_lecturers_after_a_toggle_or_the_scrub_is_clicked(tab: Pag
     # Forward: presentation mode switched on in the sidebar, then ← and PageDown
     goto(tab, f"{app_url}/Forward?preset=recitation-s2&pres=0")
     with rerun(tab):
-        tab.locator("[data-testid='stSidebar'] .st-key-w_pres label").click()
+        tab.locator("[data-testid='stSidebar'] .st-key-ctl_pres label").click()
     assert "pres=1" in tab.url
-    tab.locator(".st-key-w_pres input").focus()
+    tab.locator(".st-key-ctl_pres input").focus()
     count = animation(tab)[1]
     tab.keyboard.press("ArrowLeft")
     at_frame(tab, count - 2)

@@ -73,7 +73,7 @@ def test_a_link_with_whole_opens_the_whole_pass():
     for at in (open_page(preset="recitation-s2", whole="1"),
                open_page(preset="recitation-s2", step=WHOLE)):  # fmt: skip
         assert not at.exception, [e.value for e in at.exception]
-        assert at.session_state["w_step"] == "1–6 · whole pass"  # its button in the stage bar
+        assert at.session_state["ctl_step"] == "1–6 · whole pass"  # its button in the stage bar
         labels = meta(at)["labels"]
         assert labels[0] == "1 · ∂L/∂y" and labels[-1] == "6 · mask"
         assert meta(at)["stages"] == STAGES
@@ -81,10 +81,10 @@ def test_a_link_with_whole_opens_the_whole_pass():
 
 def test_the_whole_pass_is_a_stage_of_the_bar_and_of_the_url():
     at = open_page(preset="recitation-s2")
-    at.button_group(key="w_step").set_value("1–6 · whole pass").run()
+    at.button_group(key="ctl_step").set_value("1–6 · whole pass").run()
     assert query(at)["step"] == WHOLE and "whole" not in query(at)
     assert meta(at)["labels"][-1] == "6 · mask" and len(set(meta(at)["labels"])) == 6
-    at.button_group(key="w_step").set_value("3 · pad").run()  # a stage alone
+    at.button_group(key="ctl_step").set_value("3 · pad").run()  # a stage alone
     assert query(at)["step"] == "3"
     assert set(meta(at)["labels"]) == {"3 · pad"}
 
@@ -98,7 +98,7 @@ def test_next_walks_the_stages_then_the_whole_pass_then_the_weight_gradient():
     assert player_data(at, "stage_whole")["stage"].endswith("#whole")
     at.button(key="nav_next_page").click().run()  # to the Weight gradient page
     assert query(at)["step"] == "1"
-    assert at.session_state["w_step"] == "1 · ∂L/∂w"
+    assert at.session_state["ctl_step"] == "1 · ∂L/∂w"
     # (AppTest runs its own page again after an in-app switch: a fresh one for the way back)
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["preset"] = "recitation-s2"
@@ -112,7 +112,7 @@ def test_the_player_follows_the_stage_bar_and_writes_the_frames_sums():
     data = player_data(at, "stage_whole")
     # every stage of the motion lights its own button of the bar
     assert data["follow"] == {s: i for i, s in enumerate(STAGES)}
-    assert data["buttons"]["bar"] == ".st-key-w_step button"
+    assert data["buttons"]["bar"] == ".st-key-ctl_step button"
     assert data["buttons"]["next"] == ".st-key-nav_next button, .st-key-nav_next_page button"
     assert data["whole"] == {"toggle": 0}  # back to the stage it was entered from (none: the 1st)
     ig = recitation()

@@ -179,7 +179,7 @@ def test_d2l_forward_gives_the_books_answer():
 def test_stride_slider_changes_the_output_size():
     at = open_page(FORWARD)  # classroom: 7×7, 3×3, stride 2, padding 1 → 4×4
     assert heat(at, "y:values").shape == (4, 4)
-    at.sidebar.slider(key="w_sh").set_value(1).run()
+    at.sidebar.slider(key="ctl_sh").set_value(1).run()
     assert_clean(at)
     assert heat(at, "y:values").shape == (7, 7)
     assert slider_steps(figures(at)[0]) == 49
@@ -192,25 +192,30 @@ def test_a_layer_put_back_as_a_preset_had_it_is_that_preset_again():
     layer (review)."""
     at = open_page(FORWARD, preset="d2l")
     side_number(at, "H").set_value(1).run()  # the 2×2 kernel does not fit: d2l's numbers kept
-    assert at.sidebar.selectbox(key="w_preset").value == "custom"
+    assert at.sidebar.selectbox(key="ctl_preset").value == "custom"
     side_number(at, "H").set_value(3).run()
     assert_clean(at)
     assert query(at)["preset"] == "d2l"
-    assert at.sidebar.selectbox(key="w_preset").value == "d2l"
+    assert at.sidebar.selectbox(key="ctl_preset").value == "d2l"
     at = open_page(FORWARD)  # classroom: seeded values, none typed in (a new shape drops those)
-    at.sidebar.slider(key="w_sh").set_value(1).run()
+    at.sidebar.slider(key="ctl_sh").set_value(1).run()
     assert query(at)["preset"] == "custom"
-    at.sidebar.slider(key="w_sh").set_value(2).run()
+    at.sidebar.slider(key="ctl_sh").set_value(2).run()
     assert query(at)["preset"] == "classroom"
 
 
 def test_separate_axes_show_a_second_stride():
     at = open_page(FORWARD)
     keys = [s.key for s in at.sidebar.slider]
-    assert keys == ["w_sh", "w_dh"]
-    at.sidebar.checkbox(key="w_same_axes").set_value(False).run()
-    assert [s.key for s in at.sidebar.slider] == ["w_sh", "w_sw", "w_dh", "w_dw"]  # row by row
-    at.sidebar.slider(key="w_sw").set_value(1).run()
+    assert keys == ["ctl_sh", "ctl_dh"]
+    at.sidebar.checkbox(key="ctl_same_axes").set_value(False).run()
+    assert [s.key for s in at.sidebar.slider] == [
+        "ctl_sh",
+        "ctl_sw",
+        "ctl_dh",
+        "ctl_dw",
+    ]  # row by row
+    at.sidebar.slider(key="ctl_sw").set_value(1).run()
     assert_clean(at)
     assert heat(at, "y:values").shape == (4, 7)
 
@@ -227,12 +232,14 @@ def test_padding_kind_changes_padded_input_and_output(kind, padded, out):
     assert heat(at, "y:values").shape == out
     assert query(at)["pad"] == kind
     # explicit per-side inputs only for the explicit kind
-    assert "w_pt" not in [n.key for n in at.sidebar.number_input]
+    assert "ctl_pt" not in [n.key for n in at.sidebar.number_input]
 
 
 def test_explicit_padding_sides():
     at = open_page(FORWARD)
-    assert [n.key for n in at.sidebar.number_input if n.key in ("w_pt", "w_pb", "w_pl", "w_pr")]
+    assert [
+        n.key for n in at.sidebar.number_input if n.key in ("ctl_pt", "ctl_pb", "ctl_pl", "ctl_pr")
+    ]
     side_number(at, "pb").set_value(3).run()
     assert_clean(at)
     assert heat(at, "x:values").shape == (11, 9)  # 1 top + 7 + 3 bottom
@@ -255,7 +262,7 @@ def test_padding_mode_fills_the_ring():
 def test_channels_and_batch_change_the_shapes():
     at = open_page()
     assert at.sidebar.expander[0].label == "Channels and batch"
-    assert not [n for n in at.sidebar.number_input if n.key == "w_cin"], "folded: not made"
+    assert not [n for n in at.sidebar.number_input if n.key == "ctl_cin"], "folded: not made"
     at.session_state[CHANNELS_OPEN] = True  # the reader opens it
     at.run()
     side_number(at, "cin").set_value(2).run()
@@ -324,7 +331,7 @@ def test_seed_and_reroll_change_the_values():
 
 def test_preset_select_applies_the_preset():
     at = open_page(FORWARD)
-    at.sidebar.toggle(key="w_pres").set_value(True).run()
+    at.sidebar.toggle(key="ctl_pres").set_value(True).run()
     side_select(at, "preset").set_value("d2l").run()
     assert_clean(at)
     np.testing.assert_array_equal(heat(at, "y:values"), [[19, 25], [37, 43]])
@@ -337,7 +344,7 @@ def test_presentation_toggle_bigger_fonts_fewer_words():
     at = open_page()
     assert at.caption and at.info
     font = figures(at)[0]["layout"]["font"]["size"]
-    at.sidebar.toggle(key="w_pres").set_value(True).run()
+    at.sidebar.toggle(key="ctl_pres").set_value(True).run()
     assert_clean(at)
     assert figures(at)[0]["layout"]["font"]["size"] > font
     assert not at.info  # the preset's note is a secondary word
@@ -401,13 +408,13 @@ def test_a_late_viewport_report_after_a_page_switch_is_ignored(monkeypatch):
     viewport._store()
     assert viewport.VIEWPORT not in session
     for malformed in ([1280, 720], [1280, 720, "24"], "1280x720"):  # kept out, never raising
-        session["w_viewport"] = {"viewport": malformed}
+        session["ctl_viewport"] = {"viewport": malformed}
         viewport._store()
         assert viewport.VIEWPORT not in session
-    session["w_viewport"] = {"viewport": [1848, 1080, 24]}  # width, height, rem
+    session["ctl_viewport"] = {"viewport": [1848, 1080, 24]}  # width, height, rem
     viewport._store()
     assert session[viewport.VIEWPORT] == (1848, 1080, 24.0)
-    session["w_viewport"] = {"viewport": [9000, 9000, 1000]}  # bounded
+    session["ctl_viewport"] = {"viewport": [9000, 9000, 1000]}  # bounded
     viewport._store()
     assert session[viewport.VIEWPORT] == (4000, 3000, 64.0)
 

@@ -95,9 +95,9 @@ def test_an_impossible_layer_2_is_refused_and_the_last_valid_one_drawn():
     said = messages(at)
     assert "Cannot compute the two layers" in said and "layer 2" in said, said
     assert figures(at)  # the defaults' view
-    at.number_input(key="w_chain_kH2").set_value(2).run()
+    at.number_input(key="ctl_chain_kH2").set_value(2).run()
     assert not at.error and query(at)["kH2"] == "2"
-    at.number_input(key="w_chain_kW2").set_value(6).run()  # 6 > 2 + 2·0 again
+    at.number_input(key="ctl_chain_kW2").set_value(6).run()  # 6 > 2 + 2·0 again
     assert "Showing the last valid ones" in messages(at)
     assert query(at)["kW2"] == "2"  # the link holds the view drawn
     assert figures(at)

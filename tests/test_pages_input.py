@@ -45,7 +45,7 @@ def test_url_reflects_every_field():
     at = open_page()
     assert query(at)["preset"] == "classroom"
     assert query(at)["sh"] == "2"
-    at.sidebar.slider(key="w_sh").set_value(1).run()
+    at.sidebar.slider(key="ctl_sh").set_value(1).run()
     side_number(at, "W").set_value(5).run()
     q = query(at)
     assert (q["sh"], q["W"], q["preset"]) == ("1", "5", "custom")
@@ -55,7 +55,7 @@ def test_url_reflects_every_field():
 
 def test_a_full_url_reproduces_the_view():
     at = open_page(FORWARD)
-    at.sidebar.slider(key="w_sh").set_value(1).run()
+    at.sidebar.slider(key="ctl_sh").set_value(1).run()
     side_select(at, "pad").set_value("same").run()
     side_select(at, "kernel").set_value("laplacian").run()
     side_number(at, "seed").set_value(3).run()
@@ -114,7 +114,7 @@ def test_malformed_url_values_are_named_and_ignored(params, words):
     # reader changes something
     at.run()
     assert at.warning
-    at.number_input(key="w_seed").set_value(5).run()
+    at.number_input(key="ctl_seed").set_value(5).run()
     assert not at.warning
 
 
@@ -142,7 +142,7 @@ def test_wrong_count_edit_is_reset_as_the_message_says():
     """The message says the edits were reset: the next run must not repeat it."""
     at = open_page(FORWARD, x="1,2")
     assert "edits reset" in shown(at.warning[0].value)
-    at.sidebar.toggle(key="w_pres").set_value(True).run()  # any unrelated rerun
+    at.sidebar.toggle(key="ctl_pres").set_value(True).run()  # any unrelated rerun
     assert not at.error and not at.warning, [e.value for e in at.error]
     assert "x" not in query(at)
 
@@ -281,7 +281,7 @@ def test_a_stride_change_forgets_values_that_no_longer_fit():
     the stride (∂L/∂y is drawn afresh) instead of keeping the last valid one."""
     at = open_page(FORWARD, preset="recitation-s2")
     assert slider_steps(figures(at)[0]) == 4
-    at.slider(key="w_sh").set_value(1).run()
+    at.slider(key="ctl_sh").set_value(1).run()
     assert_clean(at)
     assert not at.error, [e.value for e in at.error]
     assert slider_steps(figures(at)[0]) == 9
@@ -335,7 +335,7 @@ def test_value_editors_are_made_once_opened():
 def test_page_links_carry_the_view():
     """A page link opened in a new tab (a plain navigation, no session) shows the same layer."""
     at = open_page(FORWARD)
-    at.sidebar.slider(key="w_sh").set_value(1).run()
+    at.sidebar.slider(key="ctl_sh").set_value(1).run()
     links = [el.proto for el in at.get("page_link")]
     assert len(links) >= len(APP_PAGES)
     for link in links:
@@ -349,10 +349,10 @@ def test_a_tied_stride_is_both_axes_stride_in_the_link():
     at = open_page(FORWARD, preset="classroom", sh="3")
     assert_clean(at)
     assert (query(at)["sh"], query(at)["sw"]) == ("3", "3")
-    at.sidebar.slider(key="w_dh").set_value(2).run()
+    at.sidebar.slider(key="ctl_dh").set_value(2).run()
     assert (query(at)["dh"], query(at)["dw"]) == ("2", "2")
-    at.sidebar.checkbox(key="w_same_axes").uncheck().run()
-    assert at.sidebar.slider(key="w_sw").value == 3 and at.sidebar.slider(key="w_dw").value == 2
+    at.sidebar.checkbox(key="ctl_same_axes").uncheck().run()
+    assert at.sidebar.slider(key="ctl_sw").value == 3 and at.sidebar.slider(key="ctl_dw").value == 2
 
 
 def _type_into_x(at, text: str):

@@ -98,17 +98,17 @@ def test_a_bad_rate_in_a_link_is_named_and_the_safe_rate_kept(lr, words):
 )  # fmt: skip
 def test_a_bad_rate_typed_in_is_refused_and_the_last_one_kept(typed, words):
     at = open_page(PAGE, preset="recitation-s2", step=STEP["step"], lr="0.0005")
-    at.text_input(key="w_lr").set_value(typed).run()
+    at.text_input(key="ctl_lr").set_value(typed).run()
     assert not at.exception
     assert words in said(at), said(at)
     assert state(at)["lr"] == 0.0005 and query(at)["lr"] == "0.0005"
-    assert at.text_input(key="w_lr").value == "0.0005"  # the field shows the rate in use
+    assert at.text_input(key="ctl_lr").value == "0.0005"  # the field shows the rate in use
 
 
 def test_zero_steps_are_refused():
     at = open_page(PAGE, preset="recitation-s2", step=STEP["train"], steps="0")
     assert "steps=0" in said(at) and state(at)["steps"] == 100
-    at.number_input(key="w_steps").set_value(0).run()
+    at.number_input(key="ctl_steps").set_value(0).run()
     assert "Steps `0` is too small: Steps must be a whole number in 1…200" in said(at)
     assert state(at)["steps"] == 100
     assert_no_exception_and_a_curve(at)
@@ -128,9 +128,9 @@ def assert_no_exception_and_a_curve(at) -> None:
 def test_a_typed_target_of_the_wrong_shape_is_refused_and_a_right_one_taken():
     at = open_page(PAGE, preset="recitation-s2", step=STEP["loss"], tgt="typed")
     assert "Type 4 target values" in said(at)  # until then: the random target
-    at.text_input(key="w_t").set_value("1, 2, 3").run()
+    at.text_input(key="ctl_t").set_value("1, 2, 3").run()
     assert "has 3 values but its shape 1×1×2×2 needs 4" in said(at) and state(at)["t"] == ""
-    at.text_input(key="w_t").set_value("1, −2, 3 4").run()
+    at.text_input(key="ctl_t").set_value("1, −2, 3 4").run()
     assert not at.exception and state(at)["t"] == "1,-2,3,4"
     target = values_of_trace(figures(at)[0], "target:values")
     assert np.array_equal(target, [[1, -2], [3, 4]])
@@ -139,12 +139,12 @@ def test_a_typed_target_of_the_wrong_shape_is_refused_and_a_right_one_taken():
 def test_a_typed_target_takes_a_decimal_comma_and_refuses_400_digits_keeping_the_last():
     """A 400-digit value was refused as "holds NaN or infinity"; '1,5 2,5' is two values."""
     at = open_page(PAGE, preset="recitation-s2", step=STEP["loss"], tgt="typed")
-    at.text_input(key="w_t").set_value("1,5 2,5 −3 4").run()
+    at.text_input(key="ctl_t").set_value("1,5 2,5 −3 4").run()
     assert not at.exception and state(at)["t"] == "1.5,2.5,-3,4"
-    at.text_input(key="w_t").set_value(f"1, 2, 3, {'9' * 400}").run()
+    at.text_input(key="ctl_t").set_value(f"1, 2, 3, {'9' * 400}").run()
     assert not at.exception and "target value `999" in said(at) and "is too long" in said(at)
     assert "NaN" not in said(at) and state(at)["t"] == "1.5,2.5,-3,4"
-    assert at.text_input(key="w_t").value == "1.5, 2.5, -3, 4"  # the field shows the target kept
+    assert at.text_input(key="ctl_t").value == "1.5, 2.5, -3, 4"  # the field shows the target kept
     target = values_of_trace(figures(at)[0], "target:values")
     assert np.array_equal(target, [[1.5, 2.5], [-3, 4]])
 

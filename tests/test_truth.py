@@ -122,7 +122,10 @@ def test_banner_sidebar_and_figures_describe_one_layer(query):
     at = overview(**query)
     assert not at.exception and not at.error, [e.value for e in at.error]
     shapes = dict(zip(at.table[0].value["array"], at.table[0].value["shape"]))
-    kernel = (at.sidebar.number_input(key="w_kH").value, at.sidebar.number_input(key="w_kW").value)
+    kernel = (
+        at.sidebar.number_input(key="ctl_kH").value,
+        at.sidebar.number_input(key="ctl_kW").value,
+    )
     banner = [i.value for i in at.info]
     titled = [p for p in PRESETS if any(b.startswith(f"**{p.title}.**") for b in banner)]
     if titled:

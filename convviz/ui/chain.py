@@ -17,7 +17,7 @@ from convviz.learning.chain import TwoLayerPass, two_layer_pass
 from convviz.model.fields import CHAIN_DEFAULTS, CHAIN_FIELDS, VALUE_FIELDS, parse_field
 from convviz.model.state import chain_values
 from convviz.ui.compute import CACHE, layer_inputs
-from convviz.ui.controls import PROBLEMS, Context
+from convviz.ui.controls import PROBLEMS, Context, widget_key
 
 OWN, LAST = "cv_chain", "cv_chain_last_valid"  # session keys: the page's fields as asked, drawn
 LABELS = {
@@ -89,7 +89,7 @@ def chain_pass(ctx: Context) -> TwoLayerPass | None:
 
 
 def _store(name: str) -> None:
-    value = st.session_state[f"w_chain_{name}"]
+    value = st.session_state[widget_key(f"chain_{name}")]
     f = CHAIN_FIELDS[name]
     if value is None or (f.kind == "int" and not f.lo <= value <= f.hi):
         st.toast(f"{LABELS[name]} takes {f.lo} to {f.hi}: it stays {st.session_state[OWN][name]}.")
@@ -111,8 +111,9 @@ def layer_two_controls() -> None:
     with box, st.container(horizontal=True, key="cv_chain_controls"):
         for name, label in LABELS.items():
             f = CHAIN_FIELDS[name]
-            st.session_state[f"w_chain_{name}"] = own[name]
-            st.number_input(label, f.lo, f.hi, step=1, key=f"w_chain_{name}", on_change=_store,
-                            args=(name,), width=150)  # fmt: skip
-        st.session_state["w_chain_relu"] = own["relu"]
-        st.toggle("ReLU between", key="w_chain_relu", on_change=_store, args=("relu",))
+            key = widget_key(f"chain_{name}")
+            st.session_state[key] = own[name]
+            st.number_input(label, f.lo, f.hi, step=1, key=key, on_change=_store, args=(name,),
+                            width=150)  # fmt: skip
+        st.session_state["ctl_chain_relu"] = own["relu"]
+        st.toggle("ReLU between", key="ctl_chain_relu", on_change=_store, args=("relu",))

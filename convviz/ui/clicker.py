@@ -20,7 +20,7 @@ from convviz.ui.controls import PAGES, SHOWN_PAGE, STATE, Context
 NEXT_KEY, BACK_KEY = KEYS["next"][0], KEYS["back"][0]  # what a clicker sends
 # the buttons the clicker's keys press (a step on the page; with _page, to another page), and the
 # stage bar (player.js is sent their selectors)
-BUTTONS = {"next": "nav_next", "back": "nav_back", "bar": "w_step"}
+BUTTONS = {"next": "nav_next", "back": "nav_back", "bar": "ctl_step"}
 
 
 @dataclass(frozen=True)

@@ -44,9 +44,15 @@ from convviz.ui.viewport import viewport
 # sys.modules, where a session that starts while another is still importing it would find it
 # half-initialised ("partially initialized module 'pandas'") when a class opens the link at once.
 STATE = "cv_state"
+WIDGET = "ctl_"  # a control's widget key: this and its field's name (w is the kernel, not a widget)
 LAST_VALID = "cv_last_valid"
 PROBLEMS = "cv_url_problems"
 SEEN = "cv_seen_clicks"
+
+
+def widget_key(name: str) -> str:
+    """The key of the widget that sets field `name` (its st-key-* class in the page)."""
+    return f"{WIDGET}{name}"
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from convviz.model.state import MAX_MACS, learning_settings
 from convviz.render.mpl import static
 from convviz.render.story.learning import loss_curve_static, run_gif, step_panels
 from convviz.ui.compute import _cached, compute_layer, layer_inputs
-from convviz.ui.controls import STATE, Context
+from convviz.ui.controls import STATE, Context, widget_key
 
 PROBLEM = "cv_learn_problem"  # the last refused value's message, until the next change
 LOG_SCALE = "cv_learn_log"  # the loss curve on a log scale (the reader's view, not the link's)
@@ -52,7 +52,7 @@ def _set(name: str, value) -> None:
 
 def _take_rate() -> None:
     """The rate typed in: a number in (0, MAX_LR], or empty for the layer's safe rate."""
-    raw = st.session_state["w_lr"]
+    raw = st.session_state["ctl_lr"]
     if raw.strip() in ("", "auto"):
         _set("lr", "")
         return
@@ -64,7 +64,7 @@ def _take_rate() -> None:
 
 def _take_number(name: str, label: str, empty: float | None = None) -> None:
     """Steps or μ from its number field, checked by the one reader (an emptied field: `empty`)."""
-    value = st.session_state[f"w_{name}"]
+    value = st.session_state[widget_key(name)]
     try:
         _set(name, take(empty if value is None else value, label, FIELDS[name].range))
     except ConvSpecError as exc:
@@ -72,7 +72,7 @@ def _take_number(name: str, label: str, empty: float | None = None) -> None:
 
 
 def _take_choice(name: str) -> None:
-    value = st.session_state[f"w_{name}"]
+    value = st.session_state[widget_key(name)]
     if value is not None:
         _set(name, value)
 
@@ -80,11 +80,11 @@ def _take_choice(name: str) -> None:
 def _take_typed(shape: tuple[int, ...]) -> None:
     """The typed target: one number per cell of y, as `fields.typed_values` reads them (empty:
     none, the random target until there is one)."""
-    if not st.session_state["w_t"].strip():
+    if not st.session_state["ctl_t"].strip():
         _set("t", "")
         return
     try:
-        values = typed_values(st.session_state["w_t"], shape, "target")
+        values = typed_values(st.session_state["ctl_t"], shape, "target")
     except ConvSpecError as exc:
         _refuse(f"Target refused: {str(exc).replace(': edits were reset', '')}")
         return
@@ -100,13 +100,17 @@ def learn_controls(ctx: Context) -> None:
     """The target, the loss's reduction, η, μ and the number of steps, in one row."""
     state, spec = ctx.state, ctx.spec
     ss = st.session_state
-    ss["w_tgt"], ss["w_red"] = state["tgt"], state["red"]
-    ss["w_lr"], ss["w_mom"], ss["w_steps"] = rate_text(state["lr"]), state["mom"], state["steps"]
+    ss["ctl_tgt"], ss["ctl_red"] = state["tgt"], state["red"]
+    ss["ctl_lr"], ss["ctl_mom"], ss["ctl_steps"] = (
+        rate_text(state["lr"]),
+        state["mom"],
+        state["steps"],
+    )
     with st.container(horizontal=True, vertical_alignment="bottom", key="cv_learn_controls"):
         st.selectbox(
             "Target t",
             FIELDS["tgt"].choices,
-            key="w_tgt",
+            key="ctl_tgt",
             on_change=_take_choice,
             args=("tgt",),
             format_func=lambda s: SOURCE_WORDS.get(s, f"{s} kernel"),
@@ -116,14 +120,14 @@ def learn_controls(ctx: Context) -> None:
         st.segmented_control(
             "Loss",
             FIELDS["red"].choices,
-            key="w_red",
+            key="ctl_red",
             on_change=_take_choice,
             args=("red",),
             help="sum: L = ½‖y − t‖²; mean: the same ÷ N (the batch size)",
         )
         st.text_input(
             "Learning rate η",
-            key="w_lr",
+            key="ctl_lr",
             on_change=_take_rate,
             placeholder="safe",
             help="Empty: the layer's safe rate 1/λ_max. Too large overshoots; "
@@ -131,7 +135,7 @@ def learn_controls(ctx: Context) -> None:
         )
         st.number_input(
             "Momentum μ",
-            key="w_mom",
+            key="ctl_mom",
             on_change=_take_number,
             args=("mom", "Momentum μ", 0.0),
             step=0.1,
@@ -140,7 +144,7 @@ def learn_controls(ctx: Context) -> None:
         )
         st.number_input(
             "Steps",
-            key="w_steps",
+            key="ctl_steps",
             on_change=_take_number,
             args=("steps", "Steps"),
             step=10,
@@ -149,10 +153,10 @@ def learn_controls(ctx: Context) -> None:
         ss.setdefault(LOG_SCALE, True)
         st.toggle("log scale", key=LOG_SCALE, help="The loss curve on a log scale")
     if state["tgt"] == "typed":
-        ss["w_t"] = ", ".join(state["t"].split(",")) if state["t"] else ""
+        ss["ctl_t"] = ", ".join(state["t"].split(",")) if state["t"] else ""
         st.text_input(
             f"Target values, {shape_text(spec.output_shape)} (N, C_out, oH, oW), row by row",
-            key="w_t",
+            key="ctl_t",
             on_change=_take_typed,
             args=(spec.output_shape,),
             placeholder=f"{math.prod(spec.output_shape)} numbers separated by commas or spaces",

@@ -24,7 +24,7 @@ from convviz.model.fields import (
 )
 from convviz.model.presets import PRESETS_BY_KEY
 from convviz.model.state import bounded, drop_misfit_edits, preset_of, spec_of, to_query
-from convviz.ui.controls import PAGES, PROBLEMS, STATE, Context
+from convviz.ui.controls import PAGES, PROBLEMS, STATE, Context, widget_key
 from convviz.ui.viewport import watch_viewport
 
 
@@ -37,7 +37,7 @@ def sidebar(ctx: Context) -> None:
 
 def _store(name: str, label: str = "", lo: int | None = None, hi: int | None = None) -> None:
     state = st.session_state[STATE]
-    value = st.session_state[f"w_{name}"]
+    value = st.session_state[widget_key(name)]
     if value == TYPED_IN:  # the typed-in values kept
         return
     # a number field emptied or out of its range: the layer keeps its number (the field shows it)
@@ -63,7 +63,7 @@ def _store(name: str, label: str = "", lo: int | None = None, hi: int | None = N
 
 def _apply_preset() -> None:
     st.session_state[PROBLEMS] = []
-    key = st.session_state["w_preset"]
+    key = st.session_state["ctl_preset"]
     if key in PRESETS_BY_KEY:
         reader = {k: st.session_state[STATE][k] for k in READER_FIELDS}
         st.session_state[STATE] = preset_state(PRESETS_BY_KEY[key]) | reader
@@ -78,7 +78,7 @@ def _reroll() -> None:
 def _widget(fn, name: str, label: str, bounds: tuple[int, int] | None = None, **kwargs):
     """Draw a widget seeded from the state; it writes back through `_store` (which refuses a
     number outside `bounds`)."""
-    key = f"w_{name}"
+    key = widget_key(name)
     st.session_state[key] = st.session_state[STATE][name]
     args = (name, label, *(bounds or ()))
     on_change, args = (_apply_preset, ()) if name == "preset" else (_store, args)
@@ -181,7 +181,7 @@ CHANNELS_OPEN, _SEVERAL = "cv_channels_open", "cv_several_channels"
 
 
 def _keep_channels_open() -> None:
-    st.session_state[CHANNELS_OPEN] = st.session_state["w_channels"]
+    st.session_state[CHANNELS_OPEN] = st.session_state["ctl_channels"]
 
 
 def _channel_controls(state: dict) -> None:
@@ -192,8 +192,8 @@ def _channel_controls(state: dict) -> None:
     if st.session_state.get(_SEVERAL) != several:
         st.session_state[_SEVERAL] = st.session_state[CHANNELS_OPEN] = several
     # kept in the session, not in the widget: each page's widgets are its own (cf. `_widget`)
-    st.session_state["w_channels"] = st.session_state[CHANNELS_OPEN]
-    box = st.expander("Channels and batch", key="w_channels", on_change=_keep_channels_open)
+    st.session_state["ctl_channels"] = st.session_state[CHANNELS_OPEN]
+    box = st.expander("Channels and batch", key="ctl_channels", on_change=_keep_channels_open)
     if not box.open:
         return
     with box:
@@ -225,7 +225,7 @@ def _source(state: dict, name: str, label: str, options, word=str) -> None:
     """A value source's menu: with typed-in values (a recitation's kernel) it reads "typed in",
     not the "random" they replaced, and every source stays a choice that replaces them."""
     typed = bool(state[TYPED[name]])
-    key = f"w_{name}"
+    key = widget_key(name)
     st.session_state[key] = TYPED_IN if typed else state[name]
     st.selectbox(
         label,

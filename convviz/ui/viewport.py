@@ -40,7 +40,7 @@ def viewport(presentation: bool) -> tuple[int, int, float]:
 
 def _store() -> None:
     # a report sent as the reader switches pages can arrive after its widget's state is gone
-    size = (st.session_state.get("w_viewport") or {}).get("viewport")
+    size = (st.session_state.get("ctl_viewport") or {}).get("viewport")
     if isinstance(size, list) and len(size) == 3 and all(isinstance(v, int | float) for v in size):
         width, height, rem = size
         rem = min(max(float(rem), 8.0), 64.0)
@@ -50,7 +50,7 @@ def _store() -> None:
 def watch_viewport(presentation: bool) -> None:
     """Mount the reporter (an empty element); a new size reruns the page once."""
     _COMPONENT(
-        key="w_viewport",
+        key="ctl_viewport",
         data={"assumed": list(viewport(presentation)), "find": STREAMLIT},
         default={"viewport": None},
         on_viewport_change=_store,
