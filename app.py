@@ -4,12 +4,13 @@ from functools import partial
 
 import streamlit as st
 
+from convviz.model.pages import PAGES
 from convviz.model.presets import PRESETS_BY_KEY
 from convviz.model.state import bounded, to_query
 from convviz.render.plotly.grid_figure import panels_figure
 from convviz.render.story.panels import overview_panels, shape_rows
 from convviz.ui.compute import reference_check, shared_view
-from convviz.ui.controls import PAGES, controls, page_config
+from convviz.ui.controls import controls, page_config
 from convviz.ui.editors import value_editors
 from convviz.ui.views import (
     cell_picker,

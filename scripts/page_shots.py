@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from live import goto  # noqa: E402
 
 from convviz.model.lecture import LECTURE  # noqa: E402
-from convviz.ui.controls import PAGES  # noqa: E402
+from convviz.model.pages import PAGES, url_path  # noqa: E402
 
 OUT = ROOT / "artifacts" / "pages"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
@@ -57,11 +57,6 @@ def serve() -> tuple[subprocess.Popen, str]:
         except OSError:
             time.sleep(0.2)
     raise RuntimeError("the app did not start")
-
-
-def url_path(page: str) -> str:
-    """A page file's URL path: its name without the number (app.py is the root)."""
-    return "" if page == "app.py" else Path(page).stem.split("_", 1)[1]
 
 
 def shots(url: str, tag: str, presets: list[str], pages: list[str]) -> None:

@@ -21,8 +21,8 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: this checkout's convviz
+from convviz.model.pages import PAGES as APP_PAGES  # noqa: E402
 from convviz.ui import compute  # noqa: E402
-from convviz.ui.controls import PAGES as APP_PAGES  # noqa: E402
 
 APP = str(ROOT / "app.py")
 PAGES = [path for path, _, _ in APP_PAGES]  # every page, as the sidebar lists them

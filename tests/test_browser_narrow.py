@@ -6,20 +6,19 @@ every page at both sizes land in artifacts/ (narrow-phone-forward.png, …)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from browser_helpers import assert_no_traceback
 from live import SETTLE_MS, goto, open_tab, rerun
 from playwright.sync_api import Browser, Page, expect
 
-from convviz.ui.controls import PAGES as APP_PAGES
+from convviz.model.pages import PAGES as APP_PAGES
+from convviz.model.pages import url_path
 
 pytestmark = pytest.mark.browser
 
 SCREENS = {"phone": (390, 844), "tablet": (820, 1180)}
 # every page of the sidebar, by its URL path ("" the overview; pages/4_Learning.py: "Learning")
-PAGES = tuple("" if p == "app.py" else Path(p).stem.split("_", 1)[1] for p, _, _ in APP_PAGES)
+PAGES = tuple(url_path(p) for p, _, _ in APP_PAGES)
 TAP_PX = 44
 
 # Elements of the page that reach past the screen's right edge, but those inside a box that

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from convviz.model.fields import CHAIN_FIELDS, PAGE_FIELDS, URL_FIELDS, parse_field
-from convviz.ui.controls import PAGES
+from convviz.model.pages import PAGES
 
 pytestmark = pytest.mark.apptest  # random links on every page, in AppTest
 

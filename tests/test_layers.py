@@ -148,3 +148,19 @@ def test_no_layer_below_the_app_imports_its_ui(folder):
             )
             leaks += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.startswith("convviz.ui")]
     assert not leaks
+
+
+def test_the_pages_folder_is_numbered_as_the_page_list():
+    """One list owns the pages' order (convviz.model.pages): every file in pages/ is in it, at
+    the place its number says, and the lecture's pages come in its order."""
+    from convviz.model.lecture import LECTURE
+    from convviz.model.pages import PAGES, url_path
+
+    files = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
+    listed = [path for path, _, _ in PAGES]
+    assert listed[0] == "app.py" and listed[1:] == files
+    for i, path in enumerate(listed[1:], start=1):
+        assert Path(path).name.startswith(f"{i}_"), path
+        assert url_path(path) == Path(path).stem.split("_", 1)[1]
+    lecture_pages = list(LECTURE.pages())
+    assert lecture_pages == sorted(lecture_pages, key=listed.index)

@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import pytest
 
 from convviz.model.lecture import CHAIN_PAGE, CHANNELS_PAGE, CODA, LECTURE, QUIZ_PAGE
+from convviz.model.pages import PAGES
 from convviz.model.presets import PRESETS
 from convviz.ui.clicker import way
-from convviz.ui.controls import PAGES
 
 
 def ctx_at(spec, step: int = 1):

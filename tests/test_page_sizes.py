@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from convviz.ui.controls import PAGES as APP_PAGES
+from convviz.model.pages import PAGES as APP_PAGES
 
 pytestmark = pytest.mark.apptest  # every page at many sizes, in AppTest
 

@@ -37,10 +37,10 @@ from apptest_pages import (
 )
 
 from convviz.model.fields import KERNEL_CHOICES
+from convviz.model.pages import PAGES as APP_PAGES
 from convviz.model.presets import PRESETS, PRESETS_BY_KEY
 from convviz.render.theme import THEME, theme_for
 from convviz.ui.compute import MAX_SCATTER_STEPS
-from convviz.ui.controls import PAGES as APP_PAGES
 from convviz.ui.sidebar import CHANNELS_OPEN
 
 pytestmark = pytest.mark.apptest  # every page × preset and every control, in AppTest

@@ -31,8 +31,8 @@ from apptest_pages import (
 
 from convviz.engine.text import echo
 from convviz.model.fields import DEFAULTS, FIELDS, KERNEL_CHOICES
+from convviz.model.pages import PAGES as APP_PAGES
 from convviz.ui.compute import compute_layer, value_key
-from convviz.ui.controls import PAGES as APP_PAGES
 from convviz.ui.editors import EDITORS
 
 pytestmark = pytest.mark.apptest  # the URL and bad input, in AppTest

@@ -13,9 +13,9 @@ import plotly.io as pio
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from convviz.model.pages import PAGES
 from convviz.render.plotly.adapter import Figure, figure, sent, wire
 from convviz.ui import compute
-from convviz.ui.controls import PAGES
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 pytestmark = pytest.mark.apptest  # the figures come from every page, run in AppTest

@@ -14,9 +14,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from convviz.model.lecture import LECTURE
+from convviz.model.pages import PAGES
 from convviz.model.presets import PRESETS
 from convviz.render.theme import THEME
-from convviz.ui.controls import PAGES, STATE
+from convviz.ui.controls import STATE
 from convviz.ui.viewport import VIEWPORT
 
 pytestmark = pytest.mark.apptest

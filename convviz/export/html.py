@@ -23,6 +23,7 @@ from plotly.offline import get_plotlyjs
 from convviz import player
 from convviz.export.story import Animation, Still, Story
 from convviz.model.lecture import Stage
+from convviz.model.pages import label
 from convviz.model.presets import PRESETS_BY_KEY
 from convviz.render.motion.frames import motion_figure
 from convviz.render.motion.model import gif_fits
@@ -174,7 +175,7 @@ def _head(story: Story, stages: list[Stage]) -> str:
             if page is not None:
                 out.append("</span>")
             page = stage.page
-            name = Path(page).stem.split("_", 1)[-1].replace("_", " ")
+            name = label(page)
             out.append(f'<span class="group"><span class="page">{html.escape(name)}</span>')
         out.append(f'<button type="button" class="stage-button" data-stage="{i}">'
                    f"{html.escape(story.lecture.label(stage))}</button>")  # fmt: skip

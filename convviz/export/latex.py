@@ -11,7 +11,6 @@ The file needs only amsmath, xcolor and geometry (every TeX distribution has the
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 
@@ -20,6 +19,7 @@ from convviz.engine.formulas import FULL_TERMS, Formula
 from convviz.engine.text import grey, number
 from convviz.export.story import Story
 from convviz.model.lecture import LECTURE, Stage
+from convviz.model.pages import label
 from convviz.render.selection import grad_x_marks
 from convviz.render.story.board import BOARD, BoardError, board_of, drawing
 from convviz.render.theme import TEX_COLORS
@@ -312,7 +312,7 @@ def _preamble(story: Story) -> str:
 
 
 def _page_title(page: str) -> str:
-    return Path(page).stem.split("_", 1)[-1].replace("_", " ")
+    return label(page)
 
 
 def stages_tex(story: Story) -> str:

@@ -13,7 +13,6 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
@@ -25,6 +24,7 @@ from convviz.engine.sweeps import Sweep
 from convviz.engine.text import echo
 from convviz.model.fields import CHAIN_FIELDS, URL_FIELDS, parse_field, preset_state
 from convviz.model.lecture import CHAIN_PAGE, LEARN_PAGE, LECTURE, Lecture, Stage
+from convviz.model.pages import label
 from convviz.model.presets import PRESETS_BY_KEY
 from convviz.model.state import from_query, selection_of, slice_of, spec_of, values_of
 from convviz.render.motion.model import gif_fits
@@ -205,7 +205,7 @@ class Story(Subject):
             try:
                 make()
             except ConvSpecError as exc:
-                out[page] = f"{Path(page).stem.split('_', 1)[1].replace('_', ' ')}: {exc}"
+                out[page] = f"{label(page)}: {exc}"
         return out
 
     def stages(self) -> tuple[Stage, ...]:

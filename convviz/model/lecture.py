@@ -25,16 +25,18 @@ from dataclasses import dataclass, replace
 
 from convviz.engine.spec import ConvSpec
 from convviz.engine.text import RECITATION_NOTE, count, shape_text, slice_name
+from convviz.model.pages import (
+    CHAIN_PAGE,
+    CHANNELS_PAGE,
+    CHECKS_PAGE,
+    FORWARD_PAGE,
+    INPUT_PAGE,
+    LEARN_PAGE,
+    MATRIX_PAGE,
+    QUIZ_PAGE,
+    WEIGHT_PAGE,
+)
 
-FORWARD_PAGE = "pages/1_Forward.py"
-INPUT_PAGE = "pages/2_Input_gradient.py"
-WEIGHT_PAGE = "pages/3_Weight_gradient.py"
-CHANNELS_PAGE = "pages/6_Channels.py"
-LEARN_PAGE = "pages/4_Learning.py"
-CHAIN_PAGE = "pages/5_Two_layers.py"
-MATRIX_PAGE = "pages/7_Matrix.py"
-CHECKS_PAGE = "pages/8_Checks.py"
-QUIZ_PAGE = "pages/9_Quiz.py"
 # After the layer's last stage a clicker goes on to these pages, a screen each, and stops at the
 # last: the convolution as a matrix, the witnesses of its numbers, then the quiz
 CODA = (MATRIX_PAGE, CHECKS_PAGE, QUIZ_PAGE)

@@ -13,9 +13,10 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from convviz.model.lecture import HINT, KEYS, LECTURE, SHORT_HINT, Seen, Stage, Stop, keys_hint
+from convviz.model.pages import PAGES
 from convviz.render.motion.model import gif_fits
 from convviz.ui.assets import keyed
-from convviz.ui.controls import PAGES, SHOWN_PAGE, STATE, Context
+from convviz.ui.controls import SHOWN_PAGE, STATE, Context
 
 NEXT_KEY, BACK_KEY = KEYS["next"][0], KEYS["back"][0]  # what a clicker sends
 # the buttons the clicker's keys press (a step on the page; with _page, to another page), and the

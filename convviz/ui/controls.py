@@ -20,6 +20,7 @@ from convviz.engine.arrays import Layer
 from convviz.engine.spec import ConvSpec, ConvSpecError
 from convviz.engine.text import echo
 from convviz.model.fields import DEFAULTS, READER_FIELDS
+from convviz.model.pages import PAGES
 from convviz.model.state import (
     MAX_LINK,
     bounded,
@@ -78,20 +79,6 @@ def _state() -> dict:
         st.session_state[STATE] = state
         st.session_state[PROBLEMS] = [*st.session_state.get(PROBLEMS, []), *problems]
     return st.session_state[STATE]
-
-
-PAGES = (
-    ("app.py", "Overview", ":material/dashboard:"),
-    ("pages/1_Forward.py", "Forward", ":material/play_arrow:"),
-    ("pages/2_Input_gradient.py", "Input gradient", ":material/undo:"),
-    ("pages/3_Weight_gradient.py", "Weight gradient", ":material/tune:"),
-    ("pages/4_Learning.py", "How the layer learns", ":material/school:"),
-    ("pages/5_Two_layers.py", "Two layers", ":material/stacks:"),
-    ("pages/6_Channels.py", "Channels", ":material/layers:"),
-    ("pages/7_Matrix.py", "Matrix view", ":material/grid_4x4:"),
-    ("pages/8_Checks.py", "Checks", ":material/verified:"),
-    ("pages/9_Quiz.py", "Quiz", ":material/quiz:"),
-)
 
 
 def clicked_cell(event) -> tuple[str, int, int] | None:

@@ -22,9 +22,10 @@ from convviz.model.fields import (
     READER_FIELDS,
     preset_state,
 )
+from convviz.model.pages import PAGES
 from convviz.model.presets import PRESETS_BY_KEY
 from convviz.model.state import bounded, drop_misfit_edits, preset_of, spec_of, to_query
-from convviz.ui.controls import PAGES, PROBLEMS, STATE, Context, widget_key
+from convviz.ui.controls import PROBLEMS, STATE, Context, widget_key
 from convviz.ui.viewport import watch_viewport
 
 
