@@ -57,7 +57,7 @@ def test_stages_tex_holds_the_engines_arrays(preset):
         (wg.dilated[n, k], r"\cvins", wg.dilation_mask),
         (wg.x_padded[n, c], r"\cvpad", wg.pad_mask),
     ]  # fmt: skip
-    tex = tex.split(r"\section*{Learning}")[0]  # the layer's own stages, then how it learns
+    tex = tex.split(r"\section*{How the layer learns}")[0]  # the layer's own stages first
     typeset = [g for g in grids if max(g[0].shape) <= latex.MAX_SIDE]
     too_big = len(grids) - len(typeset)
     assert tex.count("too large to typeset") == too_big
