@@ -7,11 +7,8 @@ import streamlit as st
 from convviz.engine.spec import ConvSpecError
 from convviz.engine.text import count, number
 from convviz.model.lecture import LEARN_PAGE
-from convviz.render.plotly.grid_figure import panels_figure
-from convviz.render.story.learning import bias_text, loss_panels, loss_sum_text, signed
-from convviz.render.story.learning_frames import STEP_FRAMES, run_figure, shown_steps, step_motion
+from convviz.render.story.learning import bias_text, loss_sum_text, signed
 from convviz.ui.clicker import stage_bar, stage_heading
-from convviz.ui.compute import shared_view
 from convviz.ui.controls import controls, page_config
 from convviz.ui.learning import (
     LOG_SCALE,
@@ -22,10 +19,8 @@ from convviz.ui.learning import (
     settings_of,
     update_rule,
 )
+from convviz.ui.stage_view import stage_view, subject_of
 from convviz.ui.views import (
-    animated_chart,
-    chart,
-    motion_start,
     page_body,
     page_end,
     page_header,
@@ -70,49 +65,23 @@ def the_experiment(ctx):
     return experiment
 
 
-def loss_view(ctx, experiment, stage) -> None:
-    """y, t and ∂L/∂y side by side; L written out; the selected cell's gradient."""
-    loss = experiment.step.before
-    N = ctx.spec.batch
-    sel = ctx.selection
-    oH, oW = ctx.spec.out_size
-    picked = bool(sel) and sel[0] in ("y", "target", "grad_out") and sel[1] < oH and sel[2] < oW
-    i, j = (sel[1], sel[2]) if picked else (0, 0)
-    panels = loss_panels(loss, ctx.n, ctx.k)
-    if picked:  # the clicked cell outlined in y, t and ∂L/∂y
-        panels = [replace(p, selected=(i, j)) for p in panels]
-    pres = not ctx.theme.show_secondary
-    theme = ctx.theme.reserve(LOSS_WORDS_PX) if pres else ctx.theme
-    key = ("loss", ctx.key, experiment.settings, ctx.n, ctx.k, picked and (i, j), theme)
-    fig = shared_view(key, lambda: panels_figure(panels, theme))
-    y, t, g = (a[ctx.n, ctx.k, i, j] for a in (loss.y, loss.target, loss.grad_out))
-    over = "" if loss.scale == 1 else f"/{N}"
-    with st.container(key="cv_screen_still"):  # on a projector, it ends the first screen
-        chart(fig, "learn_loss")
-        st.markdown(
-            f"**∂L/∂y[{i}, {j}] = (y[{i}, {j}] − t[{i}, {j}]){over} = ({number(y)} − {term(t)})"
-            f"{over} = {number(g)}**"
-        )
-        st.markdown(f"`{loss_sum_text(loss)}`" if not pres else f"L = {number(loss.value)}")
-    if ctx.theme.show_secondary:
-        mean = (
-            (
-                f" The mean over the batch divides it by N = {N}: L = (1/{N})·½Σₙ‖yₙ − tₙ‖², "
-                f"∂L/∂y = (y − t)/{N}."
-            )
-            if loss.scale != 1
-            else ""
-        )
-        st.caption(
-            f"Target: {target_words(experiment)}.{mean} Click a cell to see its gradient. From "
-            "here the backward pass runs unchanged: this ∂L/∂y is dilated, padded and correlated "
-            "as on the Input- and Weight-gradient pages."
-        )
-
-
-def term(v: float) -> str:
-    """A number as a term after a minus sign: a negative one in parentheses."""
-    return f"({number(v)})" if v < 0 else number(v)
+def loss_words(ctx, experiment) -> None:
+    """Under the loss's grids: L written out, the target, the mean's 1/N."""
+    if not ctx.theme.show_secondary:
+        return
+    loss, N = experiment.step.before, ctx.spec.batch
+    st.markdown(f"`{loss_sum_text(loss)}`")
+    mean = (
+        f" The mean over the batch divides it by N = {N}: L = (1/{N})·½Σₙ‖yₙ − tₙ‖², "
+        f"∂L/∂y = (y − t)/{N}."
+        if loss.scale != 1
+        else ""
+    )
+    st.caption(
+        f"Target: {target_words(experiment)}.{mean} Click a cell to see its gradient. From "
+        "here the backward pass runs unchanged: this ∂L/∂y is dilated, padded and correlated "
+        "as on the Input- and Weight-gradient pages."
+    )
 
 
 def target_words(experiment) -> str:
@@ -122,15 +91,9 @@ def target_words(experiment) -> str:
     return "random integers in −5…5" if source == "random" else "typed in"
 
 
-def step_view(ctx, experiment, stage) -> None:
-    """w before, each tap's move and w after, played by the page's player; b's step; the loss
-    before and after."""
+def step_words(ctx, experiment) -> None:
+    """Under the step: the loss before and after, b's step, the rate and where it diverges."""
     step = experiment.step
-    start = motion_start(ctx, STEP_FRAMES + 1)
-    view = (ctx.key, experiment.settings, ctx.k, ctx.c, ctx.selection, ctx.theme, start)
-    fig = shared_view(("step", *view), lambda: step_motion(
-        step, ctx.theme, ctx.k, ctx.c, start=start, selected=ctx.selection))  # fmt: skip
-    animated_chart(fig, "learn_step", ctx, None, stage=stage)
     before, after = step.before.value, step.after.value
     safe = " (the safe rate 1/λ_max)" if experiment.curvature else " (a safe rate: 1/Σλ)"
     rate = f"η = {number(step.lr)}" + (safe if experiment.auto_rate else "")
@@ -163,18 +126,9 @@ def rate_hint(experiment) -> str:
     return words + "."
 
 
-def train_view(ctx, experiment, stage) -> None:
-    """The run's steps played by the page's player (in the browser): w, y and ∂L/∂w at each,
-    and under them the loss curve with the step shown."""
+def train_words(ctx, experiment) -> None:
+    """Under the run: how it ended, what w reached, the update rule."""
     run = experiment.run
-    kernels = experiment.target.kernels[0] if experiment.target.kernels else None
-    log = st.session_state.get(LOG_SCALE, True)
-    start = motion_start(ctx, len(shown_steps(run.kept)))
-    view = (ctx.key, experiment.settings, ctx.n, ctx.k, ctx.c, ctx.selection, log, ctx.theme, start)
-    fig = shared_view(("run", *view), lambda: run_figure(
-        run, ctx.theme, n=ctx.n, k=ctx.k, c=ctx.c, target_kernel=kernels, log=log,
-        start=start, selected=ctx.selection))  # fmt: skip
-    animated_chart(fig, "learn_run", ctx, None, stage=stage)
     if run.diverged:
         st.error(run.message, icon=":material/warning:")
     if ctx.theme.show_secondary:
@@ -200,7 +154,7 @@ def train_view(ctx, experiment, stage) -> None:
         st.caption(update_rule(experiment.settings.momentum))
 
 
-VIEWS = {"loss": loss_view, "step": step_view, "train": train_view}
+WORDS = {"loss": loss_words, "step": step_words, "train": train_words}
 
 
 @page_body
@@ -213,7 +167,11 @@ def learning(ctx):
         st.warning(problem(), icon=":material/block:")
     experiment = the_experiment(ctx)
     ctx = stage_heading(stage, ctx, STAGE_PX, STAGE_PRES_PX)
-    VIEWS[stage.key](ctx, experiment, stage)
+    log = st.session_state.get(LOG_SCALE, True)
+    subject = subject_of(ctx, experiment=experiment)
+    stage_view(ctx, stage, subject, extra=(experiment.settings,), options={"log": log}
+               if stage.key == "train" else None)  # fmt: skip
+    WORDS[stage.key](ctx, experiment)
     if ctx.theme.show_secondary:
         learning_exports(ctx, experiment)
     else:  # on a projector, under the stage: the stage stays where the clicker left it

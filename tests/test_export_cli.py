@@ -13,6 +13,7 @@ import pytest
 from convviz.export import cli
 from convviz.export.story import ANIMATIONS, Story
 from convviz.model.presets import PRESETS_BY_KEY
+from convviz.render.story.board import BOARD
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -257,9 +258,14 @@ def still(story: Story, key: str):
     return next(s for s in story.stills() if s.stage.key == key)
 
 
-def animated(story: Story, view: str | None = None) -> tuple[str, ...]:
-    """The file names of the story's animations (of one view: "motion", "sweep"), in order."""
-    return tuple(s.export for s in story.stages() if s.animated and view in (None, s.view))
+def animated(story: Story, kind: str | None = None) -> tuple[str, ...]:
+    """The file names of the story's animations (of one kind of drawing: "motion", "sweep",
+    "figure"), in order."""
+    return tuple(
+        s.export
+        for s in story.stages()
+        if s.animated and (kind is None or getattr(BOARD[s.key], kind) is not None)
+    )
 
 
 def _named(story: Story, names, exts) -> list[str]:
@@ -278,10 +284,9 @@ def test_a_wide_layer_draws_only_its_sliding_windows():
     """qa-channels' 100-wide grid: a motion's GIF took minutes and 13–18 MB (the app offers none
     over MAX_GIF_SIDE); the sliding windows' GIFs take seconds."""
     story = Story.of("qa-channels")
-    assert [j.name for j in cli.jobs(story, ["gif", "mp4"])] == _named(
-        story, animated(story, "sweep"), ("gif", "mp4")
-    )
-    assert sorted(animated(story)) == sorted(animated(story, "sweep") + animated(story, "motion"))
+    drawn = [a for a in animated(story) if a not in animated(story, "motion")]  # windows, runs
+    assert [j.name for j in cli.jobs(story, ["gif", "mp4"])] == _named(story, drawn, ("gif", "mp4"))
+    assert sorted(animated(story)) == sorted(drawn + list(animated(story, "motion")))
 
 
 def _main_without_drawing(monkeypatch, *args: str) -> int:

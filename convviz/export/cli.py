@@ -155,11 +155,7 @@ def _animation_jobs(story: Story, anims: list[Animation], formats: list[str]) ->
 
     def draw(anim) -> video.Rendered:
         if anim.name not in rendered:
-            if anim.sweep is not None:
-                r = video.sweep_rendered(anim.sweep, anim.panels, channel=anim.channel)
-            else:
-                r = video.motion_rendered(anim.motion())
-            rendered[anim.name] = r
+            rendered[anim.name] = video.rendered(anim)
         return rendered[anim.name]
 
     out: list[Job] = []
@@ -177,7 +173,8 @@ def skipped(story: Story, formats: list[str]) -> str | None:
     """One line naming the motions whose GIF and MP4 a wide layer leaves out, and why (None
     when nothing is left out): the app offers a motion's GIF only up to MAX_GIF_SIDE cells."""
     videos = [f.upper() + "s" for f in ("gif", "mp4") if f in formats]
-    left_out = [a.name for a in story.animations() if not story.drawable(a)] if videos else []
+    motions = [a for a in story.animations() if a.motion is not None]
+    left_out = [a.name for a in motions if not story.drawable(a)] if videos else []
     if not left_out:
         return None
     kinds = " and ".join(videos)

@@ -87,8 +87,11 @@ def animation_figure(anim: Animation, theme: Theme | None = None):
     frame's formula lines (as the app writes them on a projector)."""
     theme = theme or deck_theme()
     lines_of = partial(formula_lines, theme=theme)
+    if anim.figure is not None:  # its renderer's own frames, their lines in its player data
+        return anim.figure.figure(theme, start=0), None
     if anim.sweep is None:
         fig = motion_figure(anim.motion(), theme, start=0)
+        fig = anim.dressed(fig) if anim.dressed else fig
         meta = player_meta(fig)
         if anim.cell_formula is None:
             return fig, meta["captions"]

@@ -75,6 +75,7 @@ class Animation:
     cell_formula: Callable[[tuple], Formula] | None = None  # of a motion frame's Scene.cell
     stage: Stage | None = None
     figure: FigureDrawing | None = None
+    dressed: Callable[[object], object] | None = None  # the drawn motion's figure, finished
 
 
 def link_query(link: str) -> dict[str, str]:
@@ -160,7 +161,7 @@ class Story(Subject):
         spec = lay.forward.spec
         n, k, c = slice_ or slice_of(state, spec)
         selection = selection if selection is not None else selection_of(state, spec)
-        super().__init__(lay, n, k, c, selection, state=state, chain=chain, lecture=lecture,
+        super().__init__(lay, n, k, c, selection, state=state, chain_fields=chain, lecture=lecture,
                          board=board)  # fmt: skip
 
     @classmethod
@@ -244,5 +245,6 @@ class Story(Subject):
         if drawn.motion is not None:
             mo = drawn.motion(self)
             return Animation(stage.export, heading, caption, motion=mo.build,
-                             cell_formula=mo.cell_formula, stage=stage)  # fmt: skip
+                             cell_formula=mo.cell_formula, stage=stage,
+                             dressed=mo.dressed)  # fmt: skip
         return Animation(stage.export, heading, caption, stage=stage, figure=drawn.figure(self))

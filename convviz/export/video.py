@@ -95,6 +95,17 @@ def motion_rendered(motion: Motion) -> Rendered:
     return Rendered(frames_gif(frames, durations), Frames(frames, durations))
 
 
+def rendered(anim, theme: Theme = THEME) -> Rendered:
+    """An animation of the story (`export.story.Animation`) drawn once for its GIF and its MP4:
+    a sliding window's frames, a motion's, or the GIF its stage's renderer makes."""
+    if anim.sweep is not None:
+        return sweep_rendered(anim.sweep, anim.panels, theme, channel=anim.channel)
+    if anim.motion is not None:
+        return motion_rendered(anim.motion())
+    gif = anim.figure.gif()
+    return Rendered(gif, gif_frames(gif))
+
+
 def ffmpeg_exe() -> str:
     """The ffmpeg binary of the imageio-ffmpeg wheel (or IMAGEIO_FFMPEG_EXE)."""
     try:

@@ -235,11 +235,11 @@ _LEARN_STAGES = (
     Stage("step", LEARN_PAGE, "one step", "One step: w ← w − η·∂L/∂w, b ← b − η·∂L/∂b",
           "Each tap moves against its gradient, η times it; the forward pass runs again with "
           "the new w and the loss falls (or, at too large a rate, overshoots).",
-          "motion", "learn-step", still=True),
+          "motion", "learn-step", still=True, animated=True),
     Stage("train", LEARN_PAGE, "training", "Many steps: the layer learns",
           "Step after step: the loss curve falls and w moves towards a kernel that makes the "
           "target. Scrub the steps to see w, y and ∂L/∂w at each.",
-          "run", "learn-run", still=True),
+          "run", "learn-run", still=True, animated=True),
 )  # fmt: skip
 
 

@@ -49,10 +49,14 @@ def from_url() -> None:
     st.session_state[OWN] = own
 
 
+def own_fields() -> dict:
+    """The page's fields drawn (layer 2's, the ReLU, layer 1's bias)."""
+    return dict(st.session_state.get(LAST) or st.session_state[OWN])
+
+
 def own_query() -> dict[str, str]:
     """The page's fields as its link holds them: those drawn (bools as 0/1)."""
-    own = st.session_state.get(LAST) or st.session_state[OWN]
-    return {n: str(int(v)) if isinstance(v, bool) else str(v) for n, v in own.items()}
+    return {n: str(int(v)) if isinstance(v, bool) else str(v) for n, v in own_fields().items()}
 
 
 def chain_pass_of(key: tuple, own: tuple) -> TwoLayerPass:

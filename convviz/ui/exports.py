@@ -34,9 +34,7 @@ def _animation(ctx: Context, name: str) -> Animation | None:
 
 
 def _drawn(ctx: Context, anim: Animation) -> video.Rendered:
-    if anim.sweep is not None:
-        return video.sweep_rendered(anim.sweep, anim.panels, ctx.theme, channel=anim.channel)
-    return video.motion_rendered(anim.motion())
+    return video.rendered(anim, ctx.theme)
 
 
 def _mp4(ctx: Context, name: str) -> bytes:

@@ -128,6 +128,8 @@ def animation(
     cell: tuple[int, int] | None = None,
     still: list[Panel] | None = None,
     stage: Stage | None = None,
+    words: str = "",
+    view: tuple = (),
 ) -> None:
     """A sweep's animation (opened at step `start`), its player and its PNG/SVG/GIF exports.
 
@@ -135,7 +137,8 @@ def animation(
         each frame computes, symbolic and numeric.
     cell : the output cell whose sum the page writes out; a big layer's close-up centres on it.
     still : the panels a PNG or SVG draws beside `formula` (its cell lit), when not `panels`.
-    stage : the lecture's stage it shows.
+    stage : the lecture's stage it shows; words : a line after each frame's sum (the selected
+    cell's numbers); view : what else the panels depend on (its cache key).
     """
 
     def build():
@@ -147,8 +150,10 @@ def animation(
         return fig, [frame_caption(formula_of(int(r), int(c)), ctx.theme) for r, c in targets]
 
     # the panels follow from the layer, the slice and the selection: the key holds them all
-    view = (name, ctx.key, ctx.n, ctx.k, ctx.c, ctx.selection, ctx.theme, channel, start)
+    view = (name, ctx.key, ctx.n, ctx.k, ctx.c, ctx.selection, ctx.theme, channel, start, *view)
     fig, captions = shared_view(view, build)
+    if words and captions is not None:
+        captions = [[*lines, words] for lines in captions]
     alt = selection_alt(fig, formula, ctx.theme)
     animated_chart(fig, name, ctx, captions, alt=alt, stage=stage)
     number_tables(panels, name)

@@ -20,6 +20,7 @@ import numpy as np
 from convviz.engine.arrays import InputGradArrays
 from convviz.engine.formulas import Formula
 from convviz.engine.sweeps import Sweep
+from convviz.engine.text import number
 from convviz.model.lecture import LECTURE, Lecture, Stage
 from convviz.render.motion import motions
 from convviz.render.motion.model import MAX_WINDOW_STOPS, Motion, Scene
@@ -34,7 +35,7 @@ from convviz.render.motion.scenes import (
 from convviz.render.panel import Panel, SweepPanels
 from convviz.render.plotly.frames import writes_captions
 from convviz.render.selection import step_of
-from convviz.render.story import chain, input_grad, learning
+from convviz.render.story import chain, input_grad, learning, learning_frames
 from convviz.render.story.input_grad import Focus
 from convviz.render.story.panels import (
     channel_grids,
@@ -64,6 +65,7 @@ class StillDrawing:
     highlight: str | None = None
     screen: list[Panel] | None = None
     said: Formula | None = None
+    words: str = ""  # the selected cell's numbers, written under the grids
 
 
 @dataclass(frozen=True)
@@ -80,23 +82,29 @@ class SweepDrawing:
     formula_of: Callable[[int, int], Formula]
     start: int | None = None
     cell: tuple[int, int] | None = None
+    words: str = ""  # the selected cell's numbers, after each frame's sum
 
 
 @dataclass(frozen=True)
 class MotionDrawing:
     """Cells that move (`render.motion`), built when asked; the sum of a frame's cell.
 
-    follows : what the motion outlines beyond the layer and slice (part of its cache key).
+    follows : what the motion outlines beyond the layer and slice (part of its cache key);
+    dressed : what the drawn figure needs beyond the motion (the handover's clicks);
+    words : the selected cell's numbers, after each frame's sum.
     """
 
     build: Callable[[], Motion]
     cell_formula: Callable[[tuple], Formula] | None = None
     follows: tuple = ()
+    dressed: Callable[[object], object] | None = None
+    words: str = ""
 
 
 @dataclass(frozen=True)
 class FigureDrawing:
-    """An animated figure a renderer of its own makes (a theme → plotly figure), and its GIF."""
+    """An animated figure a renderer of its own makes, played by the page's player: figure(theme,
+    start, **options) → a plotly figure opened on frame `start` (None: its last); its GIF."""
 
     figure: Callable[..., object]
     gif: Callable[[], bytes] | None = None
@@ -283,8 +291,14 @@ def whole_motion(s: Subject) -> Motion:
 
 
 def _loss_still(s: Subject) -> StillDrawing:
+    """y, t and ∂L/∂y, a clicked cell outlined in each of them; its ∂L/∂y worked out and L
+    under them."""
     loss = s.experiment.step.before
-    return StillDrawing(learning.loss_panels(loss, s.n, s.k))
+    panels = learning.loss_panels(loss, s.n, s.k)
+    cell = s.selected(("y", "target", "grad_out"), s.spec.out_size)
+    words = learning.cell_gradient_text(loss, s.n, s.k, cell or (0, 0))
+    return StillDrawing([replace(p, selected=cell) for p in panels] if cell else panels,
+                        words=f"**{words}**  \nL = {number(loss.value)}")  # fmt: skip
 
 
 def _step_still(s: Subject) -> StillDrawing:
@@ -292,22 +306,37 @@ def _step_still(s: Subject) -> StillDrawing:
 
 
 def _step_figure(s: Subject) -> FigureDrawing:
-    return FigureDrawing(lambda theme: learning.step_motion(s.experiment.step, theme, s.k, s.c))
+    """w before, each tap's move and w after, as the player's frames (the selected tap's own
+    update under it)."""
+    step = s.experiment.step
+    return FigureDrawing(
+        lambda theme, start=None: learning_frames.step_motion(
+            step, theme, s.k, s.c, start=start, selected=s.selection),
+        lambda: learning.step_gif(step, k=s.k, c=s.c),
+    )  # fmt: skip
+
+
+def _target_kernel(s: Subject):
+    kernels = s.experiment.target.kernels
+    return kernels[0] if kernels else None
 
 
 def _train_still(s: Subject) -> StillDrawing:
     run = s.experiment.run
-    kernels = s.experiment.target.kernels[0] if s.experiment.target.kernels else None
-    return StillDrawing(learning.run_panels(run, int(run.kept[-1]), s.n, s.k, s.c, kernels))
+    return StillDrawing(learning.run_panels(run, int(run.kept[-1]), s.n, s.k, s.c,
+                                            _target_kernel(s)))  # fmt: skip
 
 
 def _train_figure(s: Subject) -> FigureDrawing:
-    experiment = s.experiment
-    kernels = experiment.target.kernels[0] if experiment.target.kernels else None
+    """The run's steps as the player's frames, the loss curve under them (log scale unless the
+    page asks otherwise); its GIF."""
+    run, target = s.experiment.run, _target_kernel(s)
     return FigureDrawing(
-        lambda theme: learning.loss_curve(experiment.run, theme),
-        lambda: learning.run_gif(experiment.run, s.n, s.k, s.c, kernels),
-    )
+        lambda theme, start=None, log=True: learning_frames.run_figure(
+            run, theme, n=s.n, k=s.k, c=s.c, target_kernel=target, log=log, start=start,
+            selected=s.selection),
+        lambda: learning.run_gif(run, n=s.n, k=s.k, c=s.c, target_kernel=target),
+    )  # fmt: skip
 
 
 # --- two layers ----------------------------------------------------------------------------------
@@ -317,33 +346,53 @@ def _chain_slice(s: Subject) -> chain.ChainSlice:
     return chain.ChainSlice(s.n, s.k, s.c)
 
 
+def _chain_cell(s: Subject) -> tuple[str, int, int] | None:
+    """The selected cell as a cell of the page's grids (`chain.selected_cell`)."""
+    return chain.selected_cell(s.chain, _chain_slice(s), s.selection)
+
+
+def _chain_words(s: Subject) -> str:
+    return chain.cell_words(s.chain, _chain_slice(s), _chain_cell(s))
+
+
 def _chain_still(key: str) -> Callable[[Subject], StillDrawing]:
+    """A still of the Two layers page: the selected cell outlined in each grid of its shape, its
+    numbers along the chain under them."""
+
     def still(s: Subject) -> StillDrawing:
-        return StillDrawing(chain.PANELS[key](s.chain, _chain_slice(s)), highlight=chain.SHUT_WORDS)
+        panels = chain.outlined(chain.PANELS[key](s.chain, _chain_slice(s)), _chain_cell(s))
+        return StillDrawing(panels, highlight=chain.SHUT_WORDS, words=_chain_words(s))
 
     return still
 
 
 def _handover(s: Subject) -> MotionDrawing:
-    return MotionDrawing(lambda: chain.handover_motion(s.chain, _chain_slice(s)),
-                         _grad_x_sum(s.layer_one))  # fmt: skip
+    p, sl = s.chain, _chain_slice(s)
+    return MotionDrawing(
+        lambda: chain.handover_motion(p, sl), _grad_x_sum(s.layer_one),
+        dressed=lambda fig: chain.handed_over(fig, p), words=_chain_words(s),
+    )  # fmt: skip
 
 
-def _on_layer_one(own: Drawing, label_of: str) -> Drawing:
-    """Layer 1's stage `label_of` on the Two layers page: the input gradient's own drawing of it
-    (`own`) on layer 1, whose ∂L/∂y is the gated ∂L/∂h; its motion named as this page's stage."""
+def _on_layer_one(own: Drawing, key: str) -> Drawing:
+    """Layer 1's stage `key` on the Two layers page: the input gradient's own drawing of it
+    (`own`) on layer 1, whose ∂L/∂y is the gated ∂L/∂h; its motion named as this page's stage,
+    the selected cell's numbers along the chain under it."""
+
+    def still(s: Subject) -> StillDrawing:
+        return replace(own.still(s.layer_one), words=_chain_words(s))
+
+    def sweep(s: Subject) -> SweepDrawing:
+        return replace(own.sweep(s.layer_one), words=_chain_words(s))
 
     def motion(s: Subject) -> MotionDrawing:
         drawn = own.motion(s.layer_one)
-        stage = s.lecture.stage(label_of)
-        names = {label_of.removeprefix("chain-"): s.lecture.label(stage)}
-        return replace(drawn, build=lambda: replace(drawn.build(), names=names))
+        names = {key.removeprefix("chain-"): s.lecture.label(s.lecture.stage(key))}
+        return replace(drawn, build=lambda: replace(drawn.build(), names=names),
+                       words=_chain_words(s))  # fmt: skip
 
-    return Drawing(
-        still=own.still and (lambda s: own.still(s.layer_one)),
-        sweep=own.sweep and (lambda s: own.sweep(s.layer_one)),
-        motion=own.motion and motion,
-    )
+    return Drawing(still=own.still and still, sweep=own.sweep and sweep,
+                   motion=own.motion and motion)  # fmt: skip
 
 
 # --- the board -----------------------------------------------------------------------------------

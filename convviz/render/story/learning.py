@@ -10,6 +10,7 @@ number is the engine's; a kernel's taps keep their colours from w before a step 
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 import numpy as np
 from matplotlib.figure import Figure as MplFigure
@@ -57,6 +58,16 @@ def loss_panels(loss: Loss, n: int = 0, k: int = 0) -> list[Panel]:
         Panel(loss.target[n, k], "target t", "target", subtitle=shape),
         Panel(loss.grad_out[n, k], grad_title, "grad_out", subtitle=shape),
     ]
+
+
+def cell_gradient_text(loss: Loss, n: int, k: int, cell: tuple[int, int]) -> str:
+    """∂L/∂y of one cell of y, worked out: (y − t), divided by N for a mean over the batch."""
+    i, j = cell
+    y, t, g = (a[n, k, i, j] for a in (loss.y, loss.target, loss.grad_out))
+    over = "" if loss.scale == 1 else f"/{loss.y.shape[0]}"
+    minus_t = f"({number(t)})" if t < 0 else number(t)
+    return (f"∂L/∂y[{i}, {j}] = (y[{i}, {j}] − t[{i}, {j}]){over} = ({number(y)} − {minus_t})"
+            f"{over} = {number(g)}")  # fmt: skip
 
 
 def loss_sum_text(loss: Loss, most: int = 6) -> str:
@@ -245,6 +256,23 @@ def loss_curve_static(run: Run, theme: Theme = THEME, *, log: bool = False) -> M
 GIF_FRAMES = 24
 
 
+def _gif(frames: list[tuple[list[Panel], str]], theme: Theme, fps: float) -> bytes:
+    """Panels drawn with matplotlib, a frame each (title under the figure's top), as a GIF that
+    holds its last frame."""
+    images, size = [], None
+    for panels, title in frames:  # one figure per frame (a GIF is made on request, not per rerun)
+        fig = static.panels_figure(panels, theme, title=title)
+        image = Image.open(io.BytesIO(static.to_png(fig, dpi=GIF_DPI))).convert("RGB")
+        size = size or image.size
+        images.append(image.resize(size))
+    out = io.BytesIO()
+    durations = [int(1000 / fps)] * (len(images) - 1) + [2000]  # hold the last frame
+    images[0].save(
+        out, format="GIF", save_all=True, append_images=images[1:], loop=0, duration=durations
+    )
+    return out.getvalue()
+
+
 def run_gif(
     run: Run,
     theme: Theme = THEME,
@@ -260,17 +288,22 @@ def run_gif(
     picks = kept[
         np.unique(np.linspace(0, len(kept) - 1, min(GIF_FRAMES, len(kept))).round().astype(int))
     ]
-    frames = []
-    size = None
-    for s in picks:  # one matplotlib figure per frame (a GIF is made on request, not per rerun)
-        panels = run_panels(run, int(s), n, k, c, target_kernel)
-        fig = static.panels_figure(panels, theme, title=f"step {s}: L = {number(run.loss[s])}")
-        image = Image.open(io.BytesIO(static.to_png(fig, dpi=GIF_DPI))).convert("RGB")
-        size = size or image.size
-        frames.append(image.resize(size))
-    out = io.BytesIO()
-    durations = [int(1000 / fps)] * (len(frames) - 1) + [2000]  # hold the last frame
-    frames[0].save(
-        out, format="GIF", save_all=True, append_images=frames[1:], loop=0, duration=durations
-    )
-    return out.getvalue()
+    frames = [(run_panels(run, int(s), n, k, c, target_kernel),
+               f"step {s}: L = {number(run.loss[s])}") for s in picks]  # fmt: skip
+    return _gif(frames, theme, fps)
+
+
+def step_gif(step: Step, theme: Theme = THEME, *, k: int = 0, c: int = 0, frames: int = 6,
+             fps: float = 3) -> bytes:  # fmt: skip
+    """One step as a GIF: w before, each tap's move, and w moving to w after in `frames`."""
+    before, delta, after = step_panels(step, k, c)
+    out = []
+    for f in range(frames + 1):
+        part = f / frames
+        last = f == frames
+        moving = replace(after, values=before.values + part * delta.values,
+                         title="w after" if last else f"w moving ({round(100 * part)} %)",
+                         subtitle=after.subtitle if last else f"w + {number(part)}·Δw")  # fmt: skip
+        L = number(step.after.value if f == frames else step.before.value)
+        out.append(([before, delta, moving], f"w ← w − η·∂L/∂w (η = {number(step.lr)}): L = {L}"))
+    return _gif(out, theme, fps)

@@ -34,14 +34,45 @@ from convviz.render.selection import centre, feeding_cells, first_reader, openin
 # A host's formula of one cell: (kind, cell) → Formula, kind "y", "grad_x", "grad_x_padded" or
 # "grad_w" (the app's are cached and shared by its sessions)
 FormulaOf = Callable[[str, tuple[int, int]], Formula]
+SWEEPS = ("forward", "input_grad", "weight_grad")
+
+
+class Sweeps(Mapping):
+    """A subject's sweeps by name, each made when first asked for: forward (n, k), input_grad
+    (n, c), weight_grad (k, c); build : the engine's sweep maker (`sweeps.sweep`, or a host's
+    leaner one)."""
+
+    def __init__(self, s: Subject, build: Callable | None = None):
+        lay, n, k, c, kw = s.layer, s.n, s.k, s.c, ({"build": build} if build else {})
+        self._make = {
+            "forward": lambda: forward_sweep(lay.forward, n, k, **kw),
+            "input_grad": lambda: input_grad_sweep(lay.input_grad, n, c, **kw),
+            "weight_grad": lambda: weight_grad_sweep(lay.weight_grad, k, c, **kw),
+        }
+        self._made: dict[str, Sweep] = {}
+
+    def __getitem__(self, name: str) -> Sweep:
+        if name not in self._made:
+            self._made[name] = self._make[name]()
+        return self._made[name]
+
+    def __iter__(self):
+        return iter(SWEEPS)
+
+    def __len__(self) -> int:
+        return len(SWEEPS)
 
 
 class Subject:
     """One layer seen as the pages see it: its arrays, the slice (n, k, c), the selected cell.
 
     state : the rest of the view (the preset, the Learning page's settings), as the URL-state
-        holds it; chain : layer 2's fields (`fields.CHAIN_FIELDS`); sweeps : the slice's
-        "forward", "input_grad" and "weight_grad" sweeps, where the host keeps them;
+        holds it; chain_fields : layer 2's fields (`fields.CHAIN_FIELDS`); sweeps : the slice's
+        "forward", "input_grad" and "weight_grad" sweeps, where the host keeps them; chain,
+        experiment : the two layers' pass and the Learning page's experiment, where the host has
+        made them (its last valid ones);
+    key : what identifies the layer's numbers, for a host's cache; sweeper : a host's sweeps
+        of a subject (this one's, and the layers it leads to: layer 1 of two);
     formula_of : the host's formula of a cell; lecture : the story's stages, in order;
     board : their drawings (`board.BOARD` when None; a copy with a stage of its own in a test).
     """
@@ -55,33 +86,36 @@ class Subject:
         selection: tuple[str, int, int] | None = None,
         *,
         state: Mapping | None = None,
-        chain: Mapping | None = None,
+        chain_fields: Mapping | None = None,
         sweeps: Mapping[str, Sweep] | None = None,
+        chain: TwoLayerPass | None = None,
+        experiment: Experiment | None = None,
         formula_of: FormulaOf | None = None,
         lecture: Lecture = LECTURE,
         board: Mapping | None = None,
+        key: tuple | None = None,
+        sweeper: Callable[[Subject], Mapping[str, Sweep]] | None = None,
     ):
         self.layer = layer
         self.spec: ConvSpec = layer.forward.spec
         self.n, self.k, self.c = n, k, c
         self.selection = selection
         self.state = dict(state or {})
-        self.chain_fields = {**CHAIN_DEFAULTS, **(chain or {})}
+        self.chain_fields = {**CHAIN_DEFAULTS, **(chain_fields or {})}
         self.lecture, self.board = lecture, board
         self._formula_of = formula_of
-        if sweeps is not None:
-            self.__dict__["sweeps"] = sweeps  # the host's (cached_property reads it first)
+        self.key, self._sweeper = key, sweeper
+        # the host's parts (a cached_property reads its own name in __dict__ first)
+        for name, given in (("sweeps", sweeps), ("chain", chain), ("experiment", experiment)):
+            if given is not None:
+                self.__dict__[name] = given
 
     # --- what it derives -------------------------------------------------------------------
 
     @cached_property
     def sweeps(self) -> Mapping[str, Sweep]:
-        fw, ig, wg = self.layer.forward, self.layer.input_grad, self.layer.weight_grad
-        return {
-            "forward": forward_sweep(fw, self.n, self.k),
-            "input_grad": input_grad_sweep(ig, self.n, self.c),
-            "weight_grad": weight_grad_sweep(wg, self.k, self.c),
-        }
+        """The slice's sweeps: the host's, else made here when first asked for."""
+        return self._sweeper(self) if self._sweeper else Sweeps(self)
 
     def formula(self, kind: str, cell: tuple[int, int]) -> Formula:
         """The sum of one cell: "y", "grad_x", "grad_x_padded" or "grad_w"."""
@@ -179,9 +213,14 @@ class Subject:
 
     @cached_property
     def layer_one(self) -> Subject:
-        """Layer 1 of the two layers, whose ∂L/∂y is layer 2's ∂L/∂h after the ReLU's gate."""
-        return Subject(self.chain.first, self.n, self.k, self.c, state=self.state,
-                       lecture=self.lecture, board=self.board)  # fmt: skip
+        """Layer 1 of the two layers, whose ∂L/∂y is layer 2's ∂L/∂h after the ReLU's gate; it
+        follows a selected cell of its ∂L/∂x or ∂L/∂x̃, as the Input gradient page does."""
+        sel = self.selection
+        followed = sel if sel is not None and sel[0] in ("grad_x", "grad_x_padded") else None
+        key = None if self.key is None else (*self.key, "layer 1", *self.chain_fields.items())
+        return Subject(self.chain.first, self.n, self.k, self.c, followed, state=self.state,
+                       lecture=self.lecture, board=self.board, key=key,
+                       sweeper=self._sweeper)  # fmt: skip
 
     @cached_property
     def experiment(self) -> Experiment:
