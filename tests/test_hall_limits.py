@@ -159,7 +159,12 @@ def upload(hall: Hall, size: int) -> tuple[int, bool]:
         status = 413
     finally:
         conn.close()
-    lines = [x for x in hall.access_log()[seen:] if f'"upload-{size}"' in x]
+    # nginx writes the request's line once it has answered: wait for it, not for a time
+    for _ in range(200):
+        lines = [x for x in hall.access_log()[seen:] if f'"upload-{size}"' in x]
+        if lines:
+            break
+        time.sleep(0.05)
     return status, bool(lines) and hall.upstream_of(lines[-1]) is not None
 
 
