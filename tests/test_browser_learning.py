@@ -35,7 +35,7 @@ def test_the_run_its_loss_curve_and_its_player_fit_one_projector_screen(app_url,
     page = projector
     step = LECTURE.step_of(LECTURE.stage("train"))
     goto(page, f"{app_url}/Learning?preset=recitation-s2&pres=1&step={step}", charts=1)
-    run = _box(page, "chart_learn_run")  # its grids, and the loss curve under them
+    run = _box(page, "chart_stage_train")  # its grids, and the loss curve under them
     player = page.locator("[data-testid=player]").first.bounding_box()
     for box in (run, player):
         assert box["y"] >= 0 and box["y"] + box["height"] <= SCREEN["height"], box
@@ -59,15 +59,11 @@ def test_a_clicker_walks_the_loss_the_step_and_the_run(app_url, projector):
         if i:
             page.keyboard.press("PageDown")
             page.wait_for_url(re.compile(rf"/Learning\?.*\bstep={i + 1}\b"))
-        page.locator(f".st-key-chart_learn_{_chart(stage.key)} .js-plotly-plot").wait_for()
+        page.locator(f".st-key-chart_stage_{stage.key} .js-plotly-plot").wait_for()
         settled(page)
-        box = _box(page, f"chart_learn_{_chart(stage.key)}")
+        box = _box(page, f"chart_stage_{stage.key}")
         assert box["y"] + box["height"] <= SCREEN["height"], (stage.key, box)
         page.screenshot(path=ARTIFACTS / f"learning-presentation-{stage.key}.png")
-
-
-def _chart(key: str) -> str:
-    return {"loss": "loss", "step": "step", "train": "run"}[key]
 
 
 @pytest.mark.parametrize("height", [720, 1800], ids=["screen", "whole-page"])
@@ -79,7 +75,7 @@ def test_the_page_at_1280_wide_without_presentation_mode(app_url, browser, heigh
     for stage in STAGES:
         url = f"{app_url}/Learning?preset=classroom&step={LECTURE.step_of(stage)}"
         goto(page, url)
-        box = _box(page, f"chart_learn_{_chart(stage.key)}")
+        box = _box(page, f"chart_stage_{stage.key}")
         assert box["x"] + box["width"] <= 1280, (stage.key, box)  # no sideways scroll
         page.screenshot(path=ARTIFACTS / f"learning-normal-{height}-{stage.key}.png")
     page.context.close()
