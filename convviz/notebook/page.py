@@ -46,19 +46,32 @@ def _json(data) -> str:
 
 
 @cache
-def assets() -> str:
-    """The scripts every output needs, as one classic script: plotly.js (its UMD wrapper told
-    there is no module loader, so it defines window.Plotly where a page has one), the player and
-    notebook.js; each defined once however often a page runs it."""
+def plotly_script() -> str:
+    """plotly.js as the package ships it, its UMD wrapper told there is no module loader (so it
+    defines window.Plotly where a page has one, as a notebook's may), defined once a page."""
     return (
         "if (!window.Plotly) { (function (define, module, exports) {\n"
         f"{get_plotlyjs()}\n}}).call(window); }}\n"
+    )
+
+
+@cache
+def player_script() -> str:
+    """The player, notebook.js, the player's look and the outputs' (each defined once a page),
+    then the outputs waiting for them mounted."""
+    return (
         f"if (!window.convvizPlayer) {{ (function () {{\n{player.global_script()}\n}})(); }}\n"
         f"{NOTEBOOK_JS.read_text()}\n"
         f"window.convvizNotebook.css = {_json(player.css())};\n"
+        f"window.convvizNotebook.style = {_json(style())};\n"
         f"window.convvizNotebook.config = {_json(PLOTLY_CONFIG)};\n"
         "window.convvizNotebook.ready();\n"
     )
+
+
+def assets() -> str:
+    """The scripts every output needs, as one classic script."""
+    return plotly_script() + player_script()
 
 
 def style() -> str:
