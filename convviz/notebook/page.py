@@ -37,6 +37,7 @@ _OUTPUT_CSS = """
 .convviz-nb .cv-caption, .convviz-nb .cv-note { font-size: 14px; color: var(--cv-muted);
   margin: 0 0 4px; max-width: 820px; }
 .convviz-nb .cv-formula { font-size: 1.05rem; }
+.convviz-nb .cv-selected { white-space: pre-line; font-size: 1.05rem; margin-top: 4px; }
 """
 
 
