@@ -10,8 +10,9 @@ PYTEST := $(PY) -m pytest
 # browser (Chromium), server (a real server), encoder (ffmpeg, long GIFs), apptest (pages in
 # AppTest: `sample` picks a few for the quick tier), install (pip: the wheel, an installed
 # convviz), full (left to CI: the rest of a matrix `make test` samples, the hall's kill tests,
-# the measuring scripts' own runs, a fresh venv's `pip install .`).
-SLOW := browser or server or encoder or apptest or install or supervisord or netns or podman or debootstrap
+# the measuring scripts' own runs, a fresh venv's `pip install .`), kernel (a Jupyter kernel runs a
+# notebook), jupyter (a Jupyter server).
+SLOW := browser or server or encoder or apptest or install or supervisord or netns or podman or debootstrap or kernel or jupyter
 QUICK := (not ($(SLOW))) or sample
 # what `make test` leaves to CI
 CI_ONLY := full

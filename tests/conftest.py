@@ -3,7 +3,8 @@ why it is slow.
 
 A test that starts Chromium is marked `browser`; one that starts a server (streamlit, nginx, or
 a script that starts one) `server`; one that encodes a video with ffmpeg `encoder`; one that runs
-pip (a wheel, an install) or makes a venv `install`. The markers are
+pip (a wheel, an install) or makes a venv `install`; one that runs a Jupyter kernel `kernel`, one
+that starts a Jupyter server `jupyter`. The markers are
 checked, not trusted: a process started by a test whose markers do not allow it is refused with
 an error that names the marker (see `_refuse_unmarked`), so `-m "not browser and not server and
 not encoder"` (`make check`) starts none of them.
@@ -46,7 +47,8 @@ _CURRENT: list[pytest.Item] = []  # the test being set up, run or torn down
 
 def _needs(argv: list[str]) -> str | None:
     """The marker a process needs: 'browser', 'server', 'encoder', 'install', 'netns', 'podman',
-    'debootstrap', 'supervisord', or None (any test may)."""
+    'debootstrap', 'supervisord', 'kernel' (a Jupyter kernel), 'jupyter' (a Jupyter server), or
+    None (any test may)."""
     words = " ".join(argv)
     if "--help" in argv or (Path(argv[0]).name == "nginx" and "-t" in argv):
         return None  # a help text or nginx testing a config starts no server
@@ -69,6 +71,10 @@ def _needs(argv: list[str]) -> str | None:
         return "server"
     if "ffmpeg" in name:
         return "encoder"
+    if "ipykernel_launcher" in words or "ipykernel" in name:
+        return "kernel"
+    if re.search(r"jupyter[-_ ]?(lab|notebook|server)", words):
+        return "jupyter"
     if " -m venv " in f" {words} " or re.search(r" -m pip (install|wheel) ", f" {words} "):
         return "install"
     return None
@@ -84,6 +90,8 @@ def _refuse_unmarked(event: str, args: tuple) -> None:
     if need and item.get_closest_marker(need) is None:
         if need == "server" and item.get_closest_marker("browser"):
             return  # a browser test drives a server
+        if need == "kernel" and item.get_closest_marker("jupyter"):
+            return  # a Jupyter server starts the kernels of the notebooks it opens
         raise RuntimeError(
             f"{item.nodeid} starts {' '.join(argv[:3])}…: mark it @pytest.mark.{need} "
             f"(or pytestmark = pytest.mark.{need}), so that `-m 'not {need}'` means what it says"

@@ -62,23 +62,24 @@ DOORS = {
     "cli --link kH2": ("kH2", URL_FIELDS["kH2"].range),  # a Two layers link's layer 2
     "python stride": ("stride", None),  # conv2d(…, stride=)
     "python lr": ("lr", None),  # sgd_step(…, lr)
+    "python show": ("stride", None),  # convviz.show(…, stride=), the notebook's
     "typed grid": ("input x", VALUE_RANGE),  # a grid's cell (the Quiz's answer reads so too)
     "typed η": ("η", URL_FIELDS["lr"].range),  # the Learning page's η box
     "typed target": ("target", VALUE_RANGE),  # the typed target, of a 1×1 y here
 }
 # fmt: off
-VERDICTS = {  # one column per door, in DOORS' order
-    #                     link:               command line:     python:      typed:
-    #                     H     lr    t       workers H    kH2  stride lr    grid  η      target
-    "arabic 3":          (W,    N,    N,      W,      W,   W,   W,     N,    N,    N,     N),
-    "underscore":        (W,    N,    N,      W,      W,   W,   W,     N,    N,    N,     N),
-    "2.0":               (W,    2.0,  [2.0],  W,      W,   W,   W,     2.0,  2.0,  2.0,   [2.0]),
-    "spaces":            (W,    N,    N,      W,      W,   W,   W,     N,    2.0,  2.0,   [2.0]),
-    "decimal comma":     (W,    N,    [1, 5], W,      W,   W,   W,     N,    1.5,  1.5,   [1.5]),
-    "minus sign":        (W,    N,    N,      W,      W,   W,   W,     N,    -2.0, SMALL, [-2.0]),
-    "nan":               (F,    F,    F,      F,      F,   F,   W,     F,    F,    F,     F),
-    "400 digits":        (LONG, LONG, LONG,   LONG,   LONG, LONG, BIG, BIG,  LONG, LONG,  LONG),
-    "30,000 characters": (LONG, LONG, LONG,   LONG,   LONG, LONG, W,   N,    LONG, LONG,  LONG),
+VERDICTS = {  # one column per door, in DOORS' order: link H, lr, t; command line --workers,
+    # H, kH2; python stride, lr, show(stride=); typed grid, η, target
+    #                     H     lr    t       wk    H     kH2   str  lr   show grid  η      target
+    "arabic 3":          (W,    N,    N,      W,    W,    W,    W,   N,   W,   N,    N,     N),
+    "underscore":        (W,    N,    N,      W,    W,    W,    W,   N,   W,   N,    N,     N),
+    "2.0":               (W,    2.0,  [2.0],  W,    W,    W,    W,   2.0, W,   2.0,  2.0,   [2.0]),
+    "spaces":            (W,    N,    N,      W,    W,    W,    W,   N,   W,   2.0,  2.0,   [2.0]),
+    "decimal comma":     (W,    N,    [1, 5], W,    W,    W,    W,   N,   W,   1.5,  1.5,   [1.5]),
+    "minus sign":        (W,    N,    N,      W,    W,    W,    W,   N,   W,   -2.0, SMALL, [-2.0]),
+    "nan":               (F,    F,    F,      F,    F,    F,    W,   F,   W,   F,    F,     F),
+    "400 digits":        (LONG, LONG, LONG,   LONG, LONG, LONG, BIG, BIG, BIG, LONG, LONG,  LONG),
+    "30,000 characters": (LONG, LONG, LONG,   LONG, LONG, LONG, W,   N,   W,   LONG, LONG,  LONG),
 }
 # fmt: on
 
@@ -119,6 +120,7 @@ def enter(door: str, text: str, capsys, tmp_path):
         "cli --link kH2": lambda: _cli(["--link", link.format("kH2")], capsys, tmp_path),
         "python stride": lambda: convviz.conv2d(X, W, stride=py).shape,
         "python lr": lambda: convviz.sgd_step(W, np.zeros(1), W, np.zeros(1), py)[0][0, 0, 0, 0],
+        "python show": lambda: convviz.show("recitation-s2", stride=py).view.story.spec.stride,
         "typed grid": lambda: typed_number(text, "input x"),
         "typed η": lambda: typed_field("lr", text, "η"),
         "typed target": lambda: typed_values(text, (1, 1, 1, 1), "target").ravel().tolist(),

@@ -99,12 +99,15 @@ def test_make_installs_environment_runs_convviz_from_any_folder(tmp_path):
 
 @pytest.mark.full
 def test_a_fresh_environments_pip_install_gives_the_same(tmp_path):
-    """`pip install .` in a new venv (its dependencies from the package index): the same command
-    from `/`, on the installed copy (not this checkout's files)."""
+    """`pip install .[notebook]` in a new venv (its dependencies from the package index): the
+    same command from `/`, on the installed copy (not this checkout's files), and the Widget."""
     venv = tmp_path / "venv"
     assert _run([sys.executable, "-m", "venv", venv]).returncode == 0
     python = venv / "bin" / "python"
-    run = _run([python, "-m", "pip", "install", "--quiet", _sources(tmp_path / "src")], 1200)
+    src = _sources(tmp_path / "src")
+    run = _run([python, "-m", "pip", "install", "--quiet", f"{src}[notebook]"], 1200)
     assert run.returncode == 0, run.stderr[-2000:]
+    widget = _run([python, "-c", "import convviz; print(convviz.Widget.__name__)"])
+    assert widget.stdout.strip() == "Widget", widget.stderr  # the extra: anywidget
     where = _exports_from_root(python, tmp_path / "x", "html", "png", "py")
     assert where.is_relative_to(venv) and (where.parent / "player" / "core.js").exists()

@@ -77,7 +77,9 @@ def test_probe_detects_a_forbidden_import():
 
 # Renderers draw for the app, the exports and the notebook; the player is embedded by all three:
 # no Streamlit in any of them.
-NO_STREAMLIT = modules_under("convviz.render", "convviz.player", "convviz.export")
+NO_STREAMLIT = modules_under(
+    "convviz.render", "convviz.player", "convviz.export", "convviz.notebook"
+)
 
 
 @pytest.mark.parametrize("module", NO_STREAMLIT)
@@ -106,16 +108,18 @@ def test_the_package_ships_every_subpackage():
 
 def test_the_package_declares_what_it_imports():
     """`pip install .` installs every third-party package convviz imports (lazy imports too);
-    torch stays optional (the checks that use it say so when it is missing)."""
+    torch stays optional (the checks that use it say so when it is missing), the notebook
+    widget's packages come with its extra (`pip install convviz[notebook]`)."""
     import ast
     import importlib.metadata
     import re
     import sys
     import tomllib
 
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = [*project["dependencies"], *project["optional-dependencies"]["notebook"]]
     declared = {
-        re.split(r"[<>=!~ ;\[]", d, maxsplit=1)[0].lower().replace("_", "-")
-        for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+        re.split(r"[<>=!~ ;\[]", d, maxsplit=1)[0].lower().replace("_", "-") for d in wanted
     }
     distributions = importlib.metadata.packages_distributions()
     imported = set()

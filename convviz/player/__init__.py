@@ -72,6 +72,7 @@ def player_data(
     strip: bool = True,
     selection: str = "",
     heavy: bool = False,
+    within: str | None = None,
 ) -> dict:
     """What the player of `fig` is told (player.js reads nothing else).
 
@@ -83,7 +84,9 @@ def player_data(
     whole : {"toggle": the bar's button the whole-pass key presses}, where the page has one;
     reduced : the reader asked for reduced motion (still=1): as prefers-reduced-motion, it wins;
     strip : a motion through stages without a stage bar to light shows its own strip of them
-        (the app's projector leaves it out: its label names the stage, the room is the grid's).
+        (the app's projector leaves it out: its label names the stage, the room is the grid's);
+    within : the keys act only when the keyboard is inside an element this selector matches (a
+        notebook's output: the notebook's own keys stay its own elsewhere); None: anywhere.
     """
     meta = dict(player_meta(fig))
     if stepwise(fig):  # it applies the frames itself (plotly is sent the figure without them)
@@ -109,4 +112,5 @@ def player_data(
         "strip": strip,
         "selection": selection,  # a new one: the player opens where the server drew it
         "heavy": heavy,  # too big to play by itself (player_core.arrival)
+        "within": within,
     }

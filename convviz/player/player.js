@@ -88,7 +88,10 @@ function onKey(event) {
   const reg = window.__convviz;
   const lecture = reg.lecture;
   if (!lecture) return;
-  const target = event.composedPath ? event.composedPath()[0] : event.target;
+  const path = event.composedPath ? event.composedPath() : [event.target];
+  const target = path[0];
+  // a host that shares the page (a notebook) keeps its keys outside the element it names
+  if (lecture.within && !path.some((node) => node.matches?.(lecture.within))) return;
   const action = actionOf(event.key, lecture.keymap);
   if (!takes(focusOf(target), action)) return;
   const taken = () => {
@@ -181,7 +184,7 @@ export default function (component) {
   const reg = registry();
   // the app sends JSON bytes (see player.py); the offline lecture passes the object itself
   const d = ArrayBuffer.isView(data) ? JSON.parse(new TextDecoder().decode(data)) : data;
-  reg.lecture = { keymap: d.keymap, buttons: d.buttons, whole: d.whole };
+  reg.lecture = { keymap: d.keymap, buttons: d.buttons, whole: d.whole, within: d.within };
   reduceMotion(d);
   const count = d.names.length;
   // the frames' names: a new layer (a stride, a size) draws other frames, opened as the server drew them
