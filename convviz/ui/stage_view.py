@@ -5,10 +5,14 @@ it as the lecture's view says: a sliding window or a motion with the page's play
 and GIF downloads under it), or still grids (on a projector, the sum written under them). What
 the drawings read is the page's `Subject`: its layer, slice and selected cell, with the app's
 shared sweeps and formulas. A page keeps only what is its own (its header, the formula box, the
-scatter route, close-ups, the gate's words).
+scatter route, close-ups, the gate's words). Every stage is also said in words: its figure's
+short alternative, its long description under it, its cells' sums for the keyboard grid, each
+step of its animation for the announcer (`ui.described`, `render.plotly.spoken`).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import streamlit as st
 
@@ -16,12 +20,16 @@ from convviz.model.lecture import LECTURE, Stage
 from convviz.render.motion.frames import motion_figure
 from convviz.render.motion.gif import motion_gif
 from convviz.render.motion.model import gif_fits
+from convviz.render.plotly.frames import player_meta
 from convviz.render.plotly.grid_figure import panels_figure
-from convviz.render.story.board import StillDrawing, drawing
+from convviz.render.plotly.spoken import Sums, motion_says
+from convviz.render.story.board import StillDrawing, drawing, sums_of
+from convviz.render.story.describe import Description
 from convviz.render.story.subject import Subject
 from convviz.ui.clicker import page_stages, stage_words
 from convviz.ui.compute import formula_at, input_grad_formula_of, shared_view, sweeps_for
 from convviz.ui.controls import Context
+from convviz.ui.described import told, words_under
 from convviz.ui.views import (
     FORMULA_LINES_PX,
     animated_chart,
@@ -31,6 +39,7 @@ from convviz.ui.views import (
     formula_lines,
     motion_captions,
     motion_start,
+    number_tables,
 )
 
 
@@ -53,23 +62,23 @@ def _view_key(ctx: Context, stage: Stage, *more) -> tuple:
     return (stage.key, ctx.key, ctx.n, ctx.k, ctx.c, ctx.selection, ctx.theme, *more)
 
 
-def _still_view(ctx: Context, stage: Stage, still: StillDrawing) -> None:
+def _still_view(ctx: Context, stage: Stage, still: StillDrawing, said: Said) -> None:
     """Still grids; on a projector the sum under them, as a player writes it under a figure."""
-    said = still.said or still.formula
-    pres = not ctx.theme.show_secondary and said is not None
+    written = still.said or still.formula
+    pres = not ctx.theme.show_secondary and written is not None
     theme = ctx.theme.reserve(FORMULA_LINES_PX) if pres else ctx.theme
     panels = still.screen or still.panels
     build = lambda: panels_figure(panels, theme, highlight=still.highlight)  # noqa: E731
     fig = shared_view(("still", *_view_key(ctx, stage)), build)
     with st.container(key="cv_screen_still"):  # on a projector, it ends the first screen
-        chart(fig, f"stage_{stage.key}")
+        chart(fig, f"stage_{stage.key}", said.told.short, said.sums)
         if pres:
-            formula_lines(said, ctx)
+            formula_lines(written, ctx)
     export_buttons(still.panels, ctx, stage.export, stage_words(stage, ctx)[0], still.formula,
                    highlight=still.highlight)  # fmt: skip
 
 
-def _sweep_view(ctx: Context, stage: Stage, subject: Subject) -> None:
+def _sweep_view(ctx: Context, stage: Stage, subject: Subject, said: Said) -> None:
     """A sliding window and its player, each frame's sum under it; its picture the still's."""
     drawn = drawing(subject, stage)
     sweep, still = drawn.sweep(subject), drawn.still(subject)
@@ -77,7 +86,7 @@ def _sweep_view(ctx: Context, stage: Stage, subject: Subject) -> None:
     animation(ctx, sweep.sweep, list(sweep.panels), stage.export, stage_words(stage, ctx)[0],
               channel=sweep.channel, start=start, formula=still.formula,
               formula_of=sweep.formula_of, cell=sweep.cell, still=still.panels,
-              stage=stage)  # fmt: skip
+              stage=stage, alt=said.told.short, sums=said.sums)  # fmt: skip
 
 
 def _follow(ctx: Context, stage: Stage) -> dict[str, int] | None:
@@ -89,15 +98,16 @@ def _follow(ctx: Context, stage: Stage) -> dict[str, int] | None:
     return {label: bar.index(label) for label in labels}
 
 
-def _motion_view(ctx: Context, stage: Stage, subject: Subject) -> None:
+def _motion_view(ctx: Context, stage: Stage, subject: Subject, said: Said) -> None:
     """Cells that move, with the player; the stage's picture (or its GIF) to download."""
     drawn = drawing(subject, stage)
     motion, start = drawn.motion(subject), motion_start(ctx)
     key = ("motion", *_view_key(ctx, stage, start))
     fig = shared_view(key, lambda: motion_figure(motion.build(), ctx.theme, start=start))
     captions = motion_captions(fig, ctx, motion.cell_formula) if motion.cell_formula else None
+    says = shared_view(("says", *key), lambda: motion_says(player_meta(fig), motion.cell_formula))
     animated_chart(fig, f"stage_{stage.key}", ctx, captions, follow=_follow(ctx, stage),
-                   stage=stage)  # fmt: skip
+                   stage=stage, alt=said.told.short, sums=said.sums, says=says)  # fmt: skip
     if drawn.still is not None:
         still = drawn.still(subject)
         export_buttons(still.panels, ctx, stage.export, stage_words(stage, ctx)[0],
@@ -113,14 +123,30 @@ def _motion_view(ctx: Context, stage: Stage, subject: Subject) -> None:
         )
 
 
+class Said(NamedTuple):
+    """A stage in words: its descriptions, and its cells' sums (None: its numbers alone)."""
+
+    told: Description
+    sums: Sums | None
+
+
 def stage_view(ctx: Context, stage: Stage, subject: Subject | None = None) -> Subject:
-    """Draw one stage of the lecture on its page, as its view says; the subject it drew."""
+    """Draw one stage of the lecture on its page, as its view says, and say it in words (its
+    long description and, but for a sliding window's own, its grids as tables under it); the
+    subject it drew."""
     subject = subject or subject_of(ctx)
     drawn = drawing(subject, stage)
+    said = Said(told(ctx, stage, subject), sums_of(subject, stage))
+    chart_key, still = f"chart_stage_{stage.key}", False
     if stage.view == "sweep":
-        _sweep_view(ctx, stage, subject)
+        _sweep_view(ctx, stage, subject, said)
+        chart_key = f"chart_{stage.export}"
     elif stage.view == "motion" and drawn.motion is not None:
-        _motion_view(ctx, stage, subject)
+        _motion_view(ctx, stage, subject, said)
     else:
-        _still_view(ctx, stage, drawn.still(subject))
+        _still_view(ctx, stage, drawn.still(subject), said)
+        still = True  # no player to say it has arrived
+    words_under(said.told, chart_key, still)
+    if stage.view != "sweep" and drawn.still is not None:  # a sweep's view has its own
+        number_tables(ctx, drawn.still(subject).panels, stage.export or stage.key)
     return subject

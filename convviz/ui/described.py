@@ -1,0 +1,56 @@
+"""A stage in words on its page: its two descriptions (`render.story.describe`), made once per
+view and shared, and the long one written under the figure.
+
+The long description is tied to its figure by the page's keyboard grids (aria-describedby, in
+the browser: convviz/player/grid.js), and a still stage's arrival words ride with it (a stage
+without a player: grid.js has the announcer say them when it is reached). One element a stage,
+no widget.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import streamlit as st
+
+from convviz.model.lecture import CHAIN_PAGE, Stage
+from convviz.render.story.describe import Description, describe
+from convviz.render.story.subject import Subject
+from convviz.ui.compute import shared_view
+from convviz.ui.controls import Context
+
+
+def told(ctx: Context, stage: Stage, subject: Subject | None = None) -> Description:
+    """The stage described for this view (its layer, slice, selection and page settings)."""
+    subject = subject or _subject(ctx, stage)
+    fields = repr(sorted(ctx.state.items())), repr(sorted(subject.chain_fields.items()))
+    key = ("told", stage.key, ctx.key, ctx.n, ctx.k, ctx.c, ctx.selection, *fields)
+    return shared_view(key, lambda: describe(subject, stage))
+
+
+def _subject(ctx: Context, stage: Stage) -> Subject:
+    from convviz.ui.stage_view import subject_of  # the page's stage view: its subject
+
+    subject = subject_of(ctx)
+    if stage.page == CHAIN_PAGE:  # layer 2 as the page draws it (its fields, kept in the session)
+        from convviz.ui.chain import LAST, OWN
+
+        own = st.session_state.get(LAST) or st.session_state.get(OWN) or {}
+        subject.chain_fields.update(own)
+    return subject
+
+
+def words_under(told: Description, chart: str, still: bool = False) -> None:
+    """The long description under the figure drawn as `chart` (its key, `chart_…`); for a still
+    stage, the words the announcer says when it is reached."""
+    arrive = f' data-cv-arrive="{escape(told.arrived)}"' if still else ""
+    st.html(
+        f'<div class="cv-describe" data-cv-describes="{escape(chart)}"{arrive}>'
+        f"<p><strong>In words.</strong> {escape(told.long)}</p></div>"
+    )
+
+
+def stage_in_words(ctx: Context, stage: Stage, chart: str, still: bool = False) -> None:
+    """A page's stage in words under its figure (a page whose stages are not yet drawn by the
+    stage view)."""
+    words_under(told(ctx, stage), chart, still)
