@@ -13,6 +13,7 @@ from convviz.render.story.learning_frames import STEP_FRAMES, run_figure, shown_
 from convviz.ui.clicker import stage_bar, stage_heading
 from convviz.ui.compute import shared_view
 from convviz.ui.controls import controls, page_config
+from convviz.ui.described import stage_in_words
 from convviz.ui.learning import (
     LOG_SCALE,
     experiment_of,
@@ -201,6 +202,7 @@ def train_view(ctx, experiment, stage) -> None:
 
 
 VIEWS = {"loss": loss_view, "step": step_view, "train": train_view}
+CHARTS = {"loss": "chart_learn_loss", "step": "chart_learn_step", "train": "chart_learn_run"}
 
 
 @page_body
@@ -214,6 +216,7 @@ def learning(ctx):
     experiment = the_experiment(ctx)
     ctx = stage_heading(stage, ctx, STAGE_PX, STAGE_PRES_PX)
     VIEWS[stage.key](ctx, experiment, stage)
+    stage_in_words(ctx, stage, CHARTS[stage.key], still=stage.key == "loss")
     if ctx.theme.show_secondary:
         learning_exports(ctx, experiment)
     else:  # on a projector, under the stage: the stage stays where the clicker left it

@@ -31,6 +31,7 @@ from convviz.ui.chain import chain_pass, from_url, layer_two_controls, own_query
 from convviz.ui.clicker import stage_bar, stage_heading, stage_words
 from convviz.ui.compute import CACHE, lean_sweep, shared_view
 from convviz.ui.controls import controls, page_config
+from convviz.ui.described import stage_in_words
 from convviz.ui.views import (
     animated_chart,
     chart,
@@ -174,6 +175,7 @@ def two_layers(ctx):
         sweep_view(ctx, p, stage, s, own, cell)
     else:
         still_view(ctx, p, stage, s, own, cell)
+    stage_in_words(ctx, stage, f"chart_stage_{stage.key}", still=stage.view == "still")
     if stage.key == HANDOVER and ctx.theme.show_secondary:
         st.markdown("**The gate, cell by cell**")
         chart(panels_figure(gate_panels(p, s), ctx.theme, highlight=SHUT_WORDS), "gate")

@@ -206,6 +206,7 @@ function scan(reg) {
   skipLink(reg);
   describe();
   arrive(reg);
+  reg.opened = true;
 }
 
 function skipLink(reg) {
@@ -243,12 +244,13 @@ function describe() {
 }
 
 function arrive(reg) {
-  // a still stage reached (it has no player to say it): what it did, once
+  // a still stage reached (it has no player to say it): what it did, once; not the stage a page
+  // opened on (a screen reader reads a page as it opens)
   const stage = document.querySelector("[data-cv-arrive]");
   const words = stage && stage.dataset.cvArrive;
   if (!words || words === reg.arrived) return;
+  if (reg.arrived !== null || reg.opened) announce(words);
   reg.arrived = words;
-  announce(words);
 }
 
 function onCsv(event) {
@@ -273,7 +275,7 @@ function installGrids(words) {
     gridState().words = words;
     return gridState();
   }
-  const reg = { words, charts: new Map(), kept: new Map(), focused: null, arrived: null };
+  const reg = { words, charts: new Map(), kept: new Map(), focused: null, arrived: null, opened: false };
   window.__convvizGrids = reg;
   announcer();
   let queued = false;

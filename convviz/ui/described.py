@@ -9,12 +9,14 @@ no widget.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 
 import streamlit as st
 
 from convviz.model.lecture import CHAIN_PAGE, Stage
-from convviz.render.story.describe import Description, describe
+from convviz.render.panel import Panel
+from convviz.render.story.describe import Description, describe, grid_words
 from convviz.render.story.subject import Subject
 from convviz.ui.compute import shared_view
 from convviz.ui.controls import Context
@@ -43,10 +45,20 @@ def _subject(ctx: Context, stage: Stage) -> Subject:
 def words_under(told: Description, chart: str, still: bool = False) -> None:
     """The long description under the figure drawn as `chart` (its key, `chart_…`); for a still
     stage, the words the announcer says when it is reached."""
-    arrive = f' data-cv-arrive="{escape(told.arrived)}"' if still else ""
+    _words(told.long, chart, told.arrived if still else "")
+
+
+def figure_in_words(chart: str, lead: str, panels: Sequence[Panel] = ()) -> None:
+    """A figure that is no stage of the lecture in words under it (drawn as `chart`): what it
+    shows (`lead`), then each of its grids' size and numbers (`describe.grid_words`)."""
+    _words(" ".join([lead, *(grid_words(p) for p in panels)]), chart)
+
+
+def _words(long: str, chart: str, arrive: str = "") -> None:
+    said = f' data-cv-arrive="{escape(arrive)}"' if arrive else ""
     st.html(
-        f'<div class="cv-describe" data-cv-describes="{escape(chart)}"{arrive}>'
-        f"<p><strong>In words.</strong> {escape(told.long)}</p></div>"
+        f'<div class="cv-describe" data-cv-describes="{escape(chart)}"{said}>'
+        f"<p><strong>In words.</strong> {escape(long)}</p></div>"
     )
 
 
