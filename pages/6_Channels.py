@@ -131,7 +131,7 @@ def channels(ctx: Context) -> None:
             fig = shared_view(("channels", grid.key, *shows), lambda g=grid: tiles(g, ctx.theme))
             slice_chart(fig, grid.key, grid.fields, ctx)
             figure_in_words(f"tiles_{grid.key}_{ctx.n}_{ctx.k}_{ctx.c}",
-                            f"{grid.title}. {grid.caption}")  # fmt: skip
+                            f"{grid.title.rstrip('.')}. {grid.caption}")  # fmt: skip
             if not projector and grid.caption:
                 st.caption(grid.caption)
             elif projector and grid.outlined:  # the title and caption that said so are hidden

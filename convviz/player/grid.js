@@ -8,7 +8,7 @@
 // main figure, the figures' long descriptions tied to them, a still stage's arrival said by the
 // announcer, and each number table's CSV download, built here (no server widget per grid).
 //
-// One keyboard grid a chart lives beside plotly's own element, outside it, and is made again
+// One keyboard grid a chart lives just before plotly's own element, outside it, and is made again
 // when the chart is drawn anew (Streamlit's reruns, a deck's stage); the cell the keyboard was
 // on is kept per chart, and the focus comes back to it after a rerun that took it away.
 
@@ -101,9 +101,7 @@ function keyboardGrid(gd, reg) {
     const row = el("div", { role: "row", class: "cv-row" });
     const made = el("div", { role: "gridcell", tabindex: "0", class: "cv-cell" });
     made.setAttribute("aria-label", sentence());
-    made.dataset.grid = grids[at.g].name;
-    made.dataset.row = String(at.r);
-    made.dataset.col = String(at.c);
+    made.dataset.cell = grids[at.g].trace.customdata[at.r * grids[at.g].w + at.c].join(":");
     row.appendChild(made);
     const old = box.firstChild;
     box.appendChild(row);
@@ -165,7 +163,8 @@ function keyboardGrid(gd, reg) {
       at = opens >= 0 ? { g: opens, r: grids[opens].start[0], c: grids[opens].start[1] } : { g: grids.length - 1, r: 0, c: 0 };
     }
     box.setAttribute("aria-label", fill(reg.words.grid, { figure: figureName(gd) }));
-    if (!box.isConnected) gd.insertAdjacentElement("afterend", box);
+    // before the chart: the figure's first Tab stop (plotly's toolbar buttons come after it)
+    if (!box.isConnected) gd.insertAdjacentElement("beforebegin", box);
     const had = cell && document.activeElement === cell;
     const lost = reg.focused === key && document.activeElement === document.body;
     draw(had || lost);
@@ -206,7 +205,6 @@ function scan(reg) {
   skipLink(reg);
   describe();
   arrive(reg);
-  reg.opened = true;
 }
 
 function skipLink(reg) {
@@ -245,11 +243,17 @@ function describe() {
 
 function arrive(reg) {
   // a still stage reached (it has no player to say it): what it did, once; not the stage a page
-  // opened on (a screen reader reads a page as it opens)
+  // opened on (a screen reader reads a page as it opens: reg.arrived null), but one reached from
+  // another stage (a still one's words, or "" for an animated one: its player said it)
   const stage = document.querySelector("[data-cv-arrive]");
   const words = stage && stage.dataset.cvArrive;
-  if (!words || words === reg.arrived) return;
-  if (reg.arrived !== null || reg.opened) announce(words);
+  if (!words) {
+    const players = window.__convviz ? [...window.__convviz.players.values()] : [];
+    if (players.some((p) => p.primary)) reg.arrived = "";
+    return;
+  }
+  if (words === reg.arrived) return;
+  if (reg.arrived !== null) announce(words);
   reg.arrived = words;
 }
 
@@ -275,7 +279,7 @@ function installGrids(words) {
     gridState().words = words;
     return gridState();
   }
-  const reg = { words, charts: new Map(), kept: new Map(), focused: null, arrived: null, opened: false };
+  const reg = { words, charts: new Map(), kept: new Map(), focused: null, arrived: null };
   window.__convvizGrids = reg;
   announcer();
   let queued = false;

@@ -51,7 +51,7 @@ def words_under(told: Description, chart: str, still: bool = False) -> None:
 def figure_in_words(chart: str, lead: str, panels: Sequence[Panel] = ()) -> None:
     """A figure that is no stage of the lecture in words under it (drawn as `chart`): what it
     shows (`lead`), then each of its grids' size and numbers (`describe.grid_words`)."""
-    _words(" ".join([lead, *(grid_words(p) for p in panels)]), chart)
+    _words(" ".join([lead.strip(), *(grid_words(p) for p in panels)]), chart)
 
 
 def _words(long: str, chart: str, arrive: str = "") -> None:
