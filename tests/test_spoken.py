@@ -22,13 +22,17 @@ from convviz.engine.text import MINUS
 from convviz.model.descriptions import DESCRIPTIONS, described
 from convviz.model.lecture import LECTURE
 from convviz.model.presets import PRESETS_BY_KEY
+from convviz.model.state import from_query
 from convviz.render.motion.frames import motion_figure
+from convviz.render.motion.model import MOTION_FRAME_MS
 from convviz.render.panel import ROLE_WORDS, Panel
+from convviz.render.plotly.frames import FRAME_MS
 from convviz.render.plotly.grid_figure import panels_figure
 from convviz.render.plotly.spoken import SAID_TERMS, Sums, say_sums, window_says
 from convviz.render.plotly.sweeps import sweep_figure
 from convviz.render.story.board import drawing, sums_of
 from convviz.render.story.describe import describe
+from convviz.render.story.learning_frames import STEP_FRAME_MS, STEP_FRAMES
 from convviz.render.story.panels import forward_panels
 from convviz.render.story.subject import Subject
 from convviz.render.tables import table_html
@@ -261,3 +265,21 @@ def test_a_stages_description_names_its_grids_sizes_and_their_numbers_range(key)
             lo, hi = (f"{a:g}".replace("-", MINUS) for a in (v.min(), v.max()))
             assert (f"from {lo} to {hi}" in told.long) or (lo == hi and f"is {lo}" in told.long)
         assert told.arrived.startswith(LECTURE.named(LECTURE.stage(stage)))
+
+
+# --- moving content (WCAG 2.2.2) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ("recitation-s1", "recitation-s2", "keras-same", "classroom"))
+def test_every_transition_lasts_between_a_fifth_of_a_second_and_two_at_1x(key):
+    """A motion's glide from one keyframe to the next, a sliding window's step and the Learning
+    page's step each take 0.2–2 s at 1× (none under reduced motion: the player's `arrival`)."""
+    state, _ = from_query({"preset": key})
+    s = Subject(_layer(key)[0], state=state)
+    for stage in LECTURE.of(s.spec):
+        drawn = drawing(s, stage)
+        if drawn.motion is None:
+            continue
+        glides = np.array(drawn.motion(s).build().tweens) * MOTION_FRAME_MS
+        assert glides.min() >= 200 and glides.max() <= 2000, (stage.key, glides)
+    assert 200 <= FRAME_MS <= 2000 and 200 <= STEP_FRAMES * STEP_FRAME_MS <= 2000
