@@ -11,12 +11,14 @@ from convviz.render.plotly.grid_figure import panels_figure
 from convviz.render.story.panels import overview_panels, shape_rows
 from convviz.ui.compute import reference_check, shared_view
 from convviz.ui.controls import controls, page_config
+from convviz.ui.described import figure_in_words
 from convviz.ui.editors import value_editors
 from convviz.ui.views import (
     cell_picker,
     chart,
     close_up,
     export_buttons,
+    layer_sums,
     page_body,
     page_end,
     page_header,
@@ -25,6 +27,13 @@ from convviz.ui.views import (
 
 PAGE = "app.py"
 SUMS = ("y", "grad_x", "grad_w")  # the grids whose cells have a formula
+OVERVIEW_WORDS = {
+    "forward": "The layer's forward pass at a glance: the padded input, the kernel, and the "
+    "output y the kernel makes as it slides over the input.",
+    "backward": "The backward pass at a glance: the gradient ∂L/∂y that arrives from the next "
+    "layer, and the two gradients the layer makes from it, ∂L/∂x for its input and ∂L/∂w for "
+    "its kernel.",
+}
 page_config(PAGE)
 ctx = controls()
 page_header(
@@ -50,7 +59,8 @@ def overview(ctx):
             ("overview", part, *shows), partial(panels_figure, panels, ctx.theme, title=title)
         )
         with st.container(key=f"cv_screen_{part}"):  # on a projector, a screen each
-            chart(fig, f"overview_{part}")
+            chart(fig, f"overview_{part}", sums=layer_sums(ctx))
+        figure_in_words(f"chart_overview_{part}", OVERVIEW_WORDS[part], panels)
     sums = [p for p in forward + backward if p.key in SUMS]
     close_up(ctx, sums, "overview")  # a layer too big to number: the cells around the selected
     selected_formula(ctx)

@@ -17,6 +17,7 @@ from convviz.render.story.panels import (
 )
 from convviz.ui.compute import contributions_for, shared_view, sweeps_for
 from convviz.ui.controls import Context, controls, page_config, slice_chart
+from convviz.ui.described import figure_in_words
 from convviz.ui.views import (
     cell_picker,
     chart,
@@ -129,6 +130,8 @@ def channels(ctx: Context) -> None:
             grid = oriented(grid, ctx.theme)
             fig = shared_view(("channels", grid.key, *shows), lambda g=grid: tiles(g, ctx.theme))
             slice_chart(fig, grid.key, grid.fields, ctx)
+            figure_in_words(f"tiles_{grid.key}_{ctx.n}_{ctx.k}_{ctx.c}",
+                            f"{grid.title.rstrip('.')}. {grid.caption}")  # fmt: skip
             if not projector and grid.caption:
                 st.caption(grid.caption)
             elif projector and grid.outlined:  # the title and caption that said so are hidden

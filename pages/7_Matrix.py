@@ -15,6 +15,7 @@ from convviz.engine.text import slice_name
 from convviz.model.state import bounded, to_query
 from convviz.render.plotly.grid_figure import panels_figure
 from convviz.render.plotly.grids import PLOTLY_CONFIG
+from convviz.render.plotly.spoken import figure_alt
 from convviz.render.selection import centre
 from convviz.render.story.matrix import (
     SECTIONS,
@@ -31,6 +32,7 @@ from convviz.render.story.matrix import (
 )
 from convviz.ui.compute import shared_view
 from convviz.ui.controls import clicked_cell, controls, converted, page_config
+from convviz.ui.described import figure_in_words
 from convviz.ui.views import page_end, page_header
 
 PAGE = "pages/7_Matrix.py"
@@ -94,20 +96,37 @@ def matrix_figure(panels):
     return panels_figure(panels, replace(THEME, figure_h=max(THEME.figure_h, tall)))
 
 
-def matrix_chart(panels_of, name: str, first: bool = False) -> None:
+def matrix_chart(panels_of, name: str, first: bool = False, words: str = "") -> None:
     """The figure of `panels_of()`, built once per view and shared by every session. The first
-    of a section ends the screen on a projector: the next starts below its edge, not cut by it."""
+    of a section ends the screen on a projector: the next starts below its edge, not cut by it.
+    words : what it shows, in words under it."""
     shows = (name, ctx.key, ctx.n, ctx.k, ctx.c, picked, link, THEME)
     box = st.container(key=f"cv_screen_{name}") if first else st
+    fig = shared_view(shows, lambda: matrix_figure(panels_of()))
     box.plotly_chart(
-        converted(shared_view(shows, lambda: matrix_figure(panels_of()))),
+        converted(fig),
         key=f"mx_chart_{name}",
+        alt=figure_alt(fig),
         on_select="rerun",
         selection_mode=("points",),
         config=PLOTLY_CONFIG,
         width="content",
         theme=None,
     )
+    if words:
+        figure_in_words(f"mx_chart_{name}", words)
+
+
+MATRIX_WORDS = {
+    "M": "The convolution as one matrix M. Each row is one output cell; each column is one cell "
+    "of the input. A row holds the kernel's numbers where that output's window lies, and 0 "
+    "elsewhere. Multiplying M by the input, laid out as a column, gives the output.",
+    "Mt": "The same matrix turned on its side, Mᵀ. Each row is one input cell; it lists the "
+    "output cells whose windows covered it and the kernel number each used. Multiplying Mᵀ by "
+    "∂L/∂y gives ∂L/∂x.",
+    "P": "im2col: every window of the input copied into one row of a patches matrix. Patches "
+    "times the kernel, laid out as a column, gives the output.",
+}
 
 
 def say(text: str) -> None:
@@ -126,7 +145,7 @@ def forward_section() -> None:
             else ""
         )
     )
-    matrix_chart(lambda: [matrix_panel(ms, link)], "M", first=True)
+    matrix_chart(lambda: [matrix_panel(ms, link)], "M", first=True, words=MATRIX_WORDS["M"])
     st.markdown(f"**Selected:** {link.words(ms)}. The same cells on the grids:")
     matrix_chart(lambda: grid_panels(ms, link), "grids")
 
@@ -140,7 +159,7 @@ def backward_section() -> None:
         "over the border (so it is padded by d·(k−1)), and the window to the right of a cell "
         "used a tap further left (so the kernel is rotated 180°)."
     )
-    matrix_chart(lambda: [transpose_panel(ms, link)], "Mt", first=True)
+    matrix_chart(lambda: [transpose_panel(ms, link)], "Mt", first=True, words=MATRIX_WORDS["Mt"])
     W, why = spec.in_size[1], ""
     if link.inp is not None:
         x_cell = divmod(link.inp, W)
@@ -171,7 +190,7 @@ def im2col_section() -> None:
         "y = patches · vec(w), one GEMM, which is how libraries compute a convolution, and the "
         "weight gradient is the other product: ∂L/∂w = patchesᵀ · vec(∂L/∂y)."
     )
-    matrix_chart(lambda: [im2col_panel(ms, link)], "P", first=True)
+    matrix_chart(lambda: [im2col_panel(ms, link)], "P", first=True, words=MATRIX_WORDS["P"])
     matrix_chart(lambda: [im2col_grad_panel(ms, link)], "Pt")
 
 

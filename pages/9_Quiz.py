@@ -13,6 +13,7 @@ from convviz.model import quiz
 from convviz.model.fields import DEFAULTS, EXPLICIT, PAGE_FIELDS, parse_field, typed_number
 from convviz.model.presets import PRESETS_BY_KEY
 from convviz.render.plotly.grids import PLOTLY_CONFIG
+from convviz.render.plotly.spoken import figure_alt
 from convviz.render.story.quiz import given_figures, given_rows
 from convviz.ui.compute import compute_layer, shared_view
 from convviz.ui.controls import (
@@ -24,6 +25,7 @@ from convviz.ui.controls import (
     page_config,
     self_rerun,
 )
+from convviz.ui.described import figure_in_words
 from convviz.ui.views import formula_box, page_end, page_header
 
 PAGE = "pages/9_Quiz.py"
@@ -178,9 +180,10 @@ given = shared_view(  # what the question gives: built once per setting, all ses
     lambda: given_figures(rows, ctx.theme.reserve(above)),
 )
 for i, fig in enumerate(given):
-    st.plotly_chart(
-        converted(fig), key=f"quiz_given_{i}", config=PLOTLY_CONFIG, width="content", theme=None
-    )
+    st.plotly_chart(converted(fig), key=f"quiz_given_{i}", alt=figure_alt(fig),
+                    config=PLOTLY_CONFIG, width="content", theme=None)  # fmt: skip
+figure_in_words("quiz_given_0", "The grids the question gives, to work it out from.",
+                [p for row in rows for p in row])  # fmt: skip
 form = f"{st.session_state[SEED]}_{index}_{abs(hash(ctx.key))}_{len(tries)}"  # a fresh field
 if not fb.revealed:
     with st.form(f"answer_{form}"):

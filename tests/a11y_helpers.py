@@ -17,6 +17,7 @@ PAGES = (
     ("checks", "Checks"),
     ("quiz", "Quiz"),
     ("learning", "Learning"),
+    ("two_layers", "Two_layers"),
 )
 SIZES = ((1280, 720), (1920, 1080))
 # the seeds' small layers and the default (qa-channels, the third seed's 5×100×100 layer, is in

@@ -9,7 +9,8 @@ before it measures (`settled`, `goto`, `rerun`):
 - no lazily loaded element is still a skeleton, and the fonts are loaded;
 - the page is sized to this screen: the screen-size reporter (convviz/ui/viewport.js) says
   `fitted` (else it is about to ask for the one rerun that sizes the figures);
-- every plotly chart is drawn (its SVG exists) and every player (convviz/player/player.js) drives a
+- every plotly chart is drawn (its SVG exists) and has its keyboard grid, made for the figure
+  drawn (convviz/player/grid.js), and every player (convviz/player/player.js) drives a
   chart that carries its own frames, and shows the frame it is at (`shown()`: plotly's animate
   has finished drawing it; a transition in flight is not settled).
 
@@ -46,6 +47,14 @@ SETTLED = """() => {
   if (reporter && document.body.dataset.cvViewport !== 'fitted') return false;
   const charts = [...document.querySelectorAll('.js-plotly-plot')];
   if (!charts.every(gd => gd.querySelector('.main-svg'))) return false;
+  const grids = window.__convvizGrids;
+  const walked = gd => {
+    const g = grids && grids.charts.get(gd);
+    return g && g.box.isConnected && g.data === gd.data && g.layout === gd.layout;
+  };
+  if (!charts.every(gd => !(gd.data || []).some(t => t.meta && t.meta.grid) || walked(gd))) {
+    return false;
+  }
   const players = window.__convviz ? [...window.__convviz.players.values()] : [];
   return players.every(p => {
     const gd = document.querySelector(`.st-key-${p.chart} .js-plotly-plot`);

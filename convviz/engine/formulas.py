@@ -16,7 +16,7 @@ from convviz.engine.arrays import ForwardArrays, InputGradArrays, WeightGradArra
 from convviz.engine.ops import source_index
 from convviz.engine.spec import ConvSpec
 from convviz.engine.terms import Symbol, Term, TermArrays
-from convviz.engine.text import MINUS, number
+from convviz.engine.text import MINUS, count, number
 
 
 def _values(terms: Sequence[Term]) -> np.ndarray:
@@ -68,6 +68,10 @@ class Formula:
     def name(self, latex: bool = False) -> str:
         """The cell this sums to, with the tags of the axes that vary (e.g. y[n=1]₀₀)."""
         return self.target.latex(self.varying) if latex else self.target.text(self.varying)
+
+    def said(self) -> str:
+        """The cell as a sentence writes it: ∂L/∂x[2, 2] (`Symbol.said`)."""
+        return self.target.said(self.varying)
 
     @property
     def total(self) -> float:
@@ -184,6 +188,30 @@ class Formula:
             order = np.argsort(self.terms.vanishing, kind="stable")
             return replace(self, terms=self.terms.reordered(order))
         return replace(self, terms=tuple(sorted(self.terms, key=lambda t: t.vanishes)))
+
+    def words(self, max_terms: int = SHORT_TERMS) -> str:
+        """The sum in words, as a screen reader says it after the cell's value: 'the sum of 4
+        products: 1 times 6 plus 2 times 4 plus …'; past max_terms, 'and K more, adding up to S'
+        (the terms that count first: `vanishing_last`). A folded ∂L/∂x cell is the sum of its
+        own gradient and its padded copies'."""
+        formula = self.vanishing_last()
+        if self.groups:
+            parts = [number(g.value) for g in self.groups[:max_terms]]
+            copies = count(len(self.groups) - 1, "padded copy", "padded copies")
+            head = f"the sum of its own gradient and its {copies}"
+        else:
+            parts = [f"{number(t.left_value)} times {number(t.right_value)}"
+                     for t in formula.terms[:max_terms]]  # fmt: skip
+            head = f"the sum of {count(len(self.terms), 'product')}"
+            if not parts:
+                head = "no product: no window reads it"
+        said = f"{head}: {' plus '.join(parts)}" if parts else head
+        shown = formula.shown(max_terms)
+        if shown.hidden_count:
+            said += f", and {shown.hidden_count} more, adding up to {number(shown.hidden_sum)}"
+        if self.constant:
+            said += f", plus the bias {number(self.constant)}"
+        return said
 
     def text(self, numeric: bool = False, max_terms: int = 30) -> str:
         """Plain text of the sum; past max_terms, '[n more terms = s]' says what the rest is."""

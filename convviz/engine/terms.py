@@ -43,6 +43,12 @@ class Symbol:
         cell = _TEXT_BASE[plain] + tag + _join(self.index).translate(_SUB)
         return f"∂L/∂{cell}" if self.name.startswith("d") else cell
 
+    def said(self, axes: Collection[str] = ()) -> str:
+        """The cell as a sentence writes it, its indices in brackets: ∂L/∂x[2, 2] (a subscript's
+        digits run together, ₂₂)."""
+        sub = self.text(axes).removesuffix(_join(self.index).translate(_SUB))
+        return f"{sub}[{', '.join(map(str, self.index))}]" if self.index else sub
+
     def _shown(self, axes: Collection[str]) -> tuple[tuple[str, int], ...]:
         return tuple((a, v) for a, v in self.tags if a in axes)
 

@@ -38,7 +38,10 @@ from convviz.render.plotly.frames import (
 )
 from convviz.render.plotly.grid_figure import panels_figure
 from convviz.render.plotly.grids import PLOTLY_CONFIG
+from convviz.render.plotly.spoken import figure_alt, motion_says, say_sums
 from convviz.render.plotly.sweeps import sweep_figure
+from convviz.render.story.board import sums_of
+from convviz.render.story.describe import Description, describe
 from convviz.render.theme import Theme, a11y_css_variables, css_variables, theme_for
 
 DECK_PX = (1280, 720)  # the screen a deck is drawn for; a bigger window zooms it whole
@@ -124,28 +127,44 @@ def _lecture_data(whole: int | None, heavy: bool = False) -> dict:
     }
 
 
-def player_block(fig, captions, key: str, lecture: dict) -> str:
-    """A chart and its player: the chart inside the element its player looks in."""
+def figure_block(fig, key: str, told: Description | None = None) -> str:
+    """A chart in the element its player and keyboard grid look in: a figure named by its short
+    description (else `figure_alt`), its long one beside it for a screen reader."""
+    alt = told.short if told else figure_alt(fig)
+    long = (f'<p class="cv-sr" data-cv-describes="chart_{key}">{html.escape(told.long)}</p>'
+            if told else "")  # fmt: skip
+    return (
+        f'<div class="figure st-key-chart_{key}" role="figure" aria-label="{html.escape(alt)}">'
+        f"{_figure_div(fig, key)}</div>{long}"
+    )
+
+
+def player_block(
+    fig, captions, key: str, lecture: dict, told: Description | None = None, says=None
+) -> str:
+    """A chart and its player: the chart inside the element its player looks in; told: the
+    stage's descriptions (the announcer says its arrival); says: per frame, what its step does
+    (where the figure has none: a motion's)."""
     data = player.player_data(
         fig, captions, chart=f"chart_{key}", find=f".st-key-chart_{key}", stage=key,
-        presentation=True, primary=False, **lecture,
+        presentation=True, primary=False, arrived=told.arrived if told else "", says=says,
+        **lecture,
     )  # fmt: skip
     return (
-        f'<div class="figure st-key-chart_{key}">{_figure_div(fig, key)}</div>\n'
+        f"{figure_block(fig, key, told)}\n"
         f'<div class="st-key-player_{key}" data-convviz-player>'
         f'<script type="application/json">{_json(data)}</script></div>'
     )
 
 
-def _still_block(still: Still, key: str, theme: Theme) -> str:
+def _still_block(still: Still, key: str, theme: Theme, told: Description, sums) -> str:
     """A stage of still grids, its sum in the two lines a player writes under its figure."""
     fig = panels_figure(still.panels, theme.reserve(FORMULA_LINES_PX), highlight=still.highlight)
+    if sums is not None:
+        say_sums(fig, sums)
     lines = formula_lines(still.formula, theme) if still.formula else []
     words = "".join(f"<div>{html.escape(line)}</div>" for line in lines)
-    return (
-        f'<div class="figure st-key-chart_{key}">{_figure_div(fig, key)}</div>'
-        f'<div class="cv-formula">{words}</div>'
-    )
+    return f'{figure_block(fig, key, told)}<div class="cv-formula">{words}</div>'
 
 
 def layer_line(story: Story) -> str:
@@ -191,11 +210,16 @@ def _stage_section(story: Story, stage: Stage, i: int, theme: Theme, lecture: di
     heading = story.words(stage)[0]
     number = story.lecture.number(stage)
     title = f"{number}. {heading}" if number else heading
+    told, sums = describe(story, stage), sums_of(story, stage)
     if stage.animated:
-        fig, captions = animation_figure(story.animation(stage), theme)
-        body, chart = player_block(fig, captions, key, lecture), f"chart_{key}"
+        anim = story.animation(stage)
+        fig, captions = animation_figure(anim, theme)
+        if sums is not None:
+            say_sums(fig, sums)
+        says = None if anim.sweep is not None else motion_says(player_meta(fig), anim.cell_formula)
+        body, chart = player_block(fig, captions, key, lecture, told, says), f"chart_{key}"
     else:
-        body, chart = _still_block(story.still(stage), key, theme), ""
+        body, chart = _still_block(story.still(stage), key, theme, told, sums), ""
     return (
         f'<section class="stage" data-stage="{i}" data-chart="{chart}" data-key="{stage.key}"'
         f"{' data-covers' if stage.covers else ''}>"
@@ -228,7 +252,7 @@ def deck_html(story: Story, stages: list[Stage], title: str, progress=None) -> s
 <div id="deck" style="width: {width}px; height: {height}px" data-width="{width}"
  data-height="{height}">{_head(story, stages)}{"".join(sections)}</div>{nav}
 <script>{player.global_script()}
-{_MOUNT}</script>
+{_MOUNT % _json(player.grid_words())}</script>
 <script>{_DECK_JS.read_text()}</script>
 </body></html>
 """
@@ -237,6 +261,7 @@ def deck_html(story: Story, stages: list[Stage], title: str, progress=None) -> s
 # The player is an ES module for Streamlit's components (`export default function (component)`);
 # here it becomes a global the page calls once per chart.
 _MOUNT = """
+window.convvizGrids({ data: %s });
 document.querySelectorAll("[data-convviz-player]").forEach(function (node) {
   var data = JSON.parse(node.querySelector("script[type='application/json']").textContent);
   window.convvizPlayer({ parentElement: node, data: data });

@@ -9,7 +9,8 @@ const CONTROL_INPUTS = /^(checkbox|radio|button|submit|reset|color|file)$/;
 const TOGGLE_INPUTS = /^checkbox$/;
 const TOGGLE_ROLES = /^(checkbox|switch)$/;
 
-// What holds the keyboard: "text" (a field typed in: every key is its own), "slider" (a control's
+// What holds the keyboard: "text" (a field typed in: every key is its own), "grid" (a keyboard
+// grid's cell: its arrows, Home/End and Enter move and select in it), "slider" (a control's
 // arrows, Home/End and space are its own), "toggle" (a checkbox or switch reached with the
 // keyboard, :focus-visible: its space toggles it), "control" (a toggle
 // or button just clicked, or a player's scrub: the keys are the players', as they are the page's)
@@ -18,6 +19,7 @@ export function focusOf(el) {
   if (!el || !el.tagName || el.tagName === "BODY" || el.tagName === "HTML") return null;
   if (el.classList?.contains("scrub")) return "control"; // a player's own
   const role = (el.getAttribute && el.getAttribute("role")) || "";
+  if (role === "gridcell") return "grid"; // a keyboard grid's cell: its keys are the grid's
   const toggle = (el.tagName === "INPUT" && TOGGLE_INPUTS.test(el.type)) || TOGGLE_ROLES.test(role);
   if (toggle && el.matches?.(":focus-visible")) return "toggle";
   if (el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable) return "text";
@@ -39,12 +41,13 @@ export function actionOf(key, keymap) {
 export const LECTURE_ACTIONS = new Set(["next", "back", "whole", "blank", "full", "leave"]);
 
 // Whether the page takes a key from where the keyboard is: never from a field typed in; from a
-// slider only a clicker's (its arrows, Home/End and space are its own); from a toggle reached
+// slider or a keyboard grid only a clicker's (its arrows, Home/End and space are its own; in a
+// grid Escape leaves it, unless the screen is blank); from a toggle reached
 // with the keyboard all but space (which toggles it).
 export function takes(focus, action) {
   if (!action || focus === "text") return false;
   if (focus === "toggle") return action !== "play";
-  return focus !== "slider" || LECTURE_ACTIONS.has(action);
+  return (focus !== "slider" && focus !== "grid") || LECTURE_ACTIONS.has(action);
 }
 
 // The playback policy, owned here and nowhere else: how a stage opens when it is entered (by the
@@ -168,4 +171,100 @@ export function frameUpdate(frame) {
     leaves(entries, "", k);
   });
   return { restyle, relayout: frame.layout || {}, traces: frame.traces };
+}
+
+// --- the announcer (one polite live region a page): what a step does, at a pace to follow ------
+
+// ms to wait before a step may be said: none for the last step of a play (`final`) or once `gap`
+// ms have passed since the last was said (last: when, or null); else until they have.
+export function speakIn(now, last, final, gap = 500) {
+  if (final || last === null || now - last >= gap) return 0;
+  return gap - (now - last);
+}
+
+// Whether frame i is a step the announcer says (a keyframe of a motion, any frame of a sliding
+// window), and which: [its number from 1, how many]; null for a frame on the way.
+export function stepOf(keyframes, i, count) {
+  if (!keyframes || !keyframes.length) return i >= 0 && i < count ? [i + 1, count] : null;
+  const at = keyframes.indexOf(i);
+  return at < 0 ? null : [at + 1, keyframes.length];
+}
+
+// A template of the Python side's words with its {names} filled in.
+export function fill(template, values) {
+  return template.replace(/\{(\w+)\}/g, (all, name) => (name in values ? String(values[name]) : all));
+}
+
+// --- keyboard grids (grid.js): a figure's grids walked cell by cell ------------------------------
+
+// Where a key moves the keyboard's cell in a figure's grids (grids: [{h, w}] in reading order;
+// at: {g, r, c}): an arrow one cell (left and right go on into the grid before or after, on the
+// same row as far as it reaches), Home / End a row's ends, Ctrl+Home / Ctrl+End the first grid's
+// first cell and the last grid's last; null when the key is not the grid's.
+export function gridMove(grids, at, key, ctrl = false) {
+  const { g, r, c } = at;
+  const { h, w } = grids[g];
+  const to = (gi, ri, ci) => ({ g: gi, r: Math.max(0, Math.min(grids[gi].h - 1, ri)), c: ci });
+  if (ctrl && key === "Home") return { g: 0, r: 0, c: 0 };
+  if (ctrl && key === "End") {
+    const last = grids.length - 1;
+    return { g: last, r: grids[last].h - 1, c: grids[last].w - 1 };
+  }
+  switch (key) {
+    case "ArrowUp":
+      return { g, r: Math.max(0, r - 1), c };
+    case "ArrowDown":
+      return { g, r: Math.min(h - 1, r + 1), c };
+    case "ArrowLeft":
+      if (c > 0) return { g, r, c: c - 1 };
+      return g > 0 ? to(g - 1, r, grids[g - 1].w - 1) : { g, r, c };
+    case "ArrowRight":
+      if (c < w - 1) return { g, r, c: c + 1 };
+      return g < grids.length - 1 ? to(g + 1, r, 0) : { g, r, c };
+    case "Home":
+      return { g, r, c: 0 };
+    case "End":
+      return { g, r, c: w - 1 };
+    default:
+      return null;
+  }
+}
+
+// The sentence a grid's cell i (row-major) is named by: "∂L/∂x row 1, column 2: 14, the sum of 6
+// products: 1 times 6 plus …". words: the Python side's ({cell, blank, minus, roles}); grid: its
+// click markers' meta ({name, shape, origin, values (a list), roles?, sums?}).
+export function cellSentence(words, grid, i) {
+  const w = grid.shape[1];
+  const [oy, ox] = grid.origin;
+  const value = grid.values[i] === "" ? words.blank : grid.values[i];
+  const index = (n) => (n < 0 ? `${words.minus || "-"}${-n}` : String(n));
+  const [row, col] = [index(Math.floor(i / w) + oy), index((i % w) + ox)];
+  let said = fill(words.cell, { name: grid.name, row, col, value });
+  const role = grid.roles && words.roles[grid.roles[i]];
+  if (role) said += `, ${role}`;
+  const sum = grid.sums && grid.sums[i];
+  if (sum) said += `, ${sum}`;
+  return said;
+}
+
+// Cell (r, c)'s box in a chart's px, from its grid's plot area (the px box of its axes: x, y,
+// width, height) and the axes' ranges (x left to right; y bottom to top, reversed: row 0 on top).
+export function cellRect(area, xrange, yrange, origin, r, c) {
+  const across = area.width / (xrange[1] - xrange[0]);
+  const down = area.height / (yrange[0] - yrange[1]);
+  return {
+    left: area.x + (c + origin[1] - 0.5 - xrange[0]) * across,
+    top: area.y + (r + origin[0] - 0.5 - yrange[1]) * down,
+    width: across,
+    height: down,
+  };
+}
+
+// Rows of fields as CSV (RFC 4180): a field with a comma, a quote or a line break is quoted.
+export function csv(rows) {
+  const field = (v) => {
+    const s = String(v);
+    return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+  };
+  return `${rows.map((row) => row.map(field).join(",")).join("\r\n")}\r\n`;
 }

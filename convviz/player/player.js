@@ -5,7 +5,9 @@
 // frames' names, keyframes and cells, the captions, the key names, the buttons the clicker
 // presses, the element to find its chart in, the playback policy's inputs. It talks to plotly
 // through its public API (Plotly.animate, Plotly.restyle, gd.on) and follows the chart across
-// Streamlit's redraws with a MutationObserver. Its rules are player_core.js's (inlined before it).
+// Streamlit's redraws with a MutationObserver. Its rules are core.js's, its page helpers dom.js's
+// (both inlined before it). Each step it shows is said by the page's announcer (dom.js), once,
+// at a pace a listener can follow; a stage entered says what it did with its first step.
 
 function registry() {
   // one keyboard listener and one blank screen per page, shared by every player on it
@@ -25,13 +27,6 @@ function reduceMotion(d) {
   if (d && "reduced" in d) document.documentElement.dataset.cvMotion = d.reduced ? "none" : "";
   const media = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)");
   return Boolean(media && media.matches) || document.documentElement.dataset.cvMotion === "none";
-}
-
-function el(tag, attrs = {}, text = "") {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  if (text) node.textContent = text;
-  return node;
 }
 
 function formulaLine(line) {
@@ -201,6 +196,12 @@ export default function (component) {
   let timer = null;
   let speed = 1;
   let gd = null;
+  // the announcer: the frame last said (what is on screen as the page opens needs no words),
+  // when, a step waiting for its turn, and a stage's arrival said with its first step
+  let said = kept ? kept.said : cur;
+  let saidAt = null;
+  let saying = null;
+  let arriving = "";
 
   const root = el("div", { class: `player${d.pres ? " pres" : ""}`, "data-testid": "player" });
   root.dataset.chart = d.chart;
@@ -243,8 +244,10 @@ export default function (component) {
     const frame = Number(scrub.value); // read before stop() redraws the bar
     reg.last = d.chart;
     stop();
-    // a motion glides under the dragging hand; let go, it settles on the nearest keyframe
-    show(event.type === "change" ? nearestKey(d.keys, frame) : frame);
+    // a motion glides under the dragging hand; let go, it settles on the nearest keyframe (and
+    // is said: while dragging, at the announcer's pace)
+    const done = event.type === "change";
+    show(done ? nearestKey(d.keys, frame) : frame, true, done);
   };
   scrub.addEventListener("input", onScrub);
   scrub.addEventListener("change", onScrub);
@@ -266,11 +269,12 @@ export default function (component) {
     // on a projector shorter ("27/28 · " and the stage), so the bar keeps one row
     const at = d.pres ? `${cur + 1}/${count}${sampled} · ` : `step ${cur + 1}/${count}${sampled} → `;
     label.textContent = `${at}${d.prefix}${d.labels[cur]}${d.suffix}`;
+    scrub.setAttribute("aria-valuetext", label.textContent);
     caption.replaceChildren(...(d.captions[cur] || []).map(formulaLine));
     playButton.textContent = timer ? "❚❚ Pause" : "▶ Play";
     root.dataset.frame = String(cur);
     root.dataset.playing = timer ? "1" : "";
-    reg.kept.set(d.chart, { cur, playing: Boolean(timer), selection: d.selection, frames });
+    reg.kept.set(d.chart, { cur, playing: Boolean(timer), selection: d.selection, frames, said });
     stages.mark(d.labels[cur]);
   }
 
@@ -304,10 +308,34 @@ export default function (component) {
     });
   }
 
-  function show(i, glide = true) {
+  function show(i, glide = true, final = !timer) {
     cur = Math.max(0, Math.min(count - 1, i));
     draw(glide);
     render();
+    say(cur, final || cur === count - 1);
+  }
+  function stepWords(i) {
+    const [n, of] = stepOf(d.keys, i, count);
+    const what = (d.says && d.says[i]) || `${d.prefix}${d.labels[i]}${d.suffix}`;
+    return fill(d.words.step, { step: n, count: of, said: what });
+  }
+  function say(i, final) {
+    // a step said once, never a frame on the way; while playing fast, at most one each 0.5 s
+    // (player_core.speakIn), the last always
+    clearTimeout(saying);
+    saying = null;
+    if (i === said || !stepOf(d.keys, i, count) || !d.words) return;
+    const speak = () => {
+      saying = null;
+      said = i;
+      saidAt = performance.now();
+      announce(arriving ? `${arriving} ${stepWords(i)}` : stepWords(i));
+      arriving = "";
+      render();
+    };
+    const wait = speakIn(performance.now(), saidAt, final);
+    if (wait) saying = setTimeout(speak, wait);
+    else speak();
   }
   function step(delta) {
     stop();
@@ -331,6 +359,7 @@ export default function (component) {
     clearInterval(timer);
     timer = null;
     render();
+    if (saying) say(cur, true); // paused: where it stopped is said now
   }
   function toggle() {
     if (timer) {
@@ -391,6 +420,8 @@ export default function (component) {
     reg.entering = false;
     const now = arrival({ play: d.play, pres: d.pres, reduce: reduceMotion(), heavy: d.heavy });
     stop();
+    said = -1; // the stage's first frame is said, with what the stage did
+    arriving = d.arrived || "";
     show(now.frame === "first" ? 0 : count - 1, false);
     if (now.autoplay && count > 1) start();
   }
@@ -444,6 +475,7 @@ export default function (component) {
   function retire() {
     // stop for good: a replaced player's timer would go on driving the chart
     clearInterval(timer);
+    clearTimeout(saying);
     timer = null;
     observer.disconnect();
     if (reg.players.get(d.chart) === self) {

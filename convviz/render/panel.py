@@ -12,6 +12,17 @@ from typing import NamedTuple
 
 import numpy as np
 
+# What a cell is, beyond its number, in one letter and in words (the keyboard grid, the number
+# tables): a cell the padding added, a zero the dilation inserted, gradient the mask drops, a
+# cell no window reads; the first that applies
+ROLES = (
+    ("pad_mask", "p", "padding"),
+    ("dilation_mask", "z", "a zero the dilation inserted"),
+    ("dropped_mask", "d", "dropped by the mask"),
+    ("unread_mask", "u", "no window reads it"),
+)
+ROLE_WORDS = {letter: words for _, letter, words in ROLES}
+
 
 @dataclass(frozen=True)
 class Panel:
@@ -57,6 +68,13 @@ class Panel:
         """A mask by field name, all False when absent."""
         m = getattr(self, name)
         return np.zeros(self.shape, dtype=bool) if m is None else np.asarray(m, dtype=bool)
+
+    def roles(self) -> np.ndarray:
+        """(h, w) str: each cell's role as a letter of ROLES ('.' for none)."""
+        letters = np.full(self.shape, ".", dtype="<U1")
+        for mask, letter, _ in reversed(ROLES):  # the first that applies is written last
+            letters[self.mask(mask)] = letter
+        return letters
 
     def tap_labels(self) -> np.ndarray | None:
         """(h, w) str: each tap cell's name (w₀₂), "" elsewhere; None without taps or names."""

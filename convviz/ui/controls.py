@@ -35,6 +35,7 @@ from convviz.model.state import (
 from convviz.render.plotly.adapter import Figure, sent
 from convviz.render.plotly.frames import stepwise
 from convviz.render.plotly.grids import PLOTLY_CONFIG
+from convviz.render.plotly.spoken import figure_alt
 from convviz.render.theme import Theme, theme_for
 from convviz.ui.a11y import a11y_css
 from convviz.ui.assets import page_css
@@ -149,6 +150,7 @@ def slice_chart(fig, name: str, fields: tuple[str | None, str | None], ctx: Cont
     st.plotly_chart(
         converted(fig),
         key=key,
+        alt=figure_alt(fig),
         on_select=partial(_pick_slice, key, fields),
         selection_mode=("points",),
         config=PLOTLY_CONFIG,

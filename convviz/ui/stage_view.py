@@ -5,12 +5,15 @@ it as the lecture's view says: a sliding window or a motion with the page's play
 and GIF downloads under it), or still grids (on a projector, the sum written under them). What
 the drawings read is the page's `Subject`: its layer, slice and selected cell, with the app's
 shared sweeps and formulas. A page keeps only what is its own (its header, the formula box, the
-scatter route, close-ups, the gate's words).
+scatter route, close-ups, the gate's words). Every stage is also said in words: its figure's
+short alternative, its long description under it, its cells' sums for the keyboard grid, each
+step of its animation for the announcer (`ui.described`, `render.plotly.spoken`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import streamlit as st
 
@@ -18,8 +21,11 @@ from convviz.model.lecture import LECTURE, Stage
 from convviz.render.motion.frames import motion_figure
 from convviz.render.motion.gif import motion_gif
 from convviz.render.motion.model import gif_fits
+from convviz.render.plotly.frames import player_meta
 from convviz.render.plotly.grid_figure import panels_figure
-from convviz.render.story.board import StillDrawing, drawing
+from convviz.render.plotly.spoken import Sums, motion_says
+from convviz.render.story.board import StillDrawing, drawing, sums_of
+from convviz.render.story.describe import Description
 from convviz.render.story.subject import Subject, Sweeps
 from convviz.ui.clicker import page_stages, stage_words
 from convviz.ui.compute import (
@@ -31,6 +37,7 @@ from convviz.ui.compute import (
     sweeps_for,
 )
 from convviz.ui.controls import Context
+from convviz.ui.described import told, words_under
 from convviz.ui.views import (
     FORMULA_LINES_PX,
     animated_chart,
@@ -40,6 +47,7 @@ from convviz.ui.views import (
     formula_lines,
     motion_captions,
     motion_start,
+    number_tables,
 )
 
 
@@ -87,28 +95,30 @@ def _view_key(ctx: Context, stage: Stage, extra: tuple, *more) -> tuple:
     return (stage.key, ctx.key, ctx.n, ctx.k, ctx.c, ctx.selection, ctx.theme, extra, *more)
 
 
-def _still_view(ctx: Context, stage: Stage, still: StillDrawing, extra: tuple, below: int) -> None:
+def _still_view(
+    ctx: Context, stage: Stage, still: StillDrawing, extra: tuple, below: int, said: Said
+) -> None:
     """Still grids; on a projector the sum under them, as a player writes it under a figure;
     the selected cell's numbers under them. below: px the page writes under them."""
-    said = still.said or still.formula
+    written = still.said or still.formula
     pres = not ctx.theme.show_secondary
     lines = still.words.count("\n") + 1 if still.words else 0
-    room = below + (FORMULA_LINES_PX if pres and said else 0) + WORDS_PX * lines
+    room = below + (FORMULA_LINES_PX if pres and written else 0) + WORDS_PX * lines
     theme = ctx.theme.reserve(room) if room else ctx.theme
     panels = still.screen or still.panels
     build = lambda: panels_figure(panels, theme, highlight=still.highlight)  # noqa: E731
     fig = shared_view(("still", *_view_key(ctx, stage, extra, room)), build)
     with st.container(key="cv_screen_still"):  # on a projector, it ends the first screen
-        chart(fig, f"stage_{stage.key}")
-        if pres and said:
-            formula_lines(said, ctx)
+        chart(fig, f"stage_{stage.key}", said.told.short, said.sums)
+        if pres and written:
+            formula_lines(written, ctx)
         if still.words:
             st.markdown(still.words)
     export_buttons(still.panels, ctx, stage.export, stage_words(stage, ctx)[0], still.formula,
                    highlight=still.highlight)  # fmt: skip
 
 
-def _sweep_view(ctx: Context, stage: Stage, subject: Subject, extra: tuple) -> None:
+def _sweep_view(ctx: Context, stage: Stage, subject: Subject, extra: tuple, said: Said) -> None:
     """A sliding window and its player, each frame's sum under it; its picture the still's."""
     drawn = drawing(subject, stage)
     sweep, still = drawn.sweep(subject), drawn.still(subject)
@@ -116,7 +126,7 @@ def _sweep_view(ctx: Context, stage: Stage, subject: Subject, extra: tuple) -> N
     animation(ctx, sweep.sweep, list(sweep.panels), stage.export, stage_words(stage, ctx)[0],
               channel=sweep.channel, start=start, formula=still.formula,
               formula_of=sweep.formula_of, cell=sweep.cell, still=still.panels, stage=stage,
-              words=sweep.words, view=extra)  # fmt: skip
+              words=sweep.words, view=extra, alt=said.told.short, sums=said.sums)  # fmt: skip
 
 
 def _follow(ctx: Context, stage: Stage) -> dict[str, int] | None:
@@ -135,7 +145,7 @@ def with_words(captions: list[list[str]] | None, words: str):
     return [[*lines, words] for lines in captions]
 
 
-def _motion_view(ctx: Context, stage: Stage, subject: Subject, extra: tuple) -> None:
+def _motion_view(ctx: Context, stage: Stage, subject: Subject, extra: tuple, said: Said) -> None:
     """Cells that move, with the player; the stage's picture (or its GIF) to download."""
     drawn = drawing(subject, stage)
     motion, start = drawn.motion(subject), motion_start(ctx)
@@ -144,10 +154,13 @@ def _motion_view(ctx: Context, stage: Stage, subject: Subject, extra: tuple) -> 
         fig = motion_figure(motion.build(), ctx.theme, start=start)
         return motion.dressed(fig) if motion.dressed else fig
 
-    fig = shared_view(("motion", *_view_key(ctx, stage, extra, start)), build)
+    key = _view_key(ctx, stage, extra, start)
+    fig = shared_view(("motion", *key), build)
     captions = motion_captions(fig, ctx, motion.cell_formula) if motion.cell_formula else None
+    says = shared_view(("says", *key), lambda: motion_says(player_meta(fig), motion.cell_formula))
     animated_chart(fig, f"stage_{stage.key}", ctx, with_words(captions, motion.words),
-                   follow=_follow(ctx, stage), stage=stage)  # fmt: skip
+                   follow=_follow(ctx, stage), stage=stage, alt=said.told.short, sums=said.sums,
+                   says=says)  # fmt: skip
     if drawn.still is not None:
         still = drawn.still(subject)
         export_buttons(still.panels, ctx, stage.export, stage_words(stage, ctx)[0],
@@ -163,14 +176,23 @@ def _motion_view(ctx: Context, stage: Stage, subject: Subject, extra: tuple) -> 
         )
 
 
-def _figure_view(ctx: Context, stage: Stage, subject: Subject, extra: tuple, options) -> None:
+def _figure_view(
+    ctx: Context, stage: Stage, subject: Subject, extra: tuple, options, said: Said
+) -> None:
     """An animated figure of its stage's own renderer (the Learning page's step and run), played
     by the page's player."""
     drawn = drawing(subject, stage).figure(subject)
     start = motion_start(ctx)  # a projector's "auto": its first frame; else (None) its last
     key = ("figure", *_view_key(ctx, stage, extra, start, *options.items()))
     fig = shared_view(key, lambda: drawn.figure(ctx.theme, start=start, **options))
-    animated_chart(fig, f"stage_{stage.key}", ctx, None, stage=stage)
+    animated_chart(fig, f"stage_{stage.key}", ctx, None, stage=stage, alt=said.told.short)
+
+
+class Said(NamedTuple):
+    """A stage in words: its descriptions, and its cells' sums (None: its numbers alone)."""
+
+    told: Description
+    sums: Sums | None
 
 
 def stage_view(
@@ -182,7 +204,9 @@ def stage_view(
     below: int = 0,
     options: dict | None = None,
 ) -> Subject:
-    """Draw one stage of the lecture on its page, as its view says; the subject it drew.
+    """Draw one stage of the lecture on its page, as its view says, and say it in words (its
+    long description and, but for a sliding window's own, its grids as tables under it); the
+    subject it drew.
 
     extra : what the page's figures depend on beyond the layer, slice and selection (their
         shared cache's key); below : px the page writes under a still; options : the page's
@@ -190,12 +214,19 @@ def stage_view(
     """
     subject = subject or subject_of(ctx)
     drawn = drawing(subject, stage)
+    said = Said(told(ctx, stage, subject), sums_of(subject, stage))
+    chart_key, still = f"chart_stage_{stage.key}", False
     if stage.view == "sweep":
-        _sweep_view(ctx, stage, subject, extra)
+        _sweep_view(ctx, stage, subject, extra, said)
+        chart_key = f"chart_{stage.export}"
     elif drawn.figure is not None and stage.view in ("motion", "run"):
-        _figure_view(ctx, stage, subject, extra, options or {})
+        _figure_view(ctx, stage, subject, extra, options or {}, said)
     elif stage.view == "motion" and drawn.motion is not None:
-        _motion_view(ctx, stage, subject, extra)
+        _motion_view(ctx, stage, subject, extra, said)
     else:
-        _still_view(ctx, stage, drawn.still(subject), extra, below)
+        _still_view(ctx, stage, drawn.still(subject), extra, below, said)
+        still = True  # no player to say it has arrived
+    words_under(said.told, chart_key, still)
+    if stage.view != "sweep" and drawn.still is not None:  # a sweep's view has its own
+        number_tables(ctx, drawn.still(subject).panels, stage.export or stage.key)
     return subject

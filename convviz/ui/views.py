@@ -2,34 +2,34 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from contextlib import nullcontext
 from functools import partial
 from html import escape
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
 from convviz.engine.formulas import FULL_TERMS, SHORT_TERMS, Formula
 from convviz.engine.sweeps import Sweep
 from convviz.engine.text import grey, number
-from convviz.model.lecture import Stage
+from convviz.model.descriptions import arrived
+from convviz.model.lecture import Seen, Stage
 from convviz.render.geometry import NARROW_PX
 from convviz.render.mpl import static, sweep_gif
 from convviz.render.panel import Panel
 from convviz.render.plotly.frames import cell_lines, player_meta, writes_captions
 from convviz.render.plotly.frames import formula_lines as formula_lines_of
 from convviz.render.plotly.grid_figure import panels_figure
-from convviz.render.plotly.grids import PLOTLY_CONFIG, format_values
+from convviz.render.plotly.grids import PLOTLY_CONFIG
+from convviz.render.plotly.spoken import Sums, figure_alt, say_sums
 from convviz.render.plotly.sweeps import sweep_figure
 from convviz.render.selection import close_up as close_up_panel
 from convviz.render.selection import zoom_panels
 from convviz.render.story.input_grad import unread_text
+from convviz.render.tables import table_html
 from convviz.render.theme import GREY_TERM
 from convviz.ui.clicker import mount, page_nav, stage_id
-from convviz.ui.compute import formula_at, shared_view
+from convviz.ui.compute import formula_at, input_grad_formula_of, shared_view
 from convviz.ui.controls import (
     STATE,
     Context,
@@ -38,6 +38,7 @@ from convviz.ui.controls import (
     share_link,
     with_selection,
 )
+from convviz.ui.grids import keyboard_grids
 from convviz.ui.player import player
 from convviz.ui.sidebar import sidebar
 
@@ -53,12 +54,16 @@ def page_header(ctx: Context, title: str, intro: str) -> None:
         st.container(key="cv_title").markdown(f"**{title}**")
 
 
-def chart(fig, key: str, alt: str | None = None) -> None:
+def chart(fig, key: str, alt: str | None = None, sums: Sums | None = None) -> None:
     """A plotly figure whose cell clicks select (handled by `controls` on the next rerun).
 
     alt : its text alternative (what a screen reader announces); by default what it shows, its
-        grids and their sizes (`figure_alt`, made once per shared figure).
+        grids and their sizes (`figure_alt`, made once per shared figure);
+    sums : the sums of its grids' cells, said by its keyboard grid (`spoken.say_sums`, once per
+        shared figure).
     """
+    if sums is not None:
+        say_sums(fig, sums)
     st.plotly_chart(
         converted(fig),
         key=f"chart_{key}",
@@ -71,47 +76,26 @@ def chart(fig, key: str, alt: str | None = None) -> None:
     )
 
 
-_TAG = re.compile(r"<[^>]+>")
-
-
-def figure_alt(fig) -> str:
-    """What a figure shows, in words: its title and each grid's header (name, size, what its
-    colours mean). Built from the figure's own layout, once per figure (kept on it)."""
-    kept = fig.__dict__.get("_convviz_alt")
-    if kept is not None:
-        return kept
-    layout = getattr(fig, "layout_dict", None)  # plotly_adapter.Figure: plain dicts
-    if layout is None:
-        layout = fig.layout.to_plotly_json()
-    title = (layout.get("title") or {}).get("text", "")
-    heads = [a.get("text", "") for a in layout.get("annotations", []) if a.get("xref") != "paper"]
-    words = [_TAG.sub(" ", t).replace("■", "").split() for t in (title, *heads)]
-    text = "; ".join(" ".join(w) for w in words if w)
-    fig._convviz_alt = text = f"Figure of grids: {text}." if text else "Figure of grids."
-    return text
-
-
-def selection_alt(fig, formula: Formula | None, theme) -> str:
-    """The figure's text alternative with the selected cell's sum in words (symbols, numbers)."""
+def selection_alt(fig, formula: Formula | None, theme, alt: str | None = None) -> str:
+    """The figure's text alternative (`alt`, else `figure_alt`) with the selected cell's sum in
+    words (symbols, numbers)."""
+    alt = alt or figure_alt(fig)
     if formula is None:
-        return figure_alt(fig)
+        return alt
     symbols, numbers = frame_caption(formula, theme)
-    return f"{figure_alt(fig)} Selected cell: {symbols}; in numbers: {numbers}."
+    return f"{alt} Selected cell: {symbols}; in numbers: {numbers}."
 
 
-def number_tables(panels: list[Panel], key: str) -> None:
-    """Each grid's numbers as a table a screen reader can walk, made only while its expander is
-    open (collapsed, a rerun costs nothing)."""
+def number_tables(ctx: Context, panels: list[Panel], key: str) -> None:
+    """Each grid's numbers as a table a screen reader can walk (a caption, header cells, each
+    cell's role), each with its CSV download built in the browser (`render.tables`), made only
+    while its expander is open (collapsed, a rerun costs nothing)."""
     box = st.expander("The grids' numbers as tables", key=f"cv_tables_{key}", on_change="rerun")
     if not box.open:
         return
+    stem = f"convviz-{ctx.state['preset']}-{key}"
     with box:
-        for p in panels:
-            (oy, ox), values = p.origin, np.asarray(p.values, dtype=float)
-            rows = [f"{r + oy}" for r in range(values.shape[0])]
-            cols = [f"{c + ox}" for c in range(values.shape[1])]
-            st.markdown(f"**{_TAG.sub('', p.title)}** ({values.shape[0]}×{values.shape[1]})")
-            st.table(pd.DataFrame(format_values(values), index=rows, columns=cols))
+        st.html("".join(table_html(p, f"{stem}-{p.key}.csv") for p in panels))
 
 
 def animation(
@@ -130,6 +114,8 @@ def animation(
     stage: Stage | None = None,
     words: str = "",
     view: tuple = (),
+    alt: str | None = None,
+    sums: Sums | None = None,
 ) -> None:
     """A sweep's animation (opened at step `start`), its player and its PNG/SVG/GIF exports.
 
@@ -138,7 +124,8 @@ def animation(
     cell : the output cell whose sum the page writes out; a big layer's close-up centres on it.
     still : the panels a PNG or SVG draws beside `formula` (its cell lit), when not `panels`.
     stage : the lecture's stage it shows; words : a line after each frame's sum (the selected
-    cell's numbers); view : what else the panels depend on (its cache key).
+    cell's numbers); view : what else the panels depend on (its cache key); alt : its short text
+    alternative; sums : its cells' sums, said by its keyboard grid.
     """
 
     def build():
@@ -154,15 +141,15 @@ def animation(
     fig, captions = shared_view(view, build)
     if words and captions is not None:
         captions = [[*lines, words] for lines in captions]
-    alt = selection_alt(fig, formula, ctx.theme)
-    animated_chart(fig, name, ctx, captions, alt=alt, stage=stage)
-    number_tables(panels, name)
+    alt = selection_alt(fig, formula, ctx.theme, alt)
+    animated_chart(fig, name, ctx, captions, alt=alt, stage=stage, sums=sums)
+    number_tables(ctx, panels, name)
     if max(max(p.shape) for p in panels) > ctx.theme.max_text_cells:  # numbers hidden
         st.caption("At this size the grids show colours (scales above them); close up, numbers:")
         zoom = zoom_panels(sweep, *panels, cell=cell)
         if max(panels[2].shape) <= ctx.theme.max_text_cells:  # the result, numbered above
             zoom = zoom[:2]
-        chart(panels_figure(zoom, ctx.theme), f"{name}_zoom")
+        chart(panels_figure(zoom, ctx.theme), f"{name}_zoom", sums=sums)
 
     def gif(fps: float) -> bytes:  # its own panels: not a slide's written-out cell on each frame
         return sweep_gif.sweep_gif(sweep, *panels, ctx.theme, channel=channel, fps=fps)
@@ -186,7 +173,18 @@ def close_up(ctx: Context, panels: list[Panel], name: str) -> None:
     def build():
         return panels_figure([close_up_panel(p, p.selected) for p in big], ctx.theme)
 
-    chart(shared_view(view, build), f"{name}_zoom")
+    chart(shared_view(view, build), f"{name}_zoom", sums=layer_sums(ctx))
+
+
+def layer_sums(ctx: Context) -> Sums:
+    """The sums of the page layer's cells (y, ∂L/∂x, ∂L/∂x̃, ∂L/∂w), the app's shared formulas."""
+
+    def formula(kind: str, cell: tuple[int, int]) -> Formula | None:
+        if kind == "grad_x_padded":
+            return input_grad_formula_of(ctx.key, ctx.n, ctx.c, *cell, True)
+        return formula_at(ctx.key, (kind, *cell), ctx.n, ctx.k, ctx.c)
+
+    return Sums(ctx.spec, formula)
 
 
 def frame_caption(formula: Formula, theme) -> list[str]:
@@ -232,19 +230,25 @@ def animated_chart(
     follow: dict[str, int] | None = None,
     alt: str | None = None,
     stage: Stage | None = None,
+    sums: Sums | None = None,
+    says: list[str] | None = None,
 ) -> None:
     """An animated figure and the player that drives it (see `player`); alt: its text
     alternative (default `figure_alt`).
 
     The primary one, the page's main figure, takes the keys; on a projector it and its player
     end the first screen: what follows starts below its edge, never cut by it (streamlit.css).
-    stage : the lecture's stage it shows (its arrival opens it as the playback policy says).
+    stage : the lecture's stage it shows (its arrival opens it as the playback policy says, and
+        the announcer says what it did); sums : its cells' sums, said by its keyboard grid;
+    says : per frame, what its step does (`spoken.motion_says`), where the figure has none.
     """
     pres = not ctx.theme.show_secondary
+    came = arrived(stage, Seen(ctx.spec, ctx.n, ctx.k, ctx.c)) if stage else ""
     with st.container(key="cv_screen") if primary else nullcontext():
-        chart(fig, name, alt)
+        chart(fig, name, alt, sums)
         player(fig, name, captions, stage=stage_id(stage, name), presentation=pres,
-               primary=primary, follow=follow, **mount(ctx))  # fmt: skip
+               primary=primary, follow=follow, arrived=came, says=says,
+               **mount(ctx))  # fmt: skip
 
 
 def selected_in(ctx: Context, keys: tuple[str, ...], shape: tuple[int, int]):
@@ -437,8 +441,10 @@ def page_end(
     ctx: Context, page: str, *, keys: bool = True, own: dict[str, str] | None = None
 ) -> None:
     """The share link (unless the page's body drew it; `own`: the page's own query), the way on
-    (`clicker.page_nav`), then the sidebar: every page ends with this."""
+    (`clicker.page_nav`), then the sidebar: every page ends with this. Its keyboard grids are
+    the page's too (`grids.keyboard_grids`)."""
     if not st.session_state.pop(_LINKED, False):
         share_link(ctx, own)
     page_nav(page, ctx, keys=keys)
+    keyboard_grids()
     sidebar(ctx)

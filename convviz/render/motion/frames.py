@@ -22,6 +22,7 @@ from convviz.render.motion.model import (
     backdrop_cells,
     grid_part,
     legend_items,
+    shown_cells,
 )
 from convviz.render.panel import Panel
 from convviz.render.plotly.adapter import Figure
@@ -346,7 +347,7 @@ def motion_figure(
     overlays = [
         _unlabelled(_selecting_grad_x(overlay, p))
         for i, p in enumerate(motion.panels)
-        if (overlay := click_overlay(p, i, geo)) is not None
+        if (overlay := click_overlay(p, i, geo, *shown_cells(motion, i))) is not None
     ]
     data += overlays
     # every trace in every frame, the still ones unchanged: a transition recomputes every trace

@@ -325,3 +325,28 @@ def within_budget(motion: Motion) -> Motion:
     keys = len(motion.tweens)
     each = max(1, (CELL_FRAME_BUDGET // n - 1) // max(keys, 1))
     return replace(motion, tweens=tuple(min(t, each) for t in motion.tweens))
+
+
+# A motion's cell roles as the keyboard grid's letters (`panel.ROLES`)
+ROLE_LETTERS = {"inserted": "z", "pad": "p", "remainder": "p", "ring": "d"}
+
+
+def shown_cells(motion: Motion, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """What each cell of panel i shows when the motion ends: its number (NaN: no cell there) and
+    its role's letter ('.' for none): its backdrop's, then each group's visible cells that sit on
+    it, the last drawn on top. What a keyboard grid says of the panel (`grids.cell_meta`)."""
+    panel = motion.panels[i]
+    (h, w), (oy, ox) = panel.shape, panel.origin
+    values, roles = np.full((h, w), np.nan), np.full((h, w), ".", dtype="<U1")
+    if i in motion.backdrops:
+        values[:] = np.asarray(motion.backdrops[i].values, dtype=float)
+        roles[:] = motion.backdrops[i].roles()
+    for name, g in motion.scenes[-1].groups.items():
+        if motion.where.get(name) != i or g.role in HOLLOW:
+            continue
+        r, c = np.rint(g.row).astype(int) - oy, np.rint(g.col).astype(int) - ox
+        on = (g.opacity > 0.5) & (r >= 0) & (r < h) & (c >= 0) & (c < w)
+        on &= np.isclose(g.row, np.rint(g.row)) & np.isclose(g.col, np.rint(g.col))
+        values[r[on], c[on]] = g.value[on]
+        roles[r[on], c[on]] = ROLE_LETTERS.get(g.role, ".")
+    return values, roles

@@ -274,11 +274,50 @@ def tap_label_trace(panel: Panel, i: int, theme: Theme, geo: GridLayout) -> dict
     }
 
 
-def click_overlay(panel: Panel, i: int, geo: GridLayout) -> dict | None:
-    """Invisible square markers at every cell centre: what a click on the chart selects."""
+SAID_CELLS = Theme.max_text_cells  # a side: grids drawn with numbers; a bigger one, its close-up
+
+
+def cell_meta(
+    panel: Panel, values: np.ndarray | None = None, roles: np.ndarray | None = None
+) -> dict | None:
+    """What a keyboard grid (convviz/player/grid.js) says of each cell of a panel, in its click
+    markers' order (row-major): the grid's name, shape and labels' origin, each cell's number as
+    written and role, and the cell it opens on (the selected one). None for a grid
+    too big to number (its close-up is walked instead). values, roles : the numbers it shows and
+    their roles' letters, when not the panel's (a motion's cells, as its last keyframe leaves
+    them)."""
+    if max(panel.shape) > SAID_CELLS:
+        return None
+    shown = panel.values if values is None else values
+    meta = {
+        "name": _TAG.sub("", panel.title),
+        "shape": list(panel.shape),
+        "origin": list(panel.origin),
+        # as written, row-major, joined by "|" (a list's quotes and commas cost 3 bytes a cell)
+        "values": "|".join(format_values(np.asarray(shown, dtype=float)).ravel()),
+    }
+    letters = panel.roles() if roles is None else roles  # grid.js is sent their words
+    if (letters != ".").any():
+        meta["roles"] = "".join(letters.ravel())
+    start = panel.selected  # else grid.js opens on the first cell of the last grid (the result)
+    if start is not None:
+        meta["start"] = [int(start[0]), int(start[1])]
+    return meta
+
+
+def click_overlay(
+    panel: Panel,
+    i: int,
+    geo: GridLayout,
+    values: np.ndarray | None = None,
+    roles: np.ndarray | None = None,
+) -> dict | None:
+    """Invisible square markers at every cell centre: what a click on the chart selects, and
+    what the keyboard grid says of each cell (`cell_meta`, as the trace's meta)."""
     (h, w), (oy, ox), (dr, dc) = panel.shape, panel.origin, panel.offset
     if max(h, w) > MAX_CLICK_CELLS:
         return None
+    grid = cell_meta(panel, values, roles)
     rr, cc = np.divmod(np.arange(h * w), w)
     values = format_values(panel.values).ravel()
     hover = [f"{panel.key}[{r + oy}, {c + ox}] = {v}" for r, c, v in zip(rr, cc, values)]
@@ -303,6 +342,7 @@ def click_overlay(panel: Panel, i: int, geo: GridLayout) -> dict | None:
         "selected": {"marker": {"opacity": 0}},
         "unselected": {"marker": {"opacity": 0}},
         "showlegend": False,
+        **({"meta": {"grid": grid}} if grid else {}),
     }
 
 

@@ -41,6 +41,7 @@ from convviz.render.plotly.grids import (
     tap_heatmap,
     tap_inks,
 )
+from convviz.render.plotly.spoken import window_says
 from convviz.render.selection import BROWSER_FRAMES, sampled_steps, taps_told_apart
 from convviz.render.theme import (
     DILATION_COLOR,
@@ -116,6 +117,7 @@ def sweep_figure(
         "suffix": "]",
         "sampled": k,
         "link": _sweep_link(sweep, op, kernel, out, hover),
+        "says": window_says(sweep, steps, op, _name(out)),  # what each step does, in words
     }
     return animated_figure(data, layout, frames, animated, steps, start, player)
 

@@ -34,6 +34,7 @@ from convviz.render.motion.scenes import (
 )
 from convviz.render.panel import Panel, SweepPanels
 from convviz.render.plotly.frames import writes_captions
+from convviz.render.plotly.spoken import Sums
 from convviz.render.selection import step_of
 from convviz.render.story import chain, input_grad, learning, learning_frames
 from convviz.render.story.input_grad import Focus
@@ -126,6 +127,9 @@ class Drawing:
     figure: Callable[[Subject], FigureDrawing] | None = None
     keyframes: Keyframes | None = None
     grids: Callable[[Subject], list] | None = None  # the channels' tiles (their page's alone)
+    # the layer whose own arrays its grids are (their sums said cell by cell in words: `sums_of`);
+    # None where they are not one layer's (a run's steps, two layers' chain)
+    layer: Callable[[Subject], Subject] | None = None
 
     @property
     def animated(self) -> bool:
@@ -391,8 +395,12 @@ def _on_layer_one(own: Drawing, key: str) -> Drawing:
         return replace(drawn, build=lambda: replace(drawn.build(), names=names),
                        words=_chain_words(s))  # fmt: skip
 
-    return Drawing(still=own.still and still, sweep=own.sweep and sweep,
-                   motion=own.motion and motion)  # fmt: skip
+    return Drawing(
+        still=own.still and still,
+        sweep=own.sweep and sweep,
+        motion=own.motion and motion,
+        layer=lambda s: s.layer_one,
+    )
 
 
 # --- the board -----------------------------------------------------------------------------------
@@ -436,6 +444,23 @@ BOARD |= {
     f"chain-{key}": _on_layer_one(BOARD[key], f"chain-{key}")
     for key in ("dilate", "pad", "rotate", "correlate", "mask")
 }
+# the layer's own stages: their grids are the subject's arrays (set after layer 1's copies, which
+# show layer 1's)
+BOARD |= {
+    key: replace(BOARD[key], layer=lambda s: s)
+    for key in ("forward", "grad-out", "dilate", "pad", "rotate", "correlate", "mask", "whole",
+                "weight-grad", "weight-window")
+}  # fmt: skip
+
+
+def sums_of(s: Subject, stage: Stage) -> Sums | None:
+    """The sums of the cells of the stage's grids, where they are one layer's own arrays; None
+    elsewhere (their cells are said by their numbers alone)."""
+    layer = drawing(s, stage).layer
+    if layer is None:
+        return None
+    shown = layer(s)
+    return Sums(shown.spec, shown.formula)
 
 
 def board_of(s: Subject) -> Mapping[str, Drawing]:
