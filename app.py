@@ -4,6 +4,7 @@ from functools import partial
 
 import streamlit as st
 
+import convviz.ui.boot  # noqa: F401  (first: see its docstring)
 from convviz.model.pages import PAGES
 from convviz.model.presets import PRESETS_BY_KEY
 from convviz.model.state import bounded, to_query

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+import convviz.ui.boot  # noqa: F401  (first: see its docstring)
 from convviz.model.lecture import FORWARD_PAGE, LECTURE
 from convviz.render.story.input_grad import feeds_text
 from convviz.ui.controls import controls, page_config

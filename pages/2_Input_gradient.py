@@ -4,6 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
+import convviz.ui.boot  # noqa: F401  (first: see its docstring)
 from convviz.model.lecture import INPUT_PAGE
 from convviz.render.plotly.sweeps import scatter_figure
 from convviz.render.story.board import focus

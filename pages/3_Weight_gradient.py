@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+import convviz.ui.boot  # noqa: F401  (first: see its docstring)
 from convviz.engine.text import bias_gradient, number
 from convviz.model.lecture import WEIGHT_PAGE
 from convviz.ui.clicker import stage_bar, stage_heading

@@ -4,6 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
+import convviz.ui.boot  # noqa: F401  (first: see its docstring)
 from convviz.engine.spec import ConvSpecError
 from convviz.engine.text import count, number
 from convviz.model.lecture import LEARN_PAGE

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+import convviz.ui.boot  # noqa: F401  (first: see its docstring)
 from convviz.engine.text import shape_text
 from convviz.model.lecture import CHAIN_PAGE
 from convviz.render.plotly.grid_figure import panels_figure

@@ -4,6 +4,7 @@ from functools import partial
 
 import streamlit as st
 
+import convviz.ui.boot  # noqa: F401  (first: see its docstring)
 from convviz.model.lecture import CHANNELS_PAGE, LECTURE, Seen
 from convviz.render.plotly.channels import heatmap_grid, oriented
 from convviz.render.plotly.grid_figure import panels_figure

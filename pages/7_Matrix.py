@@ -4,6 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
+import convviz.ui.boot  # noqa: F401  (first: see its docstring)
 from convviz.engine.matrix import (
     MAX_MATRIX_CELLS,
     matrix_slice,

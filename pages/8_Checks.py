@@ -5,6 +5,7 @@ from dataclasses import replace
 import pyarrow as pa
 import streamlit as st
 
+import convviz.ui.boot  # noqa: F401  (first: see its docstring)
 from convviz.engine import checks
 from convviz.engine.spec import ConvSpecError
 from convviz.learning import checks as learn_checks

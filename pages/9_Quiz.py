@@ -7,6 +7,7 @@ import secrets
 
 import streamlit as st
 
+import convviz.ui.boot  # noqa: F401  (first: see its docstring)
 from convviz.engine.spec import ConvSpecError
 from convviz.engine.text import count
 from convviz.model import quiz
