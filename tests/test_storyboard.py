@@ -57,6 +57,18 @@ def test_the_toy_is_in_the_stage_bar_and_the_step_range():
         assert step_field(lecture).hi == max(len(lecture.on_page(p)) for p in lecture.pages())
 
 
+def test_the_clicker_stops_on_the_toy_and_the_deck_has_as_many_stages(story):
+    """PageDown walks the toy's lecture through the toy (after pad, before rotate, its step= one
+    past pad's) and the offline deck shows the same stages in the same order."""
+    walk = TOY_LECTURE.walk(story.spec)
+    keys = [stop.stage.key for stop in walk if stop.stage]
+    assert keys.index("toy") == keys.index("pad") + 1 and keys[keys.index("toy") + 1] == "rotate"
+    stops = {stop.stage.key: stop for stop in walk if stop.stage}
+    assert stops["toy"].page == INPUT_PAGE and stops["toy"].step == stops["pad"].step + 1
+    assert len(keys) == len(LECTURE.walk(story.spec)) - len(LECTURE.coda) + 1
+    assert [s.key for s in html.deck_stages(story)] == keys
+
+
 def test_the_toy_is_in_every_export(story):
     html_text = html.lecture_html(story)
     assert "4 · toy" in html_text and "A toy stage" in html_text
