@@ -1,7 +1,7 @@
 """One bound on a link's length (convviz.model.state.MAX_LINK, 12 KiB of query): the app never
 writes a longer one (it leaves the longest edits out, the session keeps them, the share link says
 so), and a link at the bound loads through the hall's nginx and through a plain server
-(tests/test_browser_links.py).
+(tests/test_hall_limits.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """GIF and MP4 of an animation from one set of frames.
 
-The renderers draw an animation's frames once (`render.static_gif.sweep_frames` for a sliding
-window, `render.motion_gif.motion_frames` for a motion); the GIF and the MP4 are both made from
+The renderers draw an animation's frames once (`render.mpl.sweep_gif.sweep_frames` for a sliding
+window, `render.motion.gif.motion_frames` for a motion); the GIF and the MP4 are both made from
 those frames and their timings, so they cannot differ (the MP4 without the GIF's palette). The
 video is H.264 (yuv420p, what every player and slide tool reads), at least 1280 px wide and with
 even sides, encoded by the ffmpeg binary that the imageio-ffmpeg wheel ships (no system package).
