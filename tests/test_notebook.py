@@ -97,6 +97,32 @@ def test_every_stage_is_a_self_contained_output_drawn_from_the_board(stage):
     assert "run the cell" in bundle["text/plain"]
 
 
+@pytest.mark.parametrize("stage", ["forward", "dilate", "correlate", "weight-grad"])
+def test_an_output_says_its_stage_as_the_app_and_the_deck_do(stage):
+    """The stage's two descriptions (the figure's name, the long one under it, tied to it), its
+    cells' sums for the keyboard grid, its arrival and each step's words for the announcer."""
+    from html import escape, unescape
+
+    from convviz.render.story.describe import describe
+
+    out = convviz.show("recitation-s2", stage=stage)
+    html, view = out.html(), out.view
+    told = describe(view.story, LECTURE.stage(stage))
+    figure = re.search(
+        r'class="cv-chart" role="figure" aria-label="([^"]*)" aria-describedby="([^"]*)"', html
+    )
+    assert figure and unescape(figure[1]) == told.short
+    assert re.search(rf'<p id="{figure[2]}">([^<]*)</p>', html)[1] == escape(told.long)
+    data = view_of(html)
+    said = [t["meta"]["grid"] for t in data["figure"]["data"] if (t.get("meta") or {}).get("grid")]
+    assert said, "no grid says its cells"
+    if data["player"] is not None:
+        assert data["player"]["arrived"] == told.arrived
+        said = data["player"]["says"]  # per frame ('' on the way); a keyframe's words
+        assert len(said) == view.frames and sum(bool(w) for w in said) >= 2
+    assert "convvizGrids" in page.player_script()  # the keyboard grids, once a page
+
+
 def test_a_sliding_windows_frames_write_the_engines_sums():
     out = convviz.show("recitation-s2", stage="forward")
     player = view_of(out.html())["player"]

@@ -75,6 +75,8 @@
   }
 
   notebook.ready = () => {
+    // the keyboard grids over every chart of the page (convviz/player/grid.js), once a page
+    if (window.convvizGrids && notebook.gridWords) window.convvizGrids({ data: notebook.gridWords });
     const queue = window.__convvizQueue || [];
     window.__convvizQueue = [];
     for (const go of queue) go();

@@ -38,6 +38,8 @@ _OUTPUT_CSS = """
   margin: 0 0 4px; max-width: 820px; }
 .convviz-nb .cv-formula { font-size: 1.05rem; }
 .convviz-nb .cv-selected { white-space: pre-line; font-size: 1.05rem; margin-top: 4px; }
+.convviz-nb .cv-words { font-size: 14px; max-width: 820px; margin-top: 4px; }
+.convviz-nb .cv-words summary { cursor: pointer; color: var(--cv-muted); }
 """
 
 
@@ -66,6 +68,7 @@ def player_script() -> str:
         f"window.convvizNotebook.css = {_json(player.css())};\n"
         f"window.convvizNotebook.style = {_json(style())};\n"
         f"window.convvizNotebook.config = {_json(PLOTLY_CONFIG)};\n"
+        f"window.convvizNotebook.gridWords = {_json(player.grid_words())};\n"
         "window.convvizNotebook.ready();\n"
     )
 
@@ -99,6 +102,7 @@ def fragment(view: View, *, with_assets: bool) -> str:
     # a sliding window's figure has the heading as its title
     said = html.escape(view.heading)
     heading = "" if view.kind == "sweep" else f'<p class="cv-heading">{said}</p>'
+    long = f"cv-nb-long-{view.number}"
     return (
         f'<div class="convviz-nb" data-stage="{view.stage.key}">'
         f"<style>{style()}</style>{heading}"
@@ -106,9 +110,12 @@ def fragment(view: View, *, with_assets: bool) -> str:
         f'<div class="cv-fallback"><p>{html.escape(RUN_THE_CELL)}</p>'
         f'<img alt="{html.escape(view.heading)}" src="data:image/png;base64,{view.png_base64}">'
         "</div>"
-        f'<div class="cv-chart"><div class="cv-plot" style="width: {size["width"]}px; height: '
-        f'{size["height"]}px"></div></div>'
+        f'<div class="cv-chart" role="figure" aria-label="{html.escape(view.told.short)}" '
+        f'aria-describedby="{long}"><div class="cv-plot" style="width: {size["width"]}px; '
+        f'height: {size["height"]}px"></div></div>'
         f'<div class="cv-player"></div><div class="cv-formula">{formula}</div>'
+        f'<details class="cv-words"><summary>In words</summary><p id="{long}">'
+        f"{html.escape(view.told.long)}</p></details>"
         f'<script type="application/json" class="cv-view">{_json(view.data(""))}</script>'
         f"{scripts}<script>{_BOOT}</script></div>"
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import io
+import itertools
 from functools import cached_property, partial
 
 from convviz.engine.numbers import Range, take
@@ -29,8 +30,10 @@ from convviz.render.plotly.frames import (
     writes_captions,
 )
 from convviz.render.plotly.grid_figure import panels_figure
+from convviz.render.plotly.spoken import motion_says, say_sums
 from convviz.render.plotly.sweeps import sweep_figure
-from convviz.render.story.board import drawing
+from convviz.render.story.board import drawing, sums_of
+from convviz.render.story.describe import describe
 from convviz.render.theme import Theme, theme_for
 
 # The keys a notebook's player takes (a notebook has no stages to page through, no whole pass)
@@ -39,6 +42,7 @@ WITHIN = "[data-convviz-keys]"  # the keys act only in an output that has the ke
 ANIMATED_VIEWS = ("sweep", "motion", "run")  # the views the app animates
 PNG_DPI = 100  # the still for a front end that runs no script: light, still readable
 PNG_COLOURS = 64
+_VIEWS = itertools.count(1)  # a view's number: its long description's id on the page
 
 
 def notebook_theme(width: int | None = None) -> Theme:
@@ -54,7 +58,9 @@ class View:
     """A stage of one layer (a `Story`) as a notebook shows it.
 
     kind : "sweep", "motion", "figure" (a renderer's own frames) or "still";
-    note : what the notebook says besides the stage's words (a still where the app animates).
+    note : what the notebook says besides the stage's words (a still where the app animates);
+    told : the stage's two descriptions (its figure's short alternative, the long one under it),
+        as the app and the deck say them; its cells carry their sums for the keyboard grid.
     """
 
     def __init__(self, story: Story, stage: Stage, *, step: int | None = None, width=None):
@@ -63,8 +69,13 @@ class View:
         self.story, self.stage, self.theme = story, stage, notebook_theme(width)
         self.heading, self.caption = story.words(stage)
         self.drawn = drawing(story, stage)
-        self.note, self.formula = "", None
+        self.note, self.formula, self._says = "", None, None
+        self.number = next(_VIEWS)
+        self.told = describe(story, stage)
         self.figure, captions = self._figure()
+        sums = sums_of(story, stage)
+        if sums is not None:
+            say_sums(self.figure, sums)
         self.lines: list[str] = []
         self.player = self._player(captions) if self.kind != "still" else None
         self.frames = len(self.player["names"]) if self.player else 1
@@ -89,6 +100,7 @@ class View:
             self.kind = "motion"
             mo = drawn.motion(story)
             fig = motion_figure(mo.build(), theme)
+            self._says = motion_says(player_meta(fig), mo.cell_formula)
             if mo.cell_formula is None:
                 return fig, None
             return fig, cell_lines(player_meta(fig), mo.cell_formula, lines_of, True)
@@ -112,6 +124,7 @@ class View:
             self.figure, captions, chart="", find="", stage=self.stage.key, presentation=False,
             primary=False, hint=keys_hint(NOTEBOOK_HINT), strip=True, within=WITHIN,
             heavy=self.kind == "motion" and not gif_fits(self.story.spec),
+            arrived=self.told.arrived, says=self._says,
         )  # fmt: skip
 
     def _step(self, step) -> int:
