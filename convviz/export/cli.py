@@ -252,8 +252,23 @@ def made(todo: list[Job], workers: int):
             yield from _make_group(i)
         return
     with ProcessPoolExecutor(workers, mp_context=mp.get_context("fork")) as pool:
-        for result in pool.map(_make_group, range(len(_GROUPS))):
-            yield from result
+        # the longest first (the handout, the lecture's page, the animations), so that no worker
+        # ends alone on one of them; the files still come in the jobs' order
+        first = sorted(range(len(_GROUPS)), key=lambda i: _weight(_GROUPS[i]))
+        futures = {i: pool.submit(_make_group, i) for i in first}
+        for i in range(len(_GROUPS)):
+            yield from futures[i].result()
+
+
+def _weight(group: list[Job]) -> int:
+    """A group's place in the workers' queue: the handout, the lecture's page, an animation's
+    GIF and MP4, then the rest (a still, a snippet)."""
+    name = group[0].name
+    if name.endswith(".pdf"):
+        return 0
+    if name.endswith("-lecture.html"):
+        return 1
+    return 2 if group[0].group else 3
 
 
 def write_atomic(path: Path, data: bytes) -> None:
