@@ -57,7 +57,7 @@ CASES = {
     "forward": ("Forward", "chart_forward", lambda spec: spec.out_size),
     "mask": ("Input_gradient?step=6", "chart_stage_mask", lambda spec: spec.padded_size),
     "weight-grad": ("Weight_gradient", "chart_weight-grad", lambda spec: spec.kernel_size),
-    "loss": ("Learning?step=1", "chart_learn_loss", lambda spec: spec.out_size),
+    "loss": ("Learning?step=1", "chart_stage_loss", lambda spec: spec.out_size),
     "chain-mask": ("Two_layers?step=8", "chart_stage_chain-mask", lambda spec: spec.padded_size),
 }
 
