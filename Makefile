@@ -1,6 +1,6 @@
 # For a fresh machine: `make run` (install, start the app); the tests in three tiers (README: Tests):
 # `make check` after every change (lint and every test that needs no browser, server or encoder:
-# about a minute), `make test` before pushing (everything, the big matrices as a sample: about 12
+# about a minute), `make test` before pushing (everything, the big matrices as a sample: about 23
 # minutes), `make ci` in CI (`make test` and the full matrices).
 VENV := .venv
 PY := $(VENV)/bin/python
