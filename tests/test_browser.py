@@ -105,6 +105,8 @@ def test_every_page_loads_draws_and_is_screenshot(tab: Page, app_url, artifacts)
             # the page's path (its query is not always written back after a page switch: the
             # page's share link, checked below, always holds it)
             assert re.search(rf"/{path}\b", tab.url), tab.url
+            # the sidebar's links (one component, convviz/ui/nav.js) mark the page shown
+            expect(sidebar.locator("a[aria-current=page]")).to_contain_text(link)
         expect(tab.get_by_text(heading).first).to_be_visible()
         try:
             expect(tab.locator(".js-plotly-plot")).to_have_count(charts)

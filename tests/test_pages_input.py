@@ -5,7 +5,9 @@ valid view stays drawn.
 
 from __future__ import annotations
 
+import json
 import re
+from urllib.parse import parse_qs
 
 import numpy as np
 import pytest
@@ -333,13 +335,16 @@ def test_value_editors_are_made_once_opened():
 
 
 def test_page_links_carry_the_view():
-    """A page link opened in a new tab (a plain navigation, no session) shows the same layer."""
+    """A page link opened in a new tab (a plain navigation, no session) shows the same layer:
+    the sidebar's links (one element, convviz/ui/nav.js) carry the view's query."""
     at = open_page(FORWARD)
     at.sidebar.slider(key="ctl_sh").set_value(1).run()
-    links = [el.proto for el in at.get("page_link")]
-    assert len(links) >= len(APP_PAGES)
-    for link in links:
-        assert "sh=1" in link.query_string and "preset=custom" in link.query_string, link.page
+    (nav,) = [el.proto for el in at.sidebar.get("bidi_component")
+              if el.proto.component_name == "convviz_nav"]  # fmt: skip
+    links = json.loads(nav.json)
+    assert [p["label"] for p in links["pages"]] == [label for _, label, _ in APP_PAGES]
+    query = parse_qs(links["query"])
+    assert query["sh"] == ["1"] and query["preset"] == ["custom"], links["query"]
 
 
 def test_a_tied_stride_is_both_axes_stride_in_the_link():

@@ -19,5 +19,7 @@ _WORDS = json.dumps(player.grid_words()).encode()  # sent as bytes: encoded once
 
 
 def keyboard_grids() -> None:
-    """Mount the page's keyboard grids (an empty element; the browser does the rest)."""
-    _COMPONENT(key="cv_grids", data=_WORDS, height=0)
+    """Mount the page's keyboard grids (an empty element; the browser does the rest). Keyless:
+    its data never changes, and a keyed component's state is read by every keyed widget's run
+    (Streamlit's `filtered_state`), ~1 % of a rerun's server time each."""
+    _COMPONENT(data=_WORDS, height=0)

@@ -21,7 +21,8 @@ export default function ({ data, setStateValue }) {
   let timer = null;
   let leaving = false;
   const onClick = (event) => {
-    const link = event.target.closest?.(PAGE_LINKS);
+    // the sidebar's links are in a component's shadow root: the click's path reaches them
+    const link = event.composedPath().find((node) => node.matches?.(PAGE_LINKS));
     if ((link && link.pathname !== here) || event.target.closest?.(LEAVES)) leaving = true;
   };
   const measure = () => {

@@ -19,7 +19,7 @@ VIEWPORT = "cv_viewport"  # (width, height, rem) kept across pages
 # to another page (clicker.py keys them `…_page`), whose click silences it too
 STREAMLIT = {
     "main": '[data-testid="stMainBlockContainer"]',
-    "links": '[data-testid="stSidebarNav"] a, a[data-testid="stPageLink-NavLink"]',
+    "links": '[data-testid="stSidebarNav"] a, a[data-testid="stPageLink-NavLink"], a[data-cv-page]',
     "leaves": '[class*="st-key-"][class*="_page"] button',
 }
 _COMPONENT = st.components.v2.component(

@@ -27,6 +27,7 @@ import plotly.io as pio
 _TYPED = {"int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2", "int32": "i4",
           "uint32": "u4", "float32": "f4", "float64": "f8"}  # fmt: skip
 _PLAIN_KEYS = frozenset({"geojson", "layer", "layers", "range"})  # plotly sends these as lists
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # sent as they are (not numpy's)
 
 
 PROBE_JS = Path(__file__).with_name("probe.js")
@@ -122,6 +123,8 @@ def _wire(value, data: bool = False):
             if data or v is not None
         }
     if isinstance(value, list | tuple):
+        if all(type(v) in _SCALARS for v in value):  # text, a cell's customdata: as they are
+            return list(value)
         return [_wire(v, data) for v in value]
     if isinstance(value, np.ndarray):
         return _typed(value)
