@@ -159,11 +159,7 @@ def test_every_selector_of_the_stylesheet_still_finds_its_elements(app_url, brow
         page.goto(f"{app_url}/Forward?preset=recitation-s2&pres={pres}")
         settle(page)
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=LOAD_MS)
-        selectors = (
-            rules("all")
-            + rules(mode)
-            + [STREAMLIT["main"], STREAMLIT["leaves"]]
-        )
+        selectors = rules("all") + rules(mode) + [STREAMLIT["main"], STREAMLIT["leaves"]]
         assert len(selectors) >= (1 if mode == "normal" else 12)
         missing = page.evaluate(
             "(sels) => sels.filter(s => !document.querySelector(s.replace(/:hover$/, '')))",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -269,8 +270,15 @@ def _x_symbols(spec: ConvSpec, n: int, c: int, pr: np.ndarray, pc: np.ndarray) -
     is_pad = (~inside.ravel() | (r < 0) | (q < 0)).tolist()
     zero, tags = Symbol("0"), _tags(n=n, c=c)
     sources = zip(r.tolist(), q.tolist())
-    symbols = [zero if a < 0 or b < 0 else Symbol("x", (a, b), tags) for a, b in sources]
+    symbols = [zero if a < 0 or b < 0 else _cell("x", a, b, tags) for a, b in sources]
     return symbols, is_pad
+
+
+@lru_cache(maxsize=1 << 16)
+def _cell(name: str, row: int, col: int, tags: tuple) -> Symbol:
+    """The Symbol of one cell, made once: a new layer's sums name the same cells again and
+    again (overlapping windows), and a frozen dataclass is slow to make."""
+    return Symbol(name, (row, col), tags)
 
 
 def forward_formula(stages: ForwardArrays, n: int, k: int, i: int, j: int) -> Formula:
@@ -283,7 +291,7 @@ def forward_formula(stages: ForwardArrays, n: int, k: int, i: int, j: int) -> Fo
     for c in range(spec.in_channels):
         xs, pads = _x_symbols(spec, n, c, pr, pc)
         tags = _tags(k=k, c=c)
-        ws = [Symbol("w", (ai, bi), tags) for ai, bi in zip(a.tolist(), b.tolist())]
+        ws = [_cell("w", ai, bi, tags) for ai, bi in zip(a.tolist(), b.tolist())]
         x_values = stages.x_padded[n, c, pr, pc].tolist()
         w_values = stages.w[k, c].ravel().tolist()
         terms += map(Term, xs, ws, x_values, w_values, pads)

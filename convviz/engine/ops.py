@@ -6,6 +6,8 @@ rot180 (its own inverse). All act on the last two axes and never mutate their in
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from convviz.engine.spec import NUMPY_PAD_MODES, Sides
@@ -18,10 +20,19 @@ def pad(a: np.ndarray, padding: Sides, mode: str = "zeros") -> np.ndarray:
 
 
 def source_index(size: int, sides: tuple[int, int], mode: str) -> np.ndarray:
-    """For each padded position along one axis, the input index it copies (-1 for a zero)."""
+    """For each padded position along one axis, the input index it copies (-1 for a zero);
+    read-only, made once per axis (a sum's formula asks for it per cell)."""
+    return _source_index(int(size), (int(sides[0]), int(sides[1])), mode)
+
+
+@lru_cache(maxsize=1024)
+def _source_index(size: int, sides: tuple[int, int], mode: str) -> np.ndarray:
     if mode == "zeros":
-        return np.pad(np.arange(size), sides, mode="constant", constant_values=-1)
-    return np.pad(np.arange(size), sides, mode=NUMPY_PAD_MODES[mode])
+        index = np.pad(np.arange(size), sides, mode="constant", constant_values=-1)
+    else:
+        index = np.pad(np.arange(size), sides, mode=NUMPY_PAD_MODES[mode])
+    index.flags.writeable = False
+    return index
 
 
 def fold_matrix(size: int, sides: tuple[int, int], mode: str, dtype=np.float64) -> np.ndarray:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from convviz.engine.spec import ConvSpec
 from convviz.engine.text import RECITATION_NOTE, count, shape_text, slice_name
@@ -439,7 +440,13 @@ class Lecture:
 
     def step_of(self, stage: Stage) -> int:
         """The stage's `step=` on its page (1-based)."""
-        return [s.key for s in self.on_page(stage.page)].index(stage.key) + 1
+        return self._steps[stage.key]
+
+    @cached_property
+    def _steps(self) -> dict[str, int]:
+        """Each stage's `step=` on its page, by key (the clicker's walk asks for every one on
+        every rerun)."""
+        return {s.key: self.on_page(s.page).index(s) + 1 for s in self.stages}
 
     def at(self, page: str, step: int, spec: ConvSpec | None = None) -> Stage:
         """The stage `step=` names on a page (clipped to the page's stages)."""

@@ -31,7 +31,10 @@ function go(event) {
 
 export default function ({ data, parentElement }) {
   let root = parentElement.querySelector(".cv-nav-root"); // beside the component's own style
-  if (!root) parentElement.append((root = el("div", { class: "cv-nav-root" })));
+  if (!root) {
+    root = el("div", { class: "cv-nav-root" });
+    parentElement.append(root);
+  }
   const query = data.query ? `?${data.query}` : "";
   const links = data.pages.map((p) => {
     // relative to the page shown: every page is one step under the app's address
