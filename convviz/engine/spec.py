@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -216,32 +217,32 @@ class ConvSpec:
                 )
 
     # --- sizes, each a (rows, cols) pair ---------------------------------------------------------
-    @property
+    @cached_property
     def batch(self) -> int:
         return self.input_shape[0]
 
-    @property
+    @cached_property
     def in_channels(self) -> int:
         return self.input_shape[1]
 
-    @property
+    @cached_property
     def out_channels(self) -> int:
         return self.weight_shape[0]
 
-    @property
+    @cached_property
     def in_size(self) -> Pair:
         return self.input_shape[2], self.input_shape[3]
 
-    @property
+    @cached_property
     def kernel_size(self) -> Pair:
         return self.weight_shape[2], self.weight_shape[3]
 
-    @property
+    @cached_property
     def span(self) -> Pair:
         """Effective (dilated) kernel size: dil*(k-1) + 1."""
         return tuple(d * (k - 1) + 1 for k, d in zip(self.kernel_size, self.dilation))
 
-    @property
+    @cached_property
     def padded_size(self) -> Pair:
         return tuple(s + lo + hi for s, (lo, hi) in zip(self.in_size, self.padding))
 
@@ -253,36 +254,36 @@ class ConvSpec:
         """Where input cell `cell` sits in the padded input (the inverse of `padded_label`)."""
         return tuple(i + lo for i, (lo, _) in zip(cell, self.padding))
 
-    @property
+    @cached_property
     def out_size(self) -> Pair:
         """floor((H + pad_top + pad_bottom - dil*(k-1) - 1) / stride) + 1 per axis."""
         return tuple((p - e) // s + 1 for p, e, s in zip(self.padded_size, self.span, self.stride))
 
-    @property
+    @cached_property
     def reach(self) -> Pair:
         """Rows/columns of the padded input that some window covers: (out-1)*stride + span."""
         return tuple((o - 1) * s + e for o, s, e in zip(self.out_size, self.stride, self.span))
 
-    @property
+    @cached_property
     def remainder(self) -> Pair:
         """Rows at the bottom / columns at the right of the padded input no window reaches."""
         return tuple(p - r for p, r in zip(self.padded_size, self.reach))
 
-    @property
+    @cached_property
     def dilated_out_size(self) -> Pair:
         """grad_out with stride-1 zeros between cells: (out-1)*stride + 1."""
         return tuple((o - 1) * s + 1 for o, s in zip(self.out_size, self.stride))
 
-    @property
+    @cached_property
     def full_padding(self) -> Sides:
         """Padding of the dilated grad_out for the full correlation: dil*(k-1) + the remainder."""
         return tuple((e - 1, e - 1 + r) for e, r in zip(self.span, self.remainder))
 
-    @property
+    @cached_property
     def output_shape(self) -> tuple[int, int, int, int]:
         return (self.batch, self.out_channels, *self.out_size)
 
-    @property
+    @cached_property
     def padded_shape(self) -> tuple[int, int, int, int]:
         return (self.batch, self.in_channels, *self.padded_size)
 
