@@ -231,8 +231,12 @@ def test_a_bad_preset_or_link_raises_conv_spec_error(where):
 
 
 def test_the_widget_redraws_when_python_changes_it_and_reads_a_click():
+    from convviz.render.story.describe import describe
+
     widget = convviz.Widget("recitation-s2", stage="correlate")
     first = widget._view
+    told = describe(widget.view.story, LECTURE.stage("correlate"))  # said as show() says it
+    assert (first["short"], first["long"]) == (told.short, told.long)
     assert widget.step == widget.view.frames - 1  # opened on the result, as show()
     widget.stride = 1
     assert widget.view.story.spec.stride == (1, 1) and widget._view != first
@@ -242,6 +246,7 @@ def test_the_widget_redraws_when_python_changes_it_and_reads_a_click():
     assert widget.stride == 1 and widget.view.story.spec.stride == (1, 1)  # the last view kept
     widget.padding = "same"
     assert widget.view.story.spec.padding == ((1, 1), (1, 1))
+    assert widget._view["long"] == describe(widget.view.story, LECTURE.stage("correlate")).long
     widget.stage = "whole"
     assert widget.view.kind == "motion" and widget._view["player"]["stage"] == "whole"
     with pytest.raises(ConvSpecError):

@@ -136,6 +136,10 @@ def test_show_plays_the_widget_redraws_and_a_click_reaches_the_kernel(lab, brows
         "(el) => el.dataset.cvDrawn === '2'", arg=drawn.element_handle(), timeout=60_000
     )
     assert (frames, page.evaluate(f"() => ({PLAYERS})()[1].count")) == (4, 9)
+    # the chart is a figure named and described in words (the long one under it, tied to it)
+    chart = drawn.locator(".cv-chart[role=figure]")
+    long = drawn.locator(f"#{chart.get_attribute('aria-describedby')}")
+    assert chart.get_attribute("aria-label") and len(long.text_content()) > 80
     x, y = page.evaluate(CELL_XY, [1, "xaxis3", "yaxis3", 0, 1])  # y₀₁ of the widget's chart
     hover(page, x, y)
     page.mouse.click(x, y)

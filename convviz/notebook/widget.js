@@ -21,9 +21,13 @@ function plotlyReady(model) {
   return window.__convvizPlotly;
 }
 
+// the chart is a figure named by the stage's short description and described by the long one
+// under it ("In words"), as convviz.show's output is (page.py: fragment)
 const SHELL = `<p class="cv-heading"></p><p class="cv-caption"></p><p class="cv-note"></p>
-<div class="cv-chart"><div class="cv-plot"></div></div><div class="cv-player"></div>
-<div class="cv-formula"></div><div class="cv-selected" data-testid="widget-formula"></div>`;
+<div class="cv-chart" role="figure"><div class="cv-plot"></div></div><div class="cv-player"></div>
+<div class="cv-formula"></div><div class="cv-selected" data-testid="widget-formula"></div>
+<details class="cv-words"><summary>In words</summary><p class="cv-long"></p></details>`;
+let widgets = 0; // each widget's long description has an id of its own on the page
 
 function words(root, view, formula) {
   const put = (cls, text) => {
@@ -33,6 +37,8 @@ function words(root, view, formula) {
   put(".cv-caption", view.caption);
   put(".cv-note", view.note);
   put(".cv-selected", formula);
+  put(".cv-long", view.long);
+  root.querySelector(".cv-chart").setAttribute("aria-label", view.short || view.heading || "");
 }
 
 async function render({ model, el }) {
@@ -40,6 +46,10 @@ async function render({ model, el }) {
   const root = document.createElement("div");
   root.className = "convviz-nb";
   root.innerHTML = `<style>${window.convvizNotebook.style}</style>${SHELL}`;
+  widgets += 1;
+  const long = `cv-widget-long-${widgets}`;
+  root.querySelector(".cv-long").id = long;
+  root.querySelector(".cv-chart").setAttribute("aria-describedby", long);
   el.appendChild(root);
   let player = null;
   const host = root.querySelector(".cv-player");

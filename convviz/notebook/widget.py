@@ -86,6 +86,7 @@ class Widget(anywidget.AnyWidget):
         view.step = None if step is None else view._step(step)
         data = view.data("")
         data |= {"heading": view.heading, "caption": view.caption, "note": view.note}
+        data |= {"short": view.told.short, "long": view.told.long}  # the stage in words
         with self.hold_sync():
             self._view = data
             self.step = view.step if view.step is not None else view.frames - 1
