@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from formula_cases import pairs
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from oracles import conv_cases
 from quick import examples
 
@@ -21,6 +22,7 @@ from convviz.engine.arrays import forward_arrays, input_grad_arrays, weight_grad
 from convviz.engine.formulas import (
     Formula,
     forward_formula,
+    forward_words,
     input_grad_formula,
     weight_grad_formula,
 )
@@ -258,3 +260,21 @@ def test_recitation_stride2_dilation_zeros_are_flagged():
     assert sum(t.padding for t in f00.terms) == 8, "x₀₀ reads 8 cells of the padding of grad_out"
     assert not any(t.dilation for t in f00.terms), "ring zeros are padding, not dilation zeros"
     assert all(t.vanishes for t in f00.terms if t.padding)
+
+
+# --- a whole output grid in words at once: each cell as its own Formula says it ----------------
+@SETTINGS
+@given(small_cases, st.integers(1, 30), st.booleans())
+def test_forward_words_say_every_cell_as_its_formula_does(case, most, whole):
+    """`forward_words` (the keyboard grid's sums, built for a grid at once) against the oracle of
+    one Formula a cell: the same sentence for every cell of every slice, past `most` terms too,
+    for whole numbers (each distinct one written once) and for any float."""
+    x, w, bias = (np.round(a * 3) if whole else a for a in (case.x, case.w, case.bias))
+    stages = forward_arrays(case.spec, x, w, bias)
+    oH, oW = case.spec.out_size
+    for n in range(case.spec.batch):
+        for k in range(case.spec.out_channels):
+            got = forward_words(stages, n, k, most)
+            assert got.shape == (oH, oW)
+            for i, j in np.ndindex(oH, oW):
+                assert got[i, j] == forward_formula(stages, n, k, i, j).words(most), (n, k, i, j)

@@ -304,6 +304,46 @@ def forward_formula(stages: ForwardArrays, n: int, k: int, i: int, j: int) -> Fo
     )
 
 
+def forward_words(stages: ForwardArrays, n: int, k: int, most: int = SHORT_TERMS) -> np.ndarray:
+    """Every cell of y[n, k] in words, as `forward_formula(…).words(most)` says it, built for the
+    whole grid at once: an (oH, oW) array of str. A new layer's output grid is said on every
+    figure that draws it (the keyboard grid); a Formula a cell cost ~50 µs of Python."""
+    spec = stages.spec
+    (sh, sw), (dh, dw), (kH, kW) = spec.stride, spec.dilation, spec.kernel_size
+    (oH, oW), channels = spec.out_size, spec.in_channels
+    pr = np.arange(oH)[:, None] * sh + np.arange(kH)[None, :] * dh  # (oH, kH) padded rows
+    pc = np.arange(oW)[:, None] * sw + np.arange(kW)[None, :] * dw  # (oW, kW) padded columns
+    left = stages.x_padded[n][:, pr[:, None, :, None], pc[None, :, None, :]]  # (C, oH, oW, kH, kW)
+    left = np.moveaxis(left, 0, 2).reshape(oH, oW, -1).astype(float)  # terms: c, then taps
+    right = np.broadcast_to(np.asarray(stages.w[k], dtype=float).ravel(), left.shape)
+    # a term vanishes where its tap meets a zero the padding added (no source cell)
+    rows = source_index(spec.in_size[0], spec.padding[0], spec.padding_mode)[pr] < 0
+    cols = source_index(spec.in_size[1], spec.padding[1], spec.padding_mode)[pc] < 0
+    zero = rows[:, None, :, None] | cols[None, :, None, :]  # (oH, oW, kH, kW)
+    vanish = np.tile(zero.reshape(oH, oW, -1), (1, 1, channels))
+    order = np.argsort(vanish, axis=-1, kind="stable")  # the terms that count first
+    left, right = np.take_along_axis(left, order, -1), np.take_along_axis(right, order, -1)
+    terms = left.shape[-1]
+    hidden = max(terms - most, 0)
+    rest = (left[..., most:] * right[..., most:]).sum(axis=-1) if hidden else None
+    known = {v: number(v) for v in np.unique(np.concatenate([left.ravel(), right[0, 0]]))}
+
+    def said(v) -> str:  # each distinct number written once (a NaN is not found: written anew)
+        return known.get(v) or number(v)
+
+    head = f"the sum of {count(terms, 'product')}"
+    bias = float(stages.bias[k])
+    tail = f", plus the bias {number(bias)}" if bias else ""
+    out = np.empty((oH, oW), dtype=object)
+    for i, j in np.ndindex(oH, oW):
+        parts = " plus ".join(
+            f"{said(a)} times {said(b)}" for a, b in zip(left[i, j, :most], right[i, j, :most])
+        )
+        more = f", and {hidden} more, adding up to {number(rest[i, j])}" if hidden else ""
+        out[i, j] = f"{head}: {parts}{more}{tail}"
+    return out
+
+
 def _full_corr_terms(stages: InputGradArrays, n: int, c: int, pr: int, pc: int, **flags):
     """Terms of the full correlation at padded-input cell (pr, pc), in the seeds' notation."""
     spec = stages.spec

@@ -29,11 +29,14 @@ FormulaOf = Callable[[str, tuple[int, int]], Formula | None]
 
 @dataclass(frozen=True)
 class Sums:
-    """The sums of one layer's cells: its spec (what saying a cell costs) and each cell's formula
-    ((kind, (row, col)) in the grid's array indices → Formula)."""
+    """The sums of one layer's cells: its spec (what saying a cell costs), each cell's formula
+    ((kind, (row, col)) in the grid's array indices → Formula) and, where the layer has it, a
+    whole grid in words at once ((kind, most) → an array of the cells' `Formula.words(most)`, or
+    None: that kind is said cell by cell)."""
 
     spec: ConvSpec
     formula: FormulaOf
+    words: Callable[[str, int], np.ndarray | None] | None = None
 
 
 # A figure's sums are said while the terms of all its said cells stay below this (building the
@@ -86,7 +89,11 @@ def say_sums(fig: Figure, sums: Sums, most: int = SHORT_TERMS) -> Figure:
         if not cost or cost > budget:
             continue
         budget -= cost
-        said = [_said(sums.formula, k, (r, c), most) for k, r, c in cells]
+        grids = {k: sums.words(k, most) if sums.words else None for k in {k for k, _, _ in cells}}
+        said = [
+            grids[k][r, c] if grids[k] is not None else _said(sums.formula, k, (r, c), most)
+            for k, r, c in cells
+        ]
         if any(said):
             grid["sums"] = said
     return fig

@@ -460,7 +460,7 @@ def sums_of(s: Subject, stage: Stage) -> Sums | None:
     if layer is None:
         return None
     shown = layer(s)
-    return Sums(shown.spec, shown.formula)
+    return Sums(shown.spec, shown.formula, shown.sums_in_words)
 
 
 def board_of(s: Subject) -> Mapping[str, Drawing]:

@@ -18,6 +18,7 @@ from convviz.engine.arrays import Layer
 from convviz.engine.formulas import (
     Formula,
     forward_formula,
+    forward_words,
     input_grad_formula,
     weight_grad_formula,
 )
@@ -128,6 +129,13 @@ class Subject:
             return weight_grad_formula(self.layer.weight_grad, k, c, *cell)
         padded = kind == "grad_x_padded"
         return input_grad_formula(self.layer.input_grad, n, c, *cell, padded=padded)
+
+    def sums_in_words(self, kind: str, most: int) -> np.ndarray | None:
+        """Every cell of a sum grid in words, as its formula's `words(most)`, made for the whole
+        grid at once (an array indexed as the grid); None for a kind said cell by cell."""
+        if kind == "y":
+            return forward_words(self.layer.forward, self.n, self.k, most)
+        return None
 
     def selected(self, keys: tuple[str, ...], shape) -> tuple[int, int] | None:
         """The selected cell, if it is in one of these grids and inside `shape`."""
