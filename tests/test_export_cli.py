@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from convviz.__main__ import main as convviz_main
 from convviz.export import cli
 from convviz.export.story import ANIMATIONS, Story
 from convviz.model.presets import PRESETS_BY_KEY
@@ -25,6 +26,17 @@ def _run(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
         [sys.executable, "-m", "convviz", *args], capture_output=True, text=True, timeout=300,
         cwd=cwd, env=env,
     )  # fmt: skip
+
+
+def _here(*args: str, capsys) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of `python -m convviz …` run in this process: the refusals'
+    many cases (the process door itself: `_run`'s tests, the unknown command's among them)."""
+    try:
+        code = convviz_main(list(args))
+    except SystemExit as exit:  # argparse refuses by exiting
+        code = exit.code
+    said = capsys.readouterr()
+    return code, said.out, said.err
 
 
 def test_help_explains_every_option_and_format():
@@ -52,10 +64,10 @@ def test_help_explains_every_option_and_format():
         (["--bogus"], "unrecognized arguments"),
     ],
 )
-def test_bad_arguments_get_one_line_and_exit_code_2(args, says, tmp_path):
-    run = _run("export", *args, "--out", str(tmp_path / "out"))
-    assert run.returncode == 2
-    assert run.stderr.count("\n") == 1 and says in run.stderr and run.stdout == ""
+def test_bad_arguments_get_one_line_and_exit_code_2(args, says, tmp_path, capsys):
+    code, out, err = _here("export", *args, "--out", str(tmp_path / "out"), capsys=capsys)
+    assert code == 2
+    assert err.count("\n") == 1 and says in err and out == ""
     assert not (tmp_path / "out").exists()
 
 
@@ -71,11 +83,12 @@ def test_bad_arguments_get_one_line_and_exit_code_2(args, says, tmp_path):
         (["--link", "?preset=recitation-s2&relu=2"], "`relu=2` must be 0 or 1"),
     ],
 )
-def test_what_the_command_line_cannot_honour_is_refused(args, says, tmp_path):
+def test_what_the_command_line_cannot_honour_is_refused(args, says, tmp_path, capsys, monkeypatch):
     """`--out ''` wrote into the current folder, `--workers 0` and a bad layer-2 field passed."""
-    run = _run("export", "--formats", "py", *args, cwd=tmp_path)
-    assert run.returncode == 2, run.stdout
-    assert run.stderr.count("\n") == 1 and says in run.stderr and run.stdout == ""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _here("export", "--formats", "py", *args, capsys=capsys)
+    assert code == 2, out
+    assert err.count("\n") == 1 and says in err and out == ""
     assert not list(tmp_path.iterdir())
 
 
