@@ -24,7 +24,9 @@ from convviz.engine.formulas import (
     forward_formula,
     forward_words,
     input_grad_formula,
+    input_grad_words,
     weight_grad_formula,
+    weight_grad_words,
 )
 from convviz.engine.reference import conv2d_input_loop
 from convviz.engine.spec import ConvSpec
@@ -278,3 +280,28 @@ def test_forward_words_say_every_cell_as_its_formula_does(case, most, whole):
             assert got.shape == (oH, oW)
             for i, j in np.ndindex(oH, oW):
                 assert got[i, j] == forward_formula(stages, n, k, i, j).words(most), (n, k, i, j)
+
+
+@SETTINGS
+@given(small_cases, st.integers(1, 30), st.booleans())
+def test_gradient_words_say_every_cell_as_its_formula_does(case, most, whole):
+    """`input_grad_words` (∂L/∂x, and ∂L/∂x̃ with its ring) and `weight_grad_words`, built for a
+    grid at once, against one Formula a cell: the same sentence for every cell of every slice,
+    in every padding mode (a cell with padded copies says the sum of its copies)."""
+    x, w, g = (np.round(a * 3) if whole else a for a in (case.x, case.w, case.grad_out))
+    spec = case.spec
+    ig, wg = input_grad_arrays(spec, w, g), weight_grad_arrays(spec, x, g)
+    for n in range(spec.batch):
+        for c in range(spec.in_channels):
+            for padded in (False, True):
+                got = input_grad_words(ig, n, c, most, padded)
+                assert got.shape == (ig.pad_mask.shape if padded else spec.in_size)
+                for r, q in np.ndindex(got.shape):
+                    want = input_grad_formula(ig, n, c, r, q, padded).words(most)
+                    assert got[r, q] == want, (n, c, padded, r, q)
+    for k in range(spec.out_channels):
+        for c in range(spec.in_channels):
+            got = weight_grad_words(wg, k, c, most)
+            assert got.shape == spec.kernel_size
+            for a, b in np.ndindex(got.shape):
+                assert got[a, b] == weight_grad_formula(wg, k, c, a, b).words(most), (k, c, a, b)

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from convviz.engine.arrays import ForwardArrays, InputGradArrays, WeightGradArrays
+from convviz.engine.arrays import ForwardArrays, InputGradArrays, Layer, WeightGradArrays
 from convviz.engine.ops import source_index
 from convviz.engine.spec import ConvSpec
 from convviz.engine.terms import Symbol, Term, TermArrays
@@ -314,33 +314,105 @@ def forward_words(stages: ForwardArrays, n: int, k: int, most: int = SHORT_TERMS
     pr = np.arange(oH)[:, None] * sh + np.arange(kH)[None, :] * dh  # (oH, kH) padded rows
     pc = np.arange(oW)[:, None] * sw + np.arange(kW)[None, :] * dw  # (oW, kW) padded columns
     left = stages.x_padded[n][:, pr[:, None, :, None], pc[None, :, None, :]]  # (C, oH, oW, kH, kW)
-    left = np.moveaxis(left, 0, 2).reshape(oH, oW, -1).astype(float)  # terms: c, then taps
-    right = np.broadcast_to(np.asarray(stages.w[k], dtype=float).ravel(), left.shape)
+    left = np.moveaxis(left, 0, 2).reshape(oH, oW, -1)  # terms: c, then taps
     # a term vanishes where its tap meets a zero the padding added (no source cell)
     rows = source_index(spec.in_size[0], spec.padding[0], spec.padding_mode)[pr] < 0
     cols = source_index(spec.in_size[1], spec.padding[1], spec.padding_mode)[pc] < 0
     zero = rows[:, None, :, None] | cols[None, :, None, :]  # (oH, oW, kH, kW)
     vanish = np.tile(zero.reshape(oH, oW, -1), (1, 1, channels))
+    return _words_grid(left, stages.w[k].ravel(), vanish, most, float(stages.bias[k]))
+
+
+def input_grad_words(
+    stages: InputGradArrays, n: int, c: int, most: int = SHORT_TERMS, padded: bool = False
+) -> np.ndarray:
+    """Every cell of ∂L/∂x[n, c] (of ∂L/∂x̃ with padded) in words, as `input_grad_formula(…)
+    .words(most)` says it, built for the whole grid at once. A cell whose padded copies fold
+    back (a non-zero padding mode) is said by its own Formula: those are the border's few."""
+    spec = stages.spec
+    (dh, dw), (kH, kW) = spec.dilation, spec.kernel_size
+    pH, pW = stages.pad_mask.shape
+    gr = np.arange(pH)[:, None] + np.arange(kH)[None, :] * dh  # (pH, kH) rows of padded grad_out
+    gc = np.arange(pW)[:, None] + np.arange(kW)[None, :] * dw
+    taps = (gr[:, None, :, None], gc[None, :, None, :])
+    left = stages.padded[n][(slice(None), *taps)]  # (K, pH, pW, kH, kW)
+    left = np.moveaxis(left, 0, 2).reshape(pH, pW, -1)  # terms: k, then taps
+    zero = (stages.padded_ring | stages.padded_dilation_mask)[taps].reshape(pH, pW, -1)
+    vanish = np.tile(zero, (1, 1, spec.out_channels))
+    said = _words_grid(left, stages.w_rot[c].ravel(), vanish, most, 0.0)
+    if padded:
+        return said
+    (pt, pb), (pl, pright) = spec.padding
+    H, W = spec.in_size
+    said = said[pt : pt + H, pl : pl + W].copy()
+    if spec.padding_mode != "zeros":  # the cells with copies on the ring: their own words
+        src_r = source_index(H, (pt, pb), spec.padding_mode)
+        src_c = source_index(W, (pl, pright), spec.padding_mode)
+        rr, cc = np.nonzero(stages.pad_mask)
+        for row, col in {(int(src_r[r]), int(src_c[q])) for r, q in zip(rr, cc)}:
+            said[row, col] = input_grad_formula(stages, n, c, row, col).words(most)
+    return said
+
+
+def weight_grad_words(
+    stages: WeightGradArrays, k: int, c: int, most: int = SHORT_TERMS
+) -> np.ndarray:
+    """Every cell of ∂L/∂w[k, c] in words, as `weight_grad_formula(…).words(most)` says it, built
+    for the whole grid at once (a cell sums N·oH·oW products)."""
+    spec = stages.spec
+    (sh, sw), (dh, dw), (kH, kW) = spec.stride, spec.dilation, spec.kernel_size
+    (oH, oW), (H, W) = spec.out_size, spec.in_size
+    pr = np.arange(kH)[:, None] * dh + np.arange(oH)[None, :] * sh  # (kH, oH) padded rows
+    pc = np.arange(kW)[:, None] * dw + np.arange(oW)[None, :] * sw
+    left = stages.x_padded[:, c][:, pr[:, None, :, None], pc[None, :, None, :]]
+    left = np.moveaxis(left, 0, 2).reshape(kH, kW, -1)  # (N, kH, kW, oH, oW) → terms: n, then i, j
+    rows = source_index(H, spec.padding[0], spec.padding_mode)[pr] < 0
+    cols = source_index(W, spec.padding[1], spec.padding_mode)[pc] < 0
+    zero = (rows[:, None, :, None] | cols[None, :, None, :]).reshape(kH, kW, -1)
+    vanish = np.tile(zero, (1, 1, spec.batch))
+    return _words_grid(left, stages.grad_out[:, k].ravel(), vanish, most, 0.0)
+
+
+def grid_words(layer: Layer, kind: str, n: int, k: int, c: int, most: int) -> np.ndarray | None:
+    """Every cell of the sum grid `kind` ("y", "grad_x", "grad_x_padded", "grad_w") of slice
+    (n, k, c) in words, as each cell's `Formula.words(most)`; None for an operand's grid."""
+    if kind == "y":
+        return forward_words(layer.forward, n, k, most)
+    if kind in ("grad_x", "grad_x_padded"):
+        return input_grad_words(layer.input_grad, n, c, most, kind == "grad_x_padded")
+    if kind == "grad_w":
+        return weight_grad_words(layer.weight_grad, k, c, most)
+    return None
+
+
+def _words_grid(
+    left: np.ndarray, right: np.ndarray, vanish: np.ndarray, most: int, constant: float
+) -> np.ndarray:
+    """`Formula.words(most)` of each cell of a grid whose terms are left[i, j, t] · right[t]
+    (vanish[i, j, t]: structurally zero), one str a cell; each distinct number written once."""
+    left = np.asarray(left, dtype=float)
+    right = np.asarray(right, dtype=float)
+    known = {v: number(v) for v in np.unique(np.concatenate([left.ravel(), right]))}
+    right = np.broadcast_to(right, left.shape)
     order = np.argsort(vanish, axis=-1, kind="stable")  # the terms that count first
     left, right = np.take_along_axis(left, order, -1), np.take_along_axis(right, order, -1)
     terms = left.shape[-1]
     hidden = max(terms - most, 0)
     rest = (left[..., most:] * right[..., most:]).sum(axis=-1) if hidden else None
-    known = {v: number(v) for v in np.unique(np.concatenate([left.ravel(), right[0, 0]]))}
 
     def said(v) -> str:  # each distinct number written once (a NaN is not found: written anew)
         return known.get(v) or number(v)
 
-    head = f"the sum of {count(terms, 'product')}"
-    bias = float(stages.bias[k])
-    tail = f", plus the bias {number(bias)}" if bias else ""
-    out = np.empty((oH, oW), dtype=object)
-    for i, j in np.ndindex(oH, oW):
+    head = f"the sum of {count(terms, 'product')}: "
+    tail = f", plus the bias {number(constant)}" if constant else ""
+    out = np.empty(left.shape[:2], dtype=object)
+    for i, j in np.ndindex(out.shape):
         parts = " plus ".join(
             f"{said(a)} times {said(b)}" for a, b in zip(left[i, j, :most], right[i, j, :most])
         )
         more = f", and {hidden} more, adding up to {number(rest[i, j])}" if hidden else ""
-        out[i, j] = f"{head}: {parts}{more}{tail}"
+        said_parts = head + parts if parts else "no product: no window reads it"
+        out[i, j] = f"{said_parts}{more}{tail}"
     return out
 
 

@@ -33,6 +33,7 @@ from convviz.engine.arrays import (
 from convviz.engine.formulas import (
     Formula,
     forward_formula,
+    grid_words,
     input_grad_formula,
     weight_grad_formula,
 )
@@ -73,6 +74,8 @@ def nbytes(obj, seen: set | None = None) -> int:
         if owner is not obj and id(owner) in seen:
             return 0
         seen.add(id(owner))
+        if owner.dtype == object:  # a grid of sentences: its strings too
+            return owner.nbytes + 112 + sum(map(sys.getsizeof, owner.ravel().tolist()))
         return owner.nbytes + 112
     if isinstance(obj, Formula):  # walking its terms one by one is slow
         return obj.nbytes
@@ -392,6 +395,12 @@ def weight_grad_formula_of(key: tuple, k: int, c: int, a: int, b: int) -> Formul
     """`formulas.weight_grad_formula` of ∂L/∂w[k, c, a, b]: N·oH·oW terms, built once (a big
     layer's ∂L/∂w cell has up to ~200k of them, ~2 s to build)."""
     return weight_grad_formula(_weight_grad(key), k, c, a, b)
+
+
+@_cached("words")
+def words_of(key: tuple, kind: str, n: int, k: int, c: int, most: int) -> np.ndarray | None:
+    """`formulas.grid_words` of the layer's grid `kind` in slice (n, k, c), made once."""
+    return grid_words(compute_layer(key), kind, n, k, c, most)
 
 
 def formula_at(key: tuple, cell: tuple[str, int, int], n: int, k: int, c: int) -> Formula | None:

@@ -29,7 +29,7 @@ from convviz.render.story.input_grad import unread_text
 from convviz.render.tables import table_html
 from convviz.render.theme import GREY_TERM
 from convviz.ui.clicker import mount, page_nav, stage_id
-from convviz.ui.compute import formula_at, input_grad_formula_of, shared_view
+from convviz.ui.compute import formula_at, input_grad_formula_of, shared_view, words_of
 from convviz.ui.controls import (
     STATE,
     Context,
@@ -184,7 +184,10 @@ def layer_sums(ctx: Context) -> Sums:
             return input_grad_formula_of(ctx.key, ctx.n, ctx.c, *cell, True)
         return formula_at(ctx.key, (kind, *cell), ctx.n, ctx.k, ctx.c)
 
-    return Sums(ctx.spec, formula)
+    def words(kind: str, most: int):  # a whole grid's cells, as their formulas say them
+        return words_of(ctx.key, kind, ctx.n, ctx.k, ctx.c, most)
+
+    return Sums(ctx.spec, formula, words)
 
 
 def frame_caption(formula: Formula, theme) -> list[str]:

@@ -18,7 +18,7 @@ from convviz.engine.arrays import Layer
 from convviz.engine.formulas import (
     Formula,
     forward_formula,
-    forward_words,
+    grid_words,
     input_grad_formula,
     weight_grad_formula,
 )
@@ -132,10 +132,8 @@ class Subject:
 
     def sums_in_words(self, kind: str, most: int) -> np.ndarray | None:
         """Every cell of a sum grid in words, as its formula's `words(most)`, made for the whole
-        grid at once (an array indexed as the grid); None for a kind said cell by cell."""
-        if kind == "y":
-            return forward_words(self.layer.forward, self.n, self.k, most)
-        return None
+        grid at once (an array indexed as the grid); None for an operand's grid."""
+        return grid_words(self.layer, kind, self.n, self.k, self.c, most)
 
     def selected(self, keys: tuple[str, ...], shape) -> tuple[int, int] | None:
         """The selected cell, if it is in one of these grids and inside `shape`."""
