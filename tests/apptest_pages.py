@@ -121,12 +121,34 @@ def headers(at: AppTest) -> list[str]:
     return [s.value for s in at.header]
 
 
-def side_number(at: AppTest, name: str):
-    return at.sidebar.number_input(key=f"ctl_{name}")
+# The sidebar's controls, by field: the one door the tests drive and read the sidebar by (its
+# drawing may change; the tests say what a reader does: set a field, read it, see what is drawn).
+_SIDE_KINDS = ("number_input", "slider", "selectbox", "toggle", "checkbox")
 
 
-def side_select(at: AppTest, name: str):
-    return at.sidebar.selectbox(key=f"ctl_{name}")
+def side(at: AppTest, field: str):
+    """The sidebar's control of `field` ("H", "sh", "preset", "pres", …; "reroll": the Re-roll
+    button): its value, label and options; set_value / select / click, then .run()."""
+    if field == "reroll":
+        (button,) = [b for b in at.sidebar.button if b.label == "Re-roll"]
+        return button
+    for kind in _SIDE_KINDS:
+        found = [w for w in getattr(at.sidebar, kind) if w.key == f"ctl_{field}"]
+        if found:
+            return found[0]
+    raise KeyError(f"the sidebar draws no control of {field!r}")
+
+
+def side_group(at: AppTest) -> str:
+    """The label of the sidebar's folding group (its channels and batch)."""
+    (group,) = at.sidebar.expander
+    return group.label
+
+
+def side_drawn(at: AppTest, kind: str) -> list[str]:
+    """The fields whose controls of `kind` ("number_input", "slider", …) the sidebar draws, in
+    order."""
+    return [w.key.removeprefix("ctl_") for w in getattr(at.sidebar, kind)]
 
 
 def state(at: AppTest) -> dict:

@@ -28,8 +28,9 @@ from apptest_pages import (
     open_page,
     query,
     shapes_table,
-    side_number,
-    side_select,
+    side,
+    side_drawn,
+    side_group,
     slider_steps,
     state,
     trace,
@@ -179,7 +180,7 @@ def test_d2l_forward_gives_the_books_answer():
 def test_stride_slider_changes_the_output_size():
     at = open_page(FORWARD)  # classroom: 7×7, 3×3, stride 2, padding 1 → 4×4
     assert heat(at, "y:values").shape == (4, 4)
-    at.sidebar.slider(key="ctl_sh").set_value(1).run()
+    side(at, "sh").set_value(1).run()
     assert_clean(at)
     assert heat(at, "y:values").shape == (7, 7)
     assert slider_steps(figures(at)[0]) == 49
@@ -191,31 +192,25 @@ def test_a_layer_put_back_as_a_preset_had_it_is_that_preset_again():
     """Changed and put back, a control left the preset box on "Custom" beside the preset's own
     layer (review)."""
     at = open_page(FORWARD, preset="d2l")
-    side_number(at, "H").set_value(1).run()  # the 2×2 kernel does not fit: d2l's numbers kept
-    assert at.sidebar.selectbox(key="ctl_preset").value == "custom"
-    side_number(at, "H").set_value(3).run()
+    side(at, "H").set_value(1).run()  # the 2×2 kernel does not fit: d2l's numbers kept
+    assert side(at, "preset").value == "custom"
+    side(at, "H").set_value(3).run()
     assert_clean(at)
     assert query(at)["preset"] == "d2l"
-    assert at.sidebar.selectbox(key="ctl_preset").value == "d2l"
+    assert side(at, "preset").value == "d2l"
     at = open_page(FORWARD)  # classroom: seeded values, none typed in (a new shape drops those)
-    at.sidebar.slider(key="ctl_sh").set_value(1).run()
+    side(at, "sh").set_value(1).run()
     assert query(at)["preset"] == "custom"
-    at.sidebar.slider(key="ctl_sh").set_value(2).run()
+    side(at, "sh").set_value(2).run()
     assert query(at)["preset"] == "classroom"
 
 
 def test_separate_axes_show_a_second_stride():
     at = open_page(FORWARD)
-    keys = [s.key for s in at.sidebar.slider]
-    assert keys == ["ctl_sh", "ctl_dh"]
-    at.sidebar.checkbox(key="ctl_same_axes").set_value(False).run()
-    assert [s.key for s in at.sidebar.slider] == [
-        "ctl_sh",
-        "ctl_sw",
-        "ctl_dh",
-        "ctl_dw",
-    ]  # row by row
-    at.sidebar.slider(key="ctl_sw").set_value(1).run()
+    assert side_drawn(at, "slider") == ["sh", "dh"]
+    side(at, "same_axes").set_value(False).run()
+    assert side_drawn(at, "slider") == ["sh", "sw", "dh", "dw"]  # row by row
+    side(at, "sw").set_value(1).run()
     assert_clean(at)
     assert heat(at, "y:values").shape == (4, 7)
 
@@ -226,21 +221,19 @@ def test_separate_axes_show_a_second_stride():
 )
 def test_padding_kind_changes_padded_input_and_output(kind, padded, out):
     at = open_page(FORWARD)  # 7×7, kernel 3, stride 2
-    side_select(at, "pad").set_value(kind).run()
+    side(at, "pad").set_value(kind).run()
     assert_clean(at)
     assert heat(at, "x:values").shape == padded
     assert heat(at, "y:values").shape == out
     assert query(at)["pad"] == kind
     # explicit per-side inputs only for the explicit kind
-    assert "ctl_pt" not in [n.key for n in at.sidebar.number_input]
+    assert "pt" not in side_drawn(at, "number_input")
 
 
 def test_explicit_padding_sides():
     at = open_page(FORWARD)
-    assert [
-        n.key for n in at.sidebar.number_input if n.key in ("ctl_pt", "ctl_pb", "ctl_pl", "ctl_pr")
-    ]
-    side_number(at, "pb").set_value(3).run()
+    assert {"pt", "pb", "pl", "pr"} <= set(side_drawn(at, "number_input"))
+    side(at, "pb").set_value(3).run()
     assert_clean(at)
     assert heat(at, "x:values").shape == (11, 9)  # 1 top + 7 + 3 bottom
 
@@ -249,11 +242,11 @@ def test_padding_mode_fills_the_ring():
     at = open_page(FORWARD, preset="reflect")  # 5×5, padding 1, reflect
     x = heat(at, "x:values")
     np.testing.assert_array_equal(x[0, 1:-1], x[2, 1:-1])  # reflect: row -1 mirrors row 1
-    side_select(at, "mode").set_value("zeros").run()
+    side(at, "mode").set_value("zeros").run()
     assert_clean(at)
     x = heat(at, "x:values")
     assert not np.any(np.nan_to_num(x[0])), x[0]
-    side_select(at, "mode").set_value("replicate").run()
+    side(at, "mode").set_value("replicate").run()
     x = heat(at, "x:values")
     np.testing.assert_array_equal(x[0, 1:-1], x[1, 1:-1])
     assert query(at)["mode"] == "replicate"
@@ -261,13 +254,13 @@ def test_padding_mode_fills_the_ring():
 
 def test_channels_and_batch_change_the_shapes():
     at = open_page()
-    assert at.sidebar.expander[0].label == "Channels and batch"
-    assert not [n for n in at.sidebar.number_input if n.key == "ctl_cin"], "folded: not made"
+    assert side_group(at) == "Channels and batch"
+    assert "cin" not in side_drawn(at, "number_input"), "folded: not made"
     at.session_state[CHANNELS_OPEN] = True  # the reader opens it
     at.run()
-    side_number(at, "cin").set_value(2).run()
-    side_number(at, "cout").set_value(3).run()
-    side_number(at, "batch").set_value(2).run()
+    side(at, "cin").set_value(2).run()
+    side(at, "cout").set_value(3).run()
+    side(at, "batch").set_value(2).run()
     assert_clean(at)
     rows = shapes_table(at)
     assert rows["x"] == "2 × 2 × 7 × 7"
@@ -279,17 +272,17 @@ def test_channels_and_batch_change_the_shapes():
     grad_w = [d for d in figures(at)[1]["data"] if d["type"] == "heatmap"]
     assert len(grad_w) == 6  # grad_w: 3 filters × 2 channels
     # the slice selectors are bounded by the new counts
-    side_number(at, "k").set_value(3).run()
+    side(at, "k").set_value(3).run()
     assert at.toast[0].value == "filter k takes 0 to 2: it stays 0." and state(at)["k"] == 0
-    side_number(at, "k").set_value(2).run()
+    side(at, "k").set_value(2).run()
     assert_clean(at)
     assert query(at)["k"] == "2"
 
 
 def test_shrinking_channels_clips_the_slice():
     at = open_page(CHANNELS, preset="channels-small")
-    side_number(at, "k").set_value(2).run()
-    side_number(at, "cout").set_value(1).run()
+    side(at, "k").set_value(2).run()
+    side(at, "cout").set_value(1).run()
     assert_clean(at)
     assert state(at)["k"] == 0
 
@@ -297,7 +290,7 @@ def test_shrinking_channels_clips_the_slice():
 def test_kernel_choice_sets_the_kernel_values():
     at = open_page(FORWARD)
     assert "sobel x" in KERNEL_CHOICES
-    side_select(at, "kernel").set_value("sobel x").run()
+    side(at, "kernel").set_value("sobel x").run()
     assert_clean(at)
     np.testing.assert_array_equal(heat(at, "w:values"), [[1, 0, -1], [2, 0, -2], [1, 0, -1]])
     assert query(at)["kernel"] == "sobel x"
@@ -306,10 +299,10 @@ def test_kernel_choice_sets_the_kernel_values():
 def test_grad_out_kind():
     at = open_page(INPUT_GRAD)  # classroom: random grad_out
     assert not np.all(heat(at, "grad_out:values") == 1)
-    side_select(at, "gout").set_value("ones").run()
+    side(at, "gout").set_value("ones").run()
     assert_clean(at)
     np.testing.assert_array_equal(heat(at, "grad_out:values"), np.ones((4, 4)))
-    side_select(at, "gout").set_value("mse").run()
+    side(at, "gout").set_value("mse").run()
     assert_clean(at)
     assert query(at)["gout"] == "mse"
 
@@ -317,25 +310,25 @@ def test_grad_out_kind():
 def test_seed_and_reroll_change_the_values():
     at = open_page(FORWARD)
     x0 = heat(at, "x:values")
-    side_number(at, "seed").set_value(7).run()
+    side(at, "seed").set_value(7).run()
     assert_clean(at)
     x7 = heat(at, "x:values")
     assert not np.array_equal(x0, x7)
     assert query(at)["seed"] == "7"
-    at.sidebar.button[0].click().run()  # Re-roll
+    side(at, "reroll").click().run()
     assert_clean(at)
     assert state(at)["seed"] != 7
-    assert side_number(at, "seed").value == state(at)["seed"]
+    assert side(at, "seed").value == state(at)["seed"]
     assert not np.array_equal(heat(at, "x:values"), x7)
 
 
 def test_preset_select_applies_the_preset():
     at = open_page(FORWARD)
-    at.sidebar.toggle(key="ctl_pres").set_value(True).run()
-    side_select(at, "preset").set_value("d2l").run()
+    side(at, "pres").set_value(True).run()
+    side(at, "preset").set_value("d2l").run()
     assert_clean(at)
     np.testing.assert_array_equal(heat(at, "y:values"), [[19, 25], [37, 43]])
-    assert side_number(at, "H").value == 3
+    assert side(at, "H").value == 3
     assert query(at)["preset"] == "d2l"
     assert state(at)["pres"] is True  # presentation mode is not part of a preset
 
@@ -344,7 +337,7 @@ def test_presentation_toggle_bigger_fonts_fewer_words():
     at = open_page()
     assert at.caption and at.info
     font = figures(at)[0]["layout"]["font"]["size"]
-    at.sidebar.toggle(key="ctl_pres").set_value(True).run()
+    side(at, "pres").set_value(True).run()
     assert_clean(at)
     assert figures(at)[0]["layout"]["font"]["size"] > font
     assert not at.info  # the preset's note is a secondary word
@@ -353,12 +346,12 @@ def test_presentation_toggle_bigger_fonts_fewer_words():
 
 def test_values_survive_a_page_switch():
     at = open_page()
-    side_number(at, "H").set_value(9).run()
-    side_select(at, "kernel").set_value("sobel x").run()
+    side(at, "H").set_value(9).run()
+    side(at, "kernel").set_value("sobel x").run()
     at.switch_page(FORWARD).run()
     assert_clean(at)
-    assert side_number(at, "H").value == 9
-    assert side_select(at, "kernel").value == "sobel x"
+    assert side(at, "H").value == 9
+    assert side(at, "kernel").value == "sobel x"
     assert heat(at, "x:values").shape == (11, 9)
     at.switch_page(CHANNELS).run()
     assert "9×7" in at.markdown[0].value

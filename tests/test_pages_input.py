@@ -25,8 +25,7 @@ from apptest_pages import (
     open_picker,
     query,
     shown,
-    side_number,
-    side_select,
+    side,
     slider_steps,
     state,
 )
@@ -47,8 +46,8 @@ def test_url_reflects_every_field():
     at = open_page()
     assert query(at)["preset"] == "classroom"
     assert query(at)["sh"] == "2"
-    at.sidebar.slider(key="ctl_sh").set_value(1).run()
-    side_number(at, "W").set_value(5).run()
+    side(at, "sh").set_value(1).run()
+    side(at, "W").set_value(5).run()
     q = query(at)
     assert (q["sh"], q["W"], q["preset"]) == ("1", "5", "custom")
     share = next(c.value for c in at.main.caption if "Share this view" in c.value)
@@ -57,10 +56,10 @@ def test_url_reflects_every_field():
 
 def test_a_full_url_reproduces_the_view():
     at = open_page(FORWARD)
-    at.sidebar.slider(key="ctl_sh").set_value(1).run()
-    side_select(at, "pad").set_value("same").run()
-    side_select(at, "kernel").set_value("laplacian").run()
-    side_number(at, "seed").set_value(3).run()
+    side(at, "sh").set_value(1).run()
+    side(at, "pad").set_value("same").run()
+    side(at, "kernel").set_value("laplacian").run()
+    side(at, "seed").set_value(3).run()
     open_picker(at)
     at.number_input(key="pick_row").set_value(2)
     at.number_input(key="pick_col").set_value(5)
@@ -116,7 +115,7 @@ def test_malformed_url_values_are_named_and_ignored(params, words):
     # reader changes something
     at.run()
     assert at.warning
-    at.number_input(key="ctl_seed").set_value(5).run()
+    side(at, "seed").set_value(5).run()
     assert not at.warning
 
 
@@ -144,7 +143,7 @@ def test_wrong_count_edit_is_reset_as_the_message_says():
     """The message says the edits were reset: the next run must not repeat it."""
     at = open_page(FORWARD, x="1,2")
     assert "edits reset" in shown(at.warning[0].value)
-    at.sidebar.toggle(key="ctl_pres").set_value(True).run()  # any unrelated rerun
+    side(at, "pres").set_value(True).run()  # any unrelated rerun
     assert not at.error and not at.warning, [e.value for e in at.error]
     assert "x" not in query(at)
 
@@ -159,12 +158,12 @@ def test_impossible_url_combination_explains_and_draws_defaults():
 
 def test_impossible_combination_keeps_the_last_valid_charts():
     at = open_page(FORWARD)
-    side_select(at, "pad").set_value("valid").run()
-    side_number(at, "kH").set_value(5).run()
+    side(at, "pad").set_value("valid").run()
+    side(at, "kH").set_value(5).run()
     assert_clean(at)
     valid = figures(at)
     assert heat(at, "y:values").shape == (2, 3)
-    side_number(at, "H").set_value(2).run()
+    side(at, "H").set_value(2).run()
     assert not at.exception
     (err,) = at.error
     assert "spans 5 rows" in err.value and "padded input has only 2" in err.value
@@ -180,7 +179,7 @@ def test_impossible_combination_keeps_the_last_valid_charts():
     assert heat(at, "grad_w:values").shape == (5, 3)
     # fixing it clears the message
     at.switch_page(FORWARD).run()
-    side_number(at, "H").set_value(6).run()
+    side(at, "H").set_value(6).run()
     assert_clean(at)
     assert heat(at, "y:values").shape == (1, 3)
     # a first visit's own impossible address is kept as it came (nothing valid was drawn yet)
@@ -204,12 +203,12 @@ def test_an_emptied_or_out_of_range_number_field_keeps_its_number_and_says_so(na
     layer that kept the last one. The field shows the layer's number again; a toast says why."""
     at = open_page(FORWARD)
     before, drawn = dict(state(at)), figures(at)
-    side_number(at, name).set_value(typed).run()
+    side(at, name).set_value(typed).run()
     assert_clean(at)
     assert state(at) == before and figures(at) == drawn
-    assert side_number(at, name).value == before[name]  # the field shows the number again
+    assert side(at, name).value == before[name]  # the field shows the number again
     (toast,) = at.toast
-    assert toast.value == f"{side_number(at, name).label} {says}: it stays {before[name]}."
+    assert toast.value == f"{side(at, name).label} {says}: it stays {before[name]}."
 
 
 def test_edited_values_follow_and_wrong_counts_are_refused():
@@ -226,7 +225,7 @@ def test_edited_values_follow_and_wrong_counts_are_refused():
     assert "has 3 values" in at.error[0].value
     np.testing.assert_array_equal(heat(at, "y:values"), [[6, 6], [6, 6]])
     # a shape change drops edits that no longer fit
-    side_number(at, "H").set_value(4).run()
+    side(at, "H").set_value(4).run()
     assert_clean(at)
     assert "x" not in query(at)
 
@@ -239,12 +238,12 @@ def test_a_kernel_size_change_keeps_the_values_that_still_fit():
     before = {name: state(at)[name] for name in ("x", "w", "g")}
     kh = state(at)["kH"]
     assert all(before.values()) and kh > 1
-    side_number(at, "kH").set_value(5).run()  # taller than the padded input
+    side(at, "kH").set_value(5).run()  # taller than the padded input
     assert not at.exception and "Cannot compute this layer" in at.error[0].value
-    side_number(at, "kH").set_value(kh).run()
+    side(at, "kH").set_value(kh).run()
     assert_clean(at)
     assert {name: state(at)[name] for name in before} == before
-    side_number(at, "kH").set_value(kh - 1).run()  # a valid layer with other shapes
+    side(at, "kH").set_value(kh - 1).run()  # a valid layer with other shapes
     assert_clean(at)
     assert state(at)["x"] == before["x"]
     assert state(at)["w"] == "" and state(at)["g"] == ""
@@ -256,7 +255,7 @@ def test_typed_in_values_read_typed_in_and_a_chosen_source_replaces_them():
     They read "typed in"; every source stays a choice, the one they replaced too, and choosing
     it replaces them (x's typed values stay)."""
     at = open_page(FORWARD, preset="recitation-s2")
-    kernel, gout = side_select(at, "kernel"), side_select(at, "gout")
+    kernel, gout = side(at, "kernel"), side(at, "gout")
     assert kernel.value == "typed in" and gout.value == "typed in"
     assert "random" in kernel.options and len(kernel.options) == 1 + len(KERNEL_CHOICES)
     assert state(at)["kernel"] == "random" and state(at)["w"] and state(at)["g"]
@@ -265,10 +264,10 @@ def test_typed_in_values_read_typed_in_and_a_chosen_source_replaces_them():
     assert_clean(at)
     s = state(at)
     assert s["w"] == "" and s["g"] and s["x"]  # the kernel's values only
-    assert side_select(at, "kernel").value == "random"
-    assert "typed in" not in side_select(at, "kernel").options
+    assert side(at, "kernel").value == "random"
+    assert "typed in" not in side(at, "kernel").options
     assert not np.array_equal(compute_layer(value_key(s)).forward.w, w_before)
-    gout = side_select(at, "gout")
+    gout = side(at, "gout")
     gout.set_value("typed in").run()  # keeps them
     assert state(at)["g"]
 
@@ -283,7 +282,7 @@ def test_a_stride_change_forgets_values_that_no_longer_fit():
     the stride (∂L/∂y is drawn afresh) instead of keeping the last valid one."""
     at = open_page(FORWARD, preset="recitation-s2")
     assert slider_steps(figures(at)[0]) == 4
-    at.slider(key="ctl_sh").set_value(1).run()
+    side(at, "sh").set_value(1).run()
     assert_clean(at)
     assert not at.error, [e.value for e in at.error]
     assert slider_steps(figures(at)[0]) == 9
@@ -338,7 +337,7 @@ def test_page_links_carry_the_view():
     """A page link opened in a new tab (a plain navigation, no session) shows the same layer:
     the sidebar's links (one element, convviz/ui/nav.js) carry the view's query."""
     at = open_page(FORWARD)
-    at.sidebar.slider(key="ctl_sh").set_value(1).run()
+    side(at, "sh").set_value(1).run()
     (nav,) = [el.proto for el in at.sidebar.get("bidi_component")
               if el.proto.component_name == "convviz_nav"]  # fmt: skip
     links = json.loads(nav.json)
@@ -354,10 +353,10 @@ def test_a_tied_stride_is_both_axes_stride_in_the_link():
     at = open_page(FORWARD, preset="classroom", sh="3")
     assert_clean(at)
     assert (query(at)["sh"], query(at)["sw"]) == ("3", "3")
-    at.sidebar.slider(key="ctl_dh").set_value(2).run()
+    side(at, "dh").set_value(2).run()
     assert (query(at)["dh"], query(at)["dw"]) == ("2", "2")
-    at.sidebar.checkbox(key="ctl_same_axes").uncheck().run()
-    assert at.sidebar.slider(key="ctl_sw").value == 3 and at.sidebar.slider(key="ctl_dw").value == 2
+    side(at, "same_axes").uncheck().run()
+    assert side(at, "sw").value == 3 and side(at, "dw").value == 2
 
 
 def _type_into_x(at, text: str):

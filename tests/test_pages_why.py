@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from apptest_pages import assert_clean, figures, open_page, query, shown, trace, z_of
+from apptest_pages import assert_clean, figures, open_page, query, shown, side, trace, z_of
 
 from convviz.engine import matrix
 from convviz.model import quiz
@@ -207,7 +207,7 @@ def test_bad_input_keeps_the_last_valid_view(page_file):
     assert_clean(at)
     before = len(figures(at))
     for name, value in BAD.items():
-        at.sidebar.number_input(key=f"ctl_{name}").set_value(int(value)).run()
+        side(at, name).set_value(int(value)).run()
     assert not at.exception
     assert any("Cannot compute this layer" in e.value for e in at.error)
     assert len(figures(at)) == before  # the last valid view stays

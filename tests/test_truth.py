@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from apptest_pages import side
 from streamlit.testing.v1 import AppTest
 
 from convviz.engine.arrays import layer
@@ -123,8 +124,8 @@ def test_banner_sidebar_and_figures_describe_one_layer(query):
     assert not at.exception and not at.error, [e.value for e in at.error]
     shapes = dict(zip(at.table[0].value["array"], at.table[0].value["shape"]))
     kernel = (
-        at.sidebar.number_input(key="ctl_kH").value,
-        at.sidebar.number_input(key="ctl_kW").value,
+        side(at, "kH").value,
+        side(at, "kW").value,
     )
     banner = [i.value for i in at.info]
     titled = [p for p in PRESETS if any(b.startswith(f"**{p.title}.**") for b in banner)]
