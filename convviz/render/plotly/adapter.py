@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 from functools import cache, cached_property
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -123,8 +124,12 @@ def _wire(value, data: bool = False):
             if data or v is not None
         }
     if isinstance(value, list | tuple):
-        if all(type(v) in _SCALARS for v in value):  # text, a cell's customdata: as they are
+        if _SCALARS.issuperset(map(type, value)):  # text, numbers: as they are
             return list(value)
+        if all(type(v) is list for v in value) and _SCALARS.issuperset(
+            map(type, chain.from_iterable(value))
+        ):  # the cells' customdata
+            return list(map(list, value))
         return [_wire(v, data) for v in value]
     if isinstance(value, np.ndarray):
         return _typed(value)
