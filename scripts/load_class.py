@@ -17,7 +17,7 @@ import random
 import time
 from urllib.parse import parse_qs
 
-from load_wire import Tab
+from load_wire import Tab, sent
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
@@ -25,7 +25,6 @@ from convviz.engine.spec import ConvSpecError
 from convviz.model.presets import PRESETS_BY_KEY
 from convviz.model.state import from_query, spec_of
 
-WIDGET = "ctl_"  # the app's widget keys: ctl_ and the field (convviz.ui.controls.widget_key)
 CLASS_PAGES = ("", "Forward", "Input_gradient", "Weight_gradient", "Channels", "Matrix")
 # What a student does between two looks, and how often (weights).
 ACTIONS = {"seed": 30, "stride": 15, "padding": 10, "kernel": 10, "preset": 10}
@@ -94,8 +93,7 @@ class Session(Tab):
             value = self.pick(values)
             return {"widgets": [self.number(label, value)]}, {name: str(value)}
         if action == "preset":
-            _, proto, _ = self.widget("Preset")
-            titles = [t for t in proto.options if t in TITLE_TO_PRESET]
+            titles = [t for t in self.options("Preset") if t in TITLE_TO_PRESET]
             title = self.pick([t for t in titles if TITLE_TO_PRESET[t] != now["preset"]])
             return {"widgets": [self.choice("Preset", title)]}, {"preset": TITLE_TO_PRESET[title]}
         if action == "click":
@@ -138,18 +136,20 @@ class Session(Tab):
     def control(self) -> tuple[dict, dict]:
         """The single control of `--control` (or the bare page's number): a new value."""
         kind, proto, _ = self.widget(self.args.control)
-        if kind not in ("slider", "number_input"):
-            raise ValueError(f"control {self.args.control!r} is a {kind}; use a slider or number")
-        now = int(proto.value[0] if kind == "slider" else proto.value)
-        bounded = kind == "slider" or proto.has_min  # a number input without a minimum: from 0
-        lo = int(proto.min) if bounded else 0
-        hi = min(int(proto.max) if kind == "slider" or proto.has_max else lo + 999, lo + 999)
+        if kind == "control" and proto["t"] in ("number", "slider"):  # the app's sidebar
+            now, lo, hi = proto["v"], proto["min"], proto["max"]
+        elif kind in ("slider", "number_input"):  # a Streamlit widget (the bare page's)
+            now = int(proto.value[0] if kind == "slider" else proto.value)
+            bounded = kind == "slider" or proto.has_min  # a number input without a minimum: 0
+            lo = int(proto.min) if bounded else 0
+            hi = int(proto.max) if kind == "slider" or proto.has_max else lo + 999
+        else:
+            raise ValueError(f"control {self.args.control!r} is not a slider or a number")
+        hi = min(hi, lo + 999)
         value = self.rng.choice([v for v in range(lo, hi + 1) if v != now])
         state = self.number(self.args.control, value)
-        key = state.id.split("-", 2)[-1]
-        return {"widgets": [state]}, (
-            {key.removeprefix(WIDGET): str(value)} if key.startswith(WIDGET) else {}
-        )
+        field = proto["f"] if kind == "control" else ""
+        return {"widgets": [state]}, ({field: str(value)} if field else {})
 
     # --- checks
 
@@ -165,12 +165,10 @@ class Session(Tab):
         wrong = {k: query.get(k, ["<none>"])[0] for k, v in self.expect.items()}
         wrong = {k: got for k, got in wrong.items() if got != self.expect[k]}
         for state in widgets:
-            sent = state.int_value if state.HasField("int_value") else None
-            if state.HasField("double_array_value"):
-                sent = state.double_array_value.data[0]
-            got = seen["values"].get(state.id)
-            if sent is not None and got is not None and [int(v) for v in got] != [int(sent)]:
-                wrong[state.id.split("-", 2)[-1]] = f"widget {got}"
+            key, value = sent(state)
+            got = seen["values"].get(key)
+            if value is not None and got is not None and [int(v) for v in got] != [int(value)]:
+                wrong[key.split("-", 2)[-1]] = f"widget {got}"
         for k, got in wrong.items():
             said = f"session {self.idx} on {self.page!r}: set {k}={self.expect.get(k, '?')}"
             said += f", got {got} (after {' → '.join(self.history[-3:])})"

@@ -11,14 +11,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import time
 from urllib.parse import quote, urlsplit
 
+from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect
 
 WS_OPTS = {"max_size": None, "ping_interval": None}  # no client pings: a busy server is data
+SIDEBAR = "convviz_sidebar"  # the app's sidebar: one component (convviz/ui/sidebar.py)
+
+
+def controls(items: list[dict]):
+    """The sidebar's controls (items with a field), rows and groups opened."""
+    for item in items:
+        yield from controls(item.get("items", []))
+        if "f" in item:
+            yield item
 
 
 class Tab:
@@ -34,6 +45,7 @@ class Tab:
         self.query = args.query  # the URL's query as the server last wrote it
         self.widgets: dict[str, tuple[str, object, str]] = {}  # label → (kind, proto, fragment)
         self.charts: dict[str, tuple[object, str]] = {}  # chart key → (proto, fragment)
+        self.sidebar: tuple[object, dict, str] | None = None  # the sidebar's proto, its data
         # hash → (message, the run it was last used in), like the browser's cache: it forgets a
         # message unused for more than 2 runs (global.maxCachedMessageAge)
         self.cache: dict[str, tuple[ForwardMsg, int]] = {}
@@ -142,6 +154,12 @@ class Tab:
             if proto.id and "-chart_" in proto.id:  # a chart whose cell clicks select
                 # by its key: its id changes with its figure (a click redraws the selection)
                 self.charts[proto.id.split("-", 2)[-1]] = (proto, fragment)
+        elif kind == "bidi_component" and proto.component_name == SIDEBAR:
+            self.sidebar = (proto, json.loads(proto.bytes), fragment)
+            for item in controls(self.sidebar[1]["items"]):
+                self.widgets[item["label"]] = ("control", item, fragment)
+                if item["t"] in ("number", "slider"):
+                    seen["values"][item["f"]] = [item["v"]]
         elif getattr(proto, "id", "") and getattr(proto, "label", ""):
             self.widgets[proto.label] = (kind, proto, fragment)
             if kind in ("slider", "number_input") and proto.set_value:
@@ -155,9 +173,22 @@ class Tab:
                 return self.widgets[label]
         raise LookupError(f"no control labelled {' or '.join(map(repr, labels))} on {self.page!r}")
 
+    def edit(self, field: str, value):
+        """What the sidebar (convviz/ui/sidebar.js) sends when the reader sets a control: the
+        edit, numbered on from the last one the server applied, in its `edit` event."""
+        proto, data, _ = self.sidebar
+        state = BackMsg().rerun_script.widget_states.widgets.add()
+        state.id = _make_trigger_id(proto.id, "events")
+        edit = {"n": data["acked"] + 1, "f": field, "v": value}
+        payload = {"session": data["session"], "edits": [edit]}
+        state.json_trigger_value = json.dumps([{"event": "edit", "value": payload}])
+        return state
+
     def number(self, label: str, value: int, *also: str):
         """The widget state that sets a slider or number input (found by its label)."""
         kind, proto, _ = self.widget(label, *also)
+        if kind == "control":
+            return self.edit(proto["f"], value)
         state = BackMsg().rerun_script.widget_states.widgets.add()
         state.id = proto.id
         if kind == "slider":
@@ -168,10 +199,32 @@ class Tab:
             raise ValueError(f"control {label!r} is a {kind}; use a slider or number input")
         return state
 
-    def choice(self, label: str, option: str):
+    def options(self, label: str) -> list[str]:
+        """The words a menu offers."""
         kind, proto, _ = self.widget(label)
+        return [word for _, word in proto["options"]] if kind == "control" else list(proto.options)
+
+    def choice(self, label: str, option: str):
+        """The widget state that chooses `option` (by the word it shows) in a menu."""
+        kind, proto, _ = self.widget(label)
+        if kind == "control" and proto["t"] == "select":
+            return self.edit(proto["f"], next(k for k, word in proto["options"] if word == option))
         if kind != "selectbox":
             raise ValueError(f"control {label!r} is a {kind}, not a selectbox")
         state = BackMsg().rerun_script.widget_states.widgets.add()
         state.id, state.string_value = proto.id, option
         return state
+
+
+def sent(state) -> tuple[str, float | None]:
+    """(what a widget state sets, the number it sends, if any): a widget's id, or a field of
+    the sidebar."""
+    if state.HasField("json_trigger_value"):
+        (edit,) = json.loads(state.json_trigger_value)[0]["value"]["edits"]
+        v = edit["v"]
+        return edit["f"], v if isinstance(v, int | float) and not isinstance(v, bool) else None
+    if state.HasField("int_value"):
+        return state.id, state.int_value
+    if state.HasField("double_array_value"):
+        return state.id, state.double_array_value.data[0]
+    return state.id, None

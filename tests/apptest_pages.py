@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from streamlit.testing.v1 import AppTest
 
 from convviz.ui.views import PICKER
@@ -121,34 +122,96 @@ def headers(at: AppTest) -> list[str]:
     return [s.value for s in at.header]
 
 
-# The sidebar's controls, by field: the one door the tests drive and read the sidebar by (its
-# drawing may change; the tests say what a reader does: set a field, read it, see what is drawn).
-_SIDE_KINDS = ("number_input", "slider", "selectbox", "toggle", "checkbox")
+# The sidebar's controls, by field: the one door the tests drive and read the sidebar by. The
+# sidebar is one component (convviz/ui/sidebar.py, sidebar.js): what it draws is its data's
+# items; a change is the edit its `edit` event carries, as the browser sends it.
+SIDEBAR = "convviz_sidebar"
 
 
-def side(at: AppTest, field: str):
+def side_items(at: AppTest) -> tuple[object, dict]:
+    """The sidebar component's element proto and its data (session, acked, items)."""
+    (proto,) = [el.proto for el in at.sidebar.get("bidi_component")
+                if el.proto.component_name == SIDEBAR]  # fmt: skip
+    return proto, json.loads(proto.bytes)
+
+
+def _controls(items: list[dict]):
+    for item in items:
+        yield from _controls(item.get("items", []))
+        if "f" in item:
+            yield item
+
+
+class SideControl:
+    """A control of the sidebar as a test drives it: value, label, options; set_value / select /
+    check / uncheck / click record an edit, and .run() sends it as the browser would."""
+
+    def __init__(self, at: AppTest, item: dict):
+        self.at, self.item = at, item
+
+    value = property(lambda self: self.item.get("v"))
+    label = property(lambda self: self.item["label"])
+    options = property(lambda self: [word for _, word in self.item["options"]])
+
+    def set_value(self, value) -> SideControl:
+        self.at.__dict__.setdefault("_cv_edits", []).append((self.item["f"], value))
+        return self
+
+    select = set_value
+
+    def check(self) -> SideControl:
+        return self.set_value(True)
+
+    def uncheck(self) -> SideControl:
+        return self.set_value(False)
+
+    def click(self) -> SideControl:
+        return self.set_value(True)
+
+    def run(self, timeout: float | None = None) -> AppTest:
+        return run_edits(self.at, timeout)
+
+
+def run_edits(at: AppTest, timeout: float | None = None) -> AppTest:
+    """Run `at` with the sidebar edits recorded since its last run (sidebar.js's `edit` event:
+    numbered on from the last the server applied, with this session's token)."""
+    edits = at.__dict__.pop("_cv_edits", [])
+    states = at._tree.get_widget_states()
+    if edits:
+        proto, data = side_items(at)
+        sent = [{"n": data["acked"] + i, "f": f, "v": v} for i, (f, v) in enumerate(edits, 1)]
+        state = states.widgets.add()
+        state.id = _make_trigger_id(proto.id, "events")
+        payload = {"session": data["session"], "edits": sent}
+        state.json_trigger_value = json.dumps([{"event": "edit", "value": payload}])
+    return at._run(states, timeout=timeout)
+
+
+def side(at: AppTest, field: str) -> SideControl:
     """The sidebar's control of `field` ("H", "sh", "preset", "pres", …; "reroll": the Re-roll
     button): its value, label and options; set_value / select / click, then .run()."""
-    if field == "reroll":
-        (button,) = [b for b in at.sidebar.button if b.label == "Re-roll"]
-        return button
-    for kind in _SIDE_KINDS:
-        found = [w for w in getattr(at.sidebar, kind) if w.key == f"ctl_{field}"]
-        if found:
-            return found[0]
+    for item in _controls(side_items(at)[1]["items"]):
+        if item["f"] == field:
+            return SideControl(at, item)
     raise KeyError(f"the sidebar draws no control of {field!r}")
 
 
-def side_group(at: AppTest) -> str:
-    """The label of the sidebar's folding group (its channels and batch)."""
-    (group,) = at.sidebar.expander
-    return group.label
+def side_group(at: AppTest) -> dict:
+    """The sidebar's folding group (its channels and batch): label, open (as the server draws
+    it: open while a count is over 1; the browser keeps the reader's choice until one crosses 1)
+    and items."""
+    (group,) = [i for i in side_items(at)[1]["items"] if i["t"] == "group"]
+    return group
+
+
+_KINDS = {"number_input": "number", "slider": "slider", "selectbox": "select",
+          "toggle": "toggle", "checkbox": "check"}  # fmt: skip
 
 
 def side_drawn(at: AppTest, kind: str) -> list[str]:
     """The fields whose controls of `kind` ("number_input", "slider", …) the sidebar draws, in
-    order."""
-    return [w.key.removeprefix("ctl_") for w in getattr(at.sidebar, kind)]
+    order (a folded group's too: the browser folds it)."""
+    return [i["f"] for i in _controls(side_items(at)[1]["items"]) if i["t"] == _KINDS[kind]]
 
 
 def state(at: AppTest) -> dict:

@@ -42,7 +42,6 @@ from convviz.model.pages import PAGES as APP_PAGES
 from convviz.model.presets import PRESETS, PRESETS_BY_KEY
 from convviz.render.theme import THEME, theme_for
 from convviz.ui.compute import MAX_SCATTER_STEPS
-from convviz.ui.sidebar import CHANNELS_OPEN
 
 pytestmark = pytest.mark.apptest  # every page × preset and every control, in AppTest
 
@@ -254,11 +253,10 @@ def test_padding_mode_fills_the_ring():
 
 def test_channels_and_batch_change_the_shapes():
     at = open_page()
-    assert side_group(at) == "Channels and batch"
-    assert "cin" not in side_drawn(at, "number_input"), "folded: not made"
-    at.session_state[CHANNELS_OPEN] = True  # the reader opens it
-    at.run()
+    group = side_group(at)
+    assert group["label"] == "Channels and batch" and not group["open"], "one of each: folded"
     side(at, "cin").set_value(2).run()
+    assert side_group(at)["open"], "a count over 1: open"
     side(at, "cout").set_value(3).run()
     side(at, "batch").set_value(2).run()
     assert_clean(at)

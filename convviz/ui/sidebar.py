@@ -1,13 +1,23 @@
-"""The shared sidebar: every control of the layer, seeded from the state and writing back to it.
+"""The shared sidebar: every control of the layer, drawn by the browser as one element.
 
-Each widget is seeded from st.session_state["cv_state"] (`controls.STATE`) before it is drawn and
-writes back in its on_change (`_store`), which refuses a number outside its field's bounds. A page
-draws it last (`views.page_end`), after its figures; the state, the link and the layer are
-`convviz.ui.controls`'.
+The controls are one component (sidebar.js, sidebar.css), as the page links are another
+(nav.js): the server sends what to draw (`items`: each control's field, label, bounds, options
+and value, from the state) and the browser draws native, labelled HTML controls and keeps them
+between runs (a control keeps its focus across the run it started). One element, not the ~30
+Streamlit elements a sidebar of widgets was, each a cost on every rerun (README, "Capacity").
+
+A change comes back as an *edit* (field, value, the edit's number in this tab) in the
+component's `edit` event; every edit the server has not yet applied is sent again with each new
+one, and the server applies those past the last it applied (`ACKED`, sent back with the
+items), in order: no change is lost when two arrive while one run is under way. Each edit is
+checked against the control as drawn (`_apply`): a number outside its field's bounds, or none,
+is refused with a toast and the layer keeps its number (the field shows it again). A page draws
+the sidebar last (`views.page_end`), after its figures.
 """
 
 from __future__ import annotations
 
+import json
 import secrets
 from pathlib import Path
 from urllib.parse import urlencode
@@ -27,10 +37,21 @@ from convviz.model.fields import (
 from convviz.model.pages import PAGES, url_path
 from convviz.model.presets import PRESETS_BY_KEY
 from convviz.model.state import bounded, drop_misfit_edits, preset_of, spec_of, to_query
-from convviz.ui.controls import PROBLEMS, STATE, Context, widget_key
+from convviz.ui.controls import PROBLEMS, STATE, Context
 from convviz.ui.viewport import watch_viewport
 
+SIDEBAR = "cv_sidebar"  # the component's key (its st-key-cv_sidebar class)
+EDIT = "edit"  # its event: the edits not yet applied
+ACKED = "cv_edits_acked"  # the number of the last edit applied in this session
+SESSION = "cv_session"  # this session's token: edits made in another session are not applied
+REROLL = "reroll"  # the Re-roll button's "field"
 _HERE = Path(__file__).parent
+_COMPONENT = st.components.v2.component(
+    "convviz_sidebar",
+    html="<div></div>",
+    css=(_HERE / "sidebar.css").read_text(),
+    js=(_HERE / "sidebar.js").read_text(),
+)
 _NAV = st.components.v2.component(
     "convviz_nav",
     html="<div></div>",
@@ -40,100 +61,26 @@ _NAV = st.components.v2.component(
 
 
 def sidebar(ctx: Context) -> None:
-    """The controls and the screen-size watcher."""
+    """The page links, the controls and the screen-size watcher."""
     with st.sidebar:
-        _sidebar(ctx.state)
+        _page_links(ctx.state)
+        data = {
+            "session": _session(),
+            "acked": st.session_state.get(ACKED, 0),
+            "items": items(ctx.state),
+        }
+        _COMPONENT(key=SIDEBAR, data=json.dumps(data).encode(), on_edit_change=_take_edits)
         watch_viewport(ctx.state["pres"])
 
 
-def _store(name: str, label: str = "", lo: int | None = None, hi: int | None = None) -> None:
-    state = st.session_state[STATE]
-    value = st.session_state[widget_key(name)]
-    if value == TYPED_IN:  # the typed-in values kept
-        return
-    # a number field emptied or out of its range: the layer keeps its number (the field shows it)
-    if value is None or (lo is not None and not lo <= value <= hi):
-        asks = "needs a number" if value is None else f"takes {lo} to {hi}"
-        st.toast(f"{label} {asks}: it stays {state[name]}.", icon=":material/info:")
-        return
-    # a source chosen for the kernel or ∂L/∂y replaces its typed-in values (even the source
-    # they had replaced)
-    typed = name in TYPED and state[TYPED[name]]
-    if state[name] == value and not typed:  # re-sent unchanged (a page switch under load)
-        return
-    st.session_state[PROBLEMS] = []
-    state[name] = value
-    if typed:
-        state[TYPED[name]] = ""
-    if name in LAYER_FIELDS:  # the selection stays while its cell exists (pages check bounds)
-        # values the new shapes no longer fit (a kernel size: w and ∂L/∂y, not x); an impossible
-        # layer keeps them all, for the way back
-        drop_misfit_edits(state)
-        state["preset"] = preset_of(state)  # put back as a preset had it: that preset again
+def _session() -> str:
+    return st.session_state.setdefault(SESSION, secrets.token_hex(8))
 
 
-def _apply_preset() -> None:
-    st.session_state[PROBLEMS] = []
-    key = st.session_state["ctl_preset"]
-    if key in PRESETS_BY_KEY:
-        reader = {k: st.session_state[STATE][k] for k in READER_FIELDS}
-        st.session_state[STATE] = preset_state(PRESETS_BY_KEY[key]) | reader
-
-
-def _reroll() -> None:
-    st.session_state[PROBLEMS] = []
-    state = st.session_state[STATE]
-    state.update(seed=secrets.randbelow(FIELDS["seed"].hi + 1), x="", w="", g="", preset="custom")
-
-
-def _widget(fn, name: str, label: str, bounds: tuple[int, int] | None = None, **kwargs):
-    """Draw a widget seeded from the state; it writes back through `_store` (which refuses a
-    number outside `bounds`)."""
-    key = widget_key(name)
-    st.session_state[key] = st.session_state[STATE][name]
-    args = (name, label, *(bounds or ()))
-    on_change, args = (_apply_preset, ()) if name == "preset" else (_store, args)
-    return fn(label, key=key, on_change=on_change, args=args, **kwargs)
-
-
-def _row(bottom: bool = False):
-    """Controls side by side, sharing the sidebar's width (one block: cheaper than st.columns,
-    whose every column is a block of its own, and the sidebar is drawn on every rerun)."""
-    return st.container(
-        horizontal=True, wrap=False, vertical_alignment="bottom" if bottom else "top"
-    )
-
-
-def _rows(make, *rows: list[tuple[str, str]]) -> None:
-    """Rows of controls side by side: `make(name, label)` for each (name, label) of a row."""
-    for controls_in_row in rows:
-        with _row():
-            for name, label in controls_in_row:
-                make(name, label)
-
-
-def _slider(name: str, label: str):
-    f = FIELDS[name]
-    return _widget(st.slider, name, label, min_value=f.lo, max_value=f.hi)
-
-
-def _number(name: str, label: str, max_value: int | None = None):
-    f = FIELDS[name]
-    # no min_value / max_value: the widget would show a number out of range beside a layer
-    # that keeps the last one, or make an emptied field its minimum; `_store` refuses both
-    bounds = (f.lo, f.hi if max_value is None else max_value)
-    return _widget(st.number_input, name, label, bounds, value=None, step=1)
-
-
-def _sidebar(state: dict) -> None:
-    """Every control, top to bottom."""
-    _page_links(state)
-    _preset_controls()
-    _shape_controls()
-    _stride_dilation_controls(state)
-    _padding_controls(state)
-    _channel_controls(state)
-    _value_controls(state)
+# --- what the browser draws: items, top to bottom ---------------------------------------------
+# {"t": kind, ...}: "nav" (the page links), "title", "heading", "caption", "rule", "row" (items
+# side by side), "group" (a box that folds), and the controls "toggle", "check", "select",
+# "number", "slider", "button", each with its field "f", "label" and value "v".
 
 
 def _page_links(state: dict) -> None:
@@ -147,125 +94,228 @@ def _page_links(state: dict) -> None:
     _NAV(data={"title": "convviz", "pages": pages, "query": query})
 
 
-def _preset_controls() -> None:
-    _widget(st.toggle, "pres", "Presentation mode", help="Bigger fonts, fewer words")
-    _widget(st.toggle, "hc", "High contrast", help="Every text at 7:1, for a washed-out projector")
-    _widget(
-        st.toggle, "still", "Reduce motion", help="Cells jump to each step; nothing plays by itself"
-    )
-    _widget(
-        st.selectbox,
-        "preset",
-        "Preset",
-        options=[*PRESETS_BY_KEY, "custom"],
-        format_func=lambda k: PRESETS_BY_KEY[k].title if k in PRESETS_BY_KEY else "Custom",
-    )
+def items(state: dict) -> list[dict]:
+    """Every control, top to bottom, as the browser draws them for this state."""
+    return [
+        *_display_controls(state),
+        {"t": "heading", "text": "Shapes"},
+        _row(*(_number(state, f, label) for f, label in
+               (("H", "Input height"), ("W", "Input width")))),
+        _row(*(_number(state, f, label) for f, label in
+               (("kH", "Kernel height"), ("kW", "Kernel width")))),
+        *_stride_dilation(state),
+        *_padding(state),
+        _channels(state),
+        *_values(state),
+    ]  # fmt: skip
 
 
-def _shape_controls() -> None:
-    st.markdown("**Shapes**")
-    _rows(_number, [("H", "Input height"), ("W", "Input width")],
-          [("kH", "Kernel height"), ("kW", "Kernel width")])  # fmt: skip
+def _row(*controls: dict, bottom: bool = False) -> dict:
+    return {"t": "row", "items": list(controls), "bottom": bottom}
 
 
-def _stride_dilation_controls(state: dict) -> None:
+def _control(kind: str, state: dict, f: str, label: str, **more) -> dict:
+    return {"t": kind, "f": f, "label": label, "v": state[f], **more}
+
+
+def _number(state: dict, f: str, label: str, hi: int | None = None) -> dict:
+    field = FIELDS[f]
+    return _control("number", state, f, label, min=field.lo, max=field.hi if hi is None else hi)
+
+
+def _slider(state: dict, f: str, label: str) -> dict:
+    field = FIELDS[f]
+    return _control("slider", state, f, label, min=field.lo, max=field.hi)
+
+
+def _select(state: dict, f: str, label: str, options, word=str, value=None) -> dict:
+    item = _control("select", state, f, label, options=[[o, word(o)] for o in options])
+    if value is not None:
+        item["v"] = value
+    return item
+
+
+def _display_controls(state: dict) -> list[dict]:
+    presets = [*PRESETS_BY_KEY, "custom"]
+    return [
+        _control("toggle", state, "pres", "Presentation mode", help="Bigger fonts, fewer words"),
+        _control("toggle", state, "hc", "High contrast",
+                 help="Every text at 7:1, for a washed-out projector"),
+        _control("toggle", state, "still", "Reduce motion",
+                 help="Cells jump to each step; nothing plays by itself"),
+        _select(state, "preset", "Preset", presets,
+                lambda k: PRESETS_BY_KEY[k].title if k in PRESETS_BY_KEY else "Custom"),
+    ]  # fmt: skip
+
+
+def _stride_dilation(state: dict) -> list[dict]:
     """One stride and one dilation, or one of each per axis."""
-    _widget(st.checkbox, "same_axes", "Same stride and dilation for both axes")
+    same = _control("check", state, "same_axes", "Same stride and dilation for both axes")
     if state["same_axes"]:
-        _rows(_slider, [("sh", "Stride"), ("dh", "Dilation")])
-    else:
-        _rows(_slider, [("sh", "Stride (rows)"), ("sw", "Stride (cols)")],
-              [("dh", "Dilation (rows)"), ("dw", "Dilation (cols)")])  # fmt: skip
+        return [same, _row(_slider(state, "sh", "Stride"), _slider(state, "dh", "Dilation"))]
+    return [
+        same,
+        _row(_slider(state, "sh", "Stride (rows)"), _slider(state, "sw", "Stride (cols)")),
+        _row(_slider(state, "dh", "Dilation (rows)"), _slider(state, "dw", "Dilation (cols)")),
+    ]
 
 
-def _padding_controls(state: dict) -> None:
+def _padding(state: dict) -> list[dict]:
     """The padding kind and mode; per-side amounts when explicit, else what the kind pads."""
-    with _row():
-        _widget(st.selectbox, "pad", "Padding", options=PAD_KINDS)
-        _widget(st.selectbox, "mode", "Padding mode", options=FIELDS["mode"].choices)
+    kinds = _row(
+        _select(state, "pad", "Padding", PAD_KINDS),
+        _select(state, "mode", "Padding mode", FIELDS["mode"].choices),
+    )
     if state["pad"] == "explicit":
-        _rows(_number, list(zip(("pt", "pb", "pl", "pr"), ("top", "bottom", "left", "right"))))
-    else:
-        _padding_caption(state)
+        sides = zip(("pt", "pb", "pl", "pr"), ("top", "bottom", "left", "right"))
+        return [kinds, _row(*(_number(state, f, label) for f, label in sides))]
+    try:
+        (top, bottom), (left, right) = spec_of(state).padding
+    except ConvSpecError:
+        return [kinds]
+    said = f"'{state['pad']}' pads top {top}, bottom {bottom}, left {left}, right {right}"
+    return [kinds, {"t": "caption", "text": said}]
 
 
-CHANNELS_OPEN, _SEVERAL = "cv_channels_open", "cv_several_channels"
-
-
-def _keep_channels_open() -> None:
-    st.session_state[CHANNELS_OPEN] = st.session_state["ctl_channels"]
-
-
-def _channel_controls(state: dict) -> None:
-    """Channel, filter and batch counts, and the slice the pages draw. Open when any count is
-    over 1 (it opens or folds as they cross 1, else stays as the reader left it); its controls
-    are made only while it is open."""
+def _channels(state: dict) -> dict:
+    """Channel, filter and batch counts, and the slice the pages draw (asked only where there is
+    a choice), in a box open when any count is over 1 (the browser keeps it as the reader left
+    it until a count crosses 1)."""
     several = state["cin"] > 1 or state["cout"] > 1 or state["batch"] > 1
-    if st.session_state.get(_SEVERAL) != several:
-        st.session_state[_SEVERAL] = st.session_state[CHANNELS_OPEN] = several
-    # kept in the session, not in the widget: each page's widgets are its own (cf. `_widget`)
-    st.session_state["ctl_channels"] = st.session_state[CHANNELS_OPEN]
-    box = st.expander("Channels and batch", key="ctl_channels", on_change=_keep_channels_open)
-    if not box.open:
-        return
-    with box:
-        with _row():
-            _number("cin", "C in")
-            _number("cout", "C out")
-            _number("batch", "Batch")
-        # which slice the pages draw: asked only where there is a choice
-        pick = [
-            (name, label, count - 1)
-            for name, label, count in (
-                ("n", "sample n", state["batch"]),
-                ("k", "filter k", state["cout"]),
-                ("c", "channel c", state["cin"]),
-            )
-            if count > 1
-        ]
-        if pick:
-            with _row():
-                for name, label, most in pick:
-                    _number(name, label, max_value=most)
+    counts = _row(_number(state, "cin", "C in"), _number(state, "cout", "C out"),
+                  _number(state, "batch", "Batch"))  # fmt: skip
+    pick = [
+        _number(state, f, label, hi=count - 1)
+        for f, label, count in (("n", "sample n", state["batch"]),
+                                ("k", "filter k", state["cout"]), ("c", "channel c", state["cin"]))
+        if count > 1
+    ]  # fmt: skip
+    inside = [counts, _row(*pick)] if pick else [counts]
+    return {"t": "group", "label": "Channels and batch", "open": several, "items": inside}
 
 
 TYPED = {"kernel": "w", "gout": "g"}  # a value source and the typed-in values it stands for
 TYPED_IN = "typed in"  # the choice a source shows while its values are typed in
 
 
-def _source(state: dict, name: str, label: str, options, word=str) -> None:
+def _source(state: dict, f: str, label: str, options, word=str) -> dict:
     """A value source's menu: with typed-in values (a recitation's kernel) it reads "typed in",
     not the "random" they replaced, and every source stays a choice that replaces them."""
-    typed = bool(state[TYPED[name]])
-    key = widget_key(name)
-    st.session_state[key] = TYPED_IN if typed else state[name]
-    st.selectbox(
-        label,
-        (TYPED_IN, *options) if typed else options,
-        key=key,
-        format_func=lambda v: v if v == TYPED_IN else word(v),
-        on_change=_store,
-        args=(name,),
+    if state[TYPED[f]]:
+        return _select(state, f, label, (TYPED_IN, *options),
+                       lambda v: v if v == TYPED_IN else word(v), value=TYPED_IN)  # fmt: skip
+    return _select(state, f, label, options, word)
+
+
+def _values(state: dict) -> list[dict]:
+    """The kernel, grad_out and the seed of the random values (a note if values were typed in)."""
+    edited = [name for key, name in (("x", "x"), ("w", "w"), ("g", "∂L/∂y")) if state[key]]
+    note = f"Typed-in values in use for {', '.join(edited)} (Re-roll or a preset resets)."
+    return [
+        {"t": "heading", "text": "Values"},
+        _source(state, "kernel", "Kernel", KERNEL_CHOICES),
+        *([{"t": "caption", "text": note}] if edited else []),
+        _source(state, "gout", "grad_out (∂L/∂y)", FIELDS["gout"].choices, GRAD_OUT_LABELS.get),
+        _row(_number(state, "seed", "Seed"),
+             {"t": "button", "f": REROLL, "label": "Re-roll", "help": "New random small integers"},
+             bottom=True),
+    ]  # fmt: skip
+
+
+def controls_of(state: dict) -> dict[str, dict]:
+    """The controls drawn for this state, by field (rows and the group opened)."""
+    found, todo = {}, items(state)
+    while todo:
+        item = todo.pop(0)
+        todo[:0] = item.get("items", [])
+        if "f" in item:
+            found[item["f"]] = item
+    return found
+
+
+# --- what comes back: edits ----------------------------------------------------------------------
+
+
+def _take_edits() -> None:
+    """Apply the edits this session has not applied yet, in the order they were made."""
+    sent = (st.session_state.get(SIDEBAR) or {}).get(EDIT)
+    if not isinstance(sent, dict) or sent.get("session") != _session():
+        return  # an edit made against another session (a reconnect): its URL holds the view
+    acked = st.session_state.get(ACKED, 0)
+    edits = [e for e in sent.get("edits") or [] if _is_edit(e) and e["n"] > acked]
+    for edit in sorted(edits, key=lambda e: e["n"]):
+        apply_edit(edit["f"], edit.get("v"))
+        st.session_state[ACKED] = edit["n"]
+
+
+def _is_edit(edit) -> bool:
+    return (
+        isinstance(edit, dict)
+        and isinstance(edit.get("f"), str)
+        and isinstance(edit.get("n"), int)
+        and not isinstance(edit.get("n"), bool)
     )
 
 
-def _value_controls(state: dict) -> None:
-    """The kernel, grad_out and the seed of the random values (a note if values were typed in)."""
-    st.markdown("**Values**")
-    _source(state, "kernel", "Kernel", KERNEL_CHOICES)
-    edited = [name for key, name in (("x", "x"), ("w", "w"), ("g", "∂L/∂y")) if state[key]]
-    if edited:
-        st.caption(f"Typed-in values in use for {', '.join(edited)} (Re-roll or a preset resets).")
-    _source(state, "gout", "grad_out (∂L/∂y)", FIELDS["gout"].choices, GRAD_OUT_LABELS.get)
-    with _row(bottom=True):
-        _number("seed", "Seed")
-        st.button("Re-roll", on_click=_reroll, help="New random small integers")
-
-
-def _padding_caption(state: dict) -> None:
-    """What a padding word means for this layer, per side (ConvSpec works it out)."""
-    try:
-        (top, bottom), (left, right) = spec_of(state).padding
-    except ConvSpecError:
+def apply_edit(name: str, value) -> None:
+    """A control's new value, checked against the control as drawn for the state now."""
+    state = st.session_state[STATE]
+    control = controls_of(state).get(name)
+    if control is None:  # not drawn (a crafted message, or a control folded away since)
         return
-    st.caption(f"'{state['pad']}' pads top {top}, bottom {bottom}, left {left}, right {right}")
+    kind = control["t"]
+    if kind == "button":
+        return _reroll()
+    if kind in ("toggle", "check"):
+        if isinstance(value, bool):
+            _store(name, value)
+        return
+    if kind == "select":
+        if value in [key for key, _ in control["options"]]:
+            _apply_preset(value) if name == "preset" else _store(name, value)
+        return
+    number = _whole(value)
+    if number is None or not control["min"] <= number <= control["max"]:
+        asks = "needs a number" if number is None else f"takes {control['min']} to {control['max']}"
+        st.toast(f"{control['label']} {asks}: it stays {state[name]}.", icon=":material/info:")
+        return
+    _store(name, number)
+
+
+def _whole(value) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value) if float(value).is_integer() and abs(value) < 1e9 else None
+
+
+def _store(name: str, value) -> None:
+    state = st.session_state[STATE]
+    if value == TYPED_IN:  # the typed-in values kept
+        return
+    # a source chosen for the kernel or ∂L/∂y replaces its typed-in values (even the source
+    # they had replaced)
+    typed = name in TYPED and state[TYPED[name]]
+    if state[name] == value and not typed:  # re-sent unchanged
+        return
+    st.session_state[PROBLEMS] = []
+    state[name] = value
+    if typed:
+        state[TYPED[name]] = ""
+    if name in LAYER_FIELDS:  # the selection stays while its cell exists (pages check bounds)
+        # values the new shapes no longer fit (a kernel size: w and ∂L/∂y, not x); an impossible
+        # layer keeps them all, for the way back
+        drop_misfit_edits(state)
+        state["preset"] = preset_of(state)  # put back as a preset had it: that preset again
+
+
+def _apply_preset(key: str) -> None:
+    st.session_state[PROBLEMS] = []
+    if key in PRESETS_BY_KEY:
+        reader = {k: st.session_state[STATE][k] for k in READER_FIELDS}
+        st.session_state[STATE] = preset_state(PRESETS_BY_KEY[key]) | reader
+
+
+def _reroll() -> None:
+    st.session_state[PROBLEMS] = []
+    state = st.session_state[STATE]
+    state.update(seed=secrets.randbelow(FIELDS["seed"].hi + 1), x="", w="", g="", preset="custom")
