@@ -92,9 +92,8 @@ def test_every_page_loads_draws_and_is_screenshot(tab: Page, app_url, artifacts)
     clipped, spread = {}, {}
     for link, name, path, heading, charts in WALK:
         if name == "channels":  # several channels make the better picture: pick that preset
-            sidebar.locator("[data-testid='stSelectbox']").filter(has_text="Preset").click()
             with rerun(tab):
-                tab.get_by_role("option", name="Channels: 2 in, 3 out, batch 2").click()
+                sidebar.get_by_label("Preset").select_option(label="Channels: 2 in, 3 out, batch 2")
             expect(sidebar.get_by_label("C in")).to_have_value("2")
             assert "preset=channels-small" in tab.url
         if path:
@@ -226,14 +225,10 @@ def test_number_fields_show_their_numbers_and_refuse_empty_or_out_of_range(tab: 
     padding fields'); emptied or typed past its range, a field is refused with a toast and shows
     the layer's number again (emptied, it became its minimum; past the range, it kept 500)."""
     goto(tab, f"{app_url}/Forward?preset=classroom")
-    room = tab.evaluate(
-        """() => Array.from(document.querySelectorAll('[data-testid="stNumberInputContainer"]'))
-          .filter(c => c.offsetParent).map(c => {
-            const input = c.querySelector('input'), box = input.getBoundingClientRect();
-            const ends = Array.from(c.querySelectorAll('button')).filter(b => b.offsetParent)
-              .map(b => b.getBoundingClientRect().left);
-            const pad = parseFloat(getComputedStyle(input).paddingLeft);
-            return Math.min(box.right, ...ends) - box.left - pad;
+    room = tab.locator("[data-testid='stSidebar'] input[type='number']").evaluate_all(
+        """inputs => inputs.filter(i => i.offsetParent).map(i => {
+            const css = getComputedStyle(i);
+            return i.clientWidth - parseFloat(css.paddingLeft) - parseFloat(css.paddingRight);
           })"""
     )
     assert len(room) >= 8 and min(room) >= 16, room  # two digits of the sidebar's font

@@ -214,9 +214,9 @@ def test_keys_stay_the_lecturers_after_a_toggle_or_the_scrub_is_clicked(tab: Pag
     # Forward: presentation mode switched on in the sidebar, then ← and PageDown
     goto(tab, f"{app_url}/Forward?preset=recitation-s2&pres=0")
     with rerun(tab):
-        tab.locator("[data-testid='stSidebar'] .st-key-ctl_pres label").click()
+        tab.locator("[data-testid='stSidebar'] label[for='cv-side-pres']").click()
     assert "pres=1" in tab.url
-    tab.locator(".st-key-ctl_pres input").focus()
+    tab.locator("[data-f='pres']").focus()
     count = animation(tab)[1]
     tab.keyboard.press("ArrowLeft")
     at_frame(tab, count - 2)

@@ -23,9 +23,10 @@ export default function ({ data, parentElement, setTriggerValue }) {
     setTriggerValue("edit", { session: d.session, edits: REG.pending });
   };
   const shape = JSON.stringify(d.items, (k, v) => (k === "v" || k === "open" ? undefined : v));
-  let root = parentElement.querySelector(":scope > .cv-sidebar");
+  // the component's shadow root: its focused control is its own activeElement, not the page's
+  let root = parentElement.querySelector(".cv-sidebar");
   if (!root || root.dataset.shape !== shape) {
-    const had = root && root.contains(document.activeElement) ? document.activeElement.dataset.f : null;
+    const had = root ? focused(root)?.dataset.f : null;
     const fresh = el("div", { class: "cv-sidebar" }, d.items.map(build));
     fresh.dataset.shape = shape;
     if (root) root.replaceWith(fresh);
@@ -34,6 +35,11 @@ export default function ({ data, parentElement, setTriggerValue }) {
     if (had) root.querySelector(`[data-f="${had}"]`)?.focus({ preventScroll: true });
   }
   update(root, d.items);
+}
+
+function focused(root) {
+  const active = root.getRootNode().activeElement;
+  return active && root.contains(active) ? active : null;
 }
 
 function el(tag, attrs = {}, children = []) {
@@ -74,6 +80,7 @@ function labelled(item, control, after = []) {
   if (item.help) control.setAttribute("aria-describedby", `${id(item.f)}-help`);
   control.id = id(item.f);
   control.dataset.f = item.f;
+  control.setAttribute("aria-label", item.label); // its name alone (a slider's label shows its value)
   return [el("label", { for: id(item.f) }, [el("span", {}, item.label), ...after]), ...help];
 }
 
@@ -146,7 +153,7 @@ function update(root, items) {
     const control = root.querySelector(`[data-f="${item.f}"]`);
     if (item.t === "toggle" || item.t === "check") control.checked = Boolean(item.v);
     else if (item.t === "number") {
-      if (control.dataset.typing && control === document.activeElement) continue;
+      if (control.dataset.typing && control === focused(root)) continue;
       control.value = item.v ?? "";
       control.sent = item.v;
     } else {
