@@ -12,6 +12,7 @@ import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 
 import numpy as np
@@ -95,9 +96,14 @@ def _title_px(panel: Panel, theme: Theme) -> int:
 def _two_lines(title: str) -> list[str]:
     """The title broken before its arrow (what a stage makes opens the second line, on every
     panel alike), else at the space (outside brackets) that makes its longest line shortest."""
+    return list(_two_lines_of(title))
+
+
+@lru_cache(maxsize=4096)  # a layout tries a few dozen cell sizes with the same few titles
+def _two_lines_of(title: str) -> tuple[str, ...]:
     if " → " in title:
         made = title.index(" → ")
-        return [title[:made], title[made + 1 :]]
+        return title[:made], title[made + 1 :]
     depth, best = 0, [title]
     for i, ch in enumerate(title):
         depth += {"[": 1, "]": -1}.get(ch, 0)
@@ -105,7 +111,7 @@ def _two_lines(title: str) -> list[str]:
             lines = [title[:i], title[i + 1 :]]
             if max(map(len, lines)) < max(map(len, best)):
                 best = lines
-    return best
+    return tuple(best)
 
 
 def title_lines(panel: Panel, theme: Theme, column_px: float) -> list[str]:
@@ -138,6 +144,11 @@ def _wrap_clauses(text: str, chars: int) -> list[str]:
     """Lines of at most `chars`, never breaking before a clause's last word ('2×2' alone on a
     line read as another shape); broken after ', ' and ' · ' rather than inside a clause when
     that takes no more lines ('4×4,' / 'spread by the stride 2×2')."""
+    return list(_wrapped_clauses(text, chars))
+
+
+@lru_cache(maxsize=4096)  # a layout tries a few dozen widths with the same few subtitles
+def _wrapped_clauses(text: str, chars: int) -> tuple[str, ...]:
 
     def wrap(part: str) -> list[str]:
         glued = re.sub(r" (?=\S+$)", "\u00a0", part)  # the last word kept with the one before
@@ -154,7 +165,9 @@ def _wrap_clauses(text: str, chars: int) -> list[str]:
     by_word = wrap(text) if text else []
     lines = by_clause if len(by_clause) <= len(by_word) else by_word
     # a break between clauses says what their ' · ' said
-    return [line.replace("\u00a0", " ").removesuffix(" ·").removeprefix("· ") for line in lines]
+    return tuple(
+        line.replace("\u00a0", " ").removesuffix(" ·").removeprefix("· ") for line in lines
+    )
 
 
 def _header_h(lines: int, theme: Theme) -> int:
