@@ -340,7 +340,7 @@ def test_page_links_carry_the_view():
     side(at, "sh").set_value(1).run()
     (nav,) = [el.proto for el in at.sidebar.get("bidi_component")
               if el.proto.component_name == "convviz_nav"]  # fmt: skip
-    links = json.loads(nav.json)
+    links = json.loads(nav.bytes)
     assert [p["label"] for p in links["pages"]] == [label for _, label, _ in APP_PAGES]
     query = parse_qs(links["query"])
     assert query["sh"] == ["1"] and query["preset"] == ["custom"], links["query"]

@@ -29,7 +29,8 @@ function go(event) {
   mark(link.closest("nav"));
 }
 
-export default function ({ data, parentElement }) {
+export default function ({ data: sent, parentElement }) {
+  const data = JSON.parse(new TextDecoder().decode(sent)); // JSON bytes: sidebar.py, `_page_links`
   let root = parentElement.querySelector(".cv-nav-root"); // beside the component's own style
   if (!root) {
     root = el("div", { class: "cv-nav-root" });

@@ -7,6 +7,7 @@ change (a folded sidebar, a projector), never per frame.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import streamlit as st
@@ -51,7 +52,7 @@ def watch_viewport(presentation: bool) -> None:
     """Mount the reporter (an empty element); a new size reruns the page once."""
     _COMPONENT(
         key="ctl_viewport",
-        data={"assumed": list(viewport(presentation)), "find": STREAMLIT},
+        data=json.dumps({"assumed": list(viewport(presentation)), "find": STREAMLIT}).encode(),
         default={"viewport": None},
         on_viewport_change=_store,
         height=0,
