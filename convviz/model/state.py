@@ -10,7 +10,7 @@ import: parsing and serialising are plain functions that the tests call directly
 from __future__ import annotations
 
 import math
-from functools import cache
+from functools import cache, lru_cache
 from urllib.parse import urlencode
 
 import numpy as np
@@ -278,10 +278,21 @@ MAX_LINK = 12 * 1024
 LEFT_OUT_FIRST = ("t", "g", "x", "w")
 
 
+def encoded(query: dict[str, str]) -> str:
+    """`urlencode(query)`, made once per query: a rerun writes the same link several times (the
+    address bar, the share link, the page links), each ~40 fields quoted one by one."""
+    return _encoded(tuple(query.items()))
+
+
+@lru_cache(maxsize=1024)
+def _encoded(items: tuple[tuple[str, str], ...]) -> str:
+    return urlencode(items)
+
+
 def bounded(query: dict[str, str]) -> tuple[dict[str, str], list[str]]:
     """The query within MAX_LINK, and the fields left out to fit (longest edits first)."""
     out, left_out = dict(query), []
-    while len(urlencode(out)) > MAX_LINK:
+    while len(encoded(out)) > MAX_LINK:
         edits = [name for name in LEFT_OUT_FIRST if name in out]
         if not edits:
             break  # every other field is short: its bounds keep a link far under MAX_LINK

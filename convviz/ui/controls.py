@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from urllib.parse import urlencode
 
 import pandas  # noqa: F401  (see below)
 import plotly.graph_objects as go
@@ -25,6 +24,7 @@ from convviz.model.state import (
     MAX_LINK,
     bounded,
     clip_slice,
+    encoded,
     from_query,
     picked_slice,
     selection_of,
@@ -276,7 +276,7 @@ def share_link(ctx: Context, own: dict[str, str] | None = None) -> None:
     """
     base = str(st.context.url or "").split("?")[0]
     query, left_out = link_query(ctx.state, ctx.error, own)
-    url = f"{base}?{urlencode(query)}"
+    url = f"{base}?{encoded(query)}"
     # the address as literal text (`echo`), its whole length; no emoji font needed for the icon
     st.caption(f":material/link: Share this view: [{echo(url, len(url))}](<{url}>)")
     if left_out:
