@@ -7,13 +7,13 @@ import streamlit as st
 import convviz.ui.boot  # noqa: F401  (first: see its docstring)
 from convviz.model.pages import PAGES
 from convviz.model.presets import PRESETS_BY_KEY
-from convviz.model.state import bounded, to_query
 from convviz.render.plotly.grid_figure import panels_figure
 from convviz.render.story.panels import overview_panels, shape_rows
 from convviz.ui.compute import reference_check, shared_view
 from convviz.ui.controls import controls, page_config
 from convviz.ui.described import figure_in_words
 from convviz.ui.editors import value_editors
+from convviz.ui.sidebar import page_links
 from convviz.ui.views import (
     cell_picker,
     chart,
@@ -78,9 +78,7 @@ def overview(ctx):
             st.header("Checked")
             st.success(check, icon=":material/verified:")
     with right:
-        st.header("Where next")
-        for path, label, icon in PAGES[1:]:
-            st.page_link(path, label=label, icon=icon, query_params=bounded(to_query(ctx.state))[0])
+        page_links(ctx.state, PAGES[1:], "Where next", heading=True)
 
     st.header("Every array and its shape")
     st.table(shape_rows(ctx.layer))

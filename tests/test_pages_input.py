@@ -346,6 +346,20 @@ def test_page_links_carry_the_view():
     assert query["sh"] == ["1"] and query["preset"] == ["custom"], links["query"]
 
 
+def test_the_overviews_way_on_carries_the_view():
+    """The Overview's "Where next" links (the same element as the sidebar's, under a heading) go
+    to every other page with the view's query."""
+    at = open_page(OVERVIEW)
+    side(at, "sh").set_value(1).run()
+    (nav,) = [el.proto for el in at.main.get("bidi_component")
+              if el.proto.component_name == "convviz_nav"]  # fmt: skip
+    links = json.loads(nav.bytes)
+    assert links["title"] == "Where next" and links["heading"]
+    assert [p["label"] for p in links["pages"]] == [label for _, label, _ in APP_PAGES[1:]]
+    query = parse_qs(links["query"])
+    assert query["sh"] == ["1"] and query["preset"] == ["custom"], links["query"]
+
+
 def test_a_tied_stride_is_both_axes_stride_in_the_link():
     """'Same stride and dilation for both axes' ticked, a link's sh=3 drew a 3×3 stride but the
     page's link kept classroom's sw=2 (two strides in one address), and unticking the box

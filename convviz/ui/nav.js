@@ -44,8 +44,13 @@ export default function ({ data: sent, parentElement }) {
     a.addEventListener("click", go);
     return el("li", {}, [a]);
   });
-  const nav = el("nav", { class: "cv-nav", "aria-label": "Pages" },
-    [el("p", { class: "cv-nav-title" }, [data.title]), el("ul", {}, links)]);
+  // the sidebar's name, or a section's heading (the Overview's "Where next")
+  const title = data.heading
+    ? el("h2", { class: "cv-nav-heading" }, [data.title])
+    : el("p", { class: "cv-nav-title" }, [data.title]);
+  const nav = el("nav", data.heading ? { class: "cv-nav cv-nav-section", "aria-label": data.title }
+    : { class: "cv-nav", "aria-label": "Pages" },
+    [title, el("ul", {}, links)]);
   root.replaceChildren(nav);
   mark(nav);
   const onPop = () => mark(nav);

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import secrets
 from pathlib import Path
-from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -36,7 +35,7 @@ from convviz.model.fields import (
 )
 from convviz.model.pages import PAGES, url_path
 from convviz.model.presets import PRESETS_BY_KEY
-from convviz.model.state import bounded, drop_misfit_edits, preset_of, spec_of, to_query
+from convviz.model.state import bounded, drop_misfit_edits, encoded, preset_of, spec_of, to_query
 from convviz.ui.controls import PROBLEMS, STATE, Context
 from convviz.ui.viewport import watch_viewport
 
@@ -63,7 +62,7 @@ _NAV = st.components.v2.component(
 def sidebar(ctx: Context) -> None:
     """The page links, the controls and the screen-size watcher."""
     with st.sidebar:
-        _page_links(ctx.state)
+        page_links(ctx.state)
         data = {
             "session": _session(),
             "acked": st.session_state.get(ACKED, 0),
@@ -83,16 +82,18 @@ def _session() -> str:
 # "number", "slider", "button", each with its field "f", "label" and value "v".
 
 
-def _page_links(state: dict) -> None:
-    """The pages, each linked with this view's query: a link opened in a new tab (or a click the
-    browser takes as a plain navigation, as happened mid-run under load) shows the same layer.
-    One element (nav.js), not a page link each: the sidebar is drawn on every rerun, and each
-    element costs the server (the ten links were ~9 % of a class's server time)."""
-    pages = [{"path": url_path(path), "label": label, "icon": icon.strip(":").split("/")[-1]}
-             for path, label, icon in PAGES]  # fmt: skip
-    query = urlencode(bounded(to_query(state))[0])
+def page_links(state: dict, pages=PAGES, title: str = "convviz", heading: bool = False) -> None:
+    """`pages` (path, label, icon), each linked with this view's query: a link opened in a new
+    tab (or a click the browser takes as a plain navigation, as happened mid-run under load)
+    shows the same layer. One element (nav.js), not a page link each: the sidebar is drawn on
+    every rerun, and each element costs the server (the ten links were ~9 % of a class's server
+    time). heading: `title` is a section's heading (h2), not the sidebar's name."""
+    links = [{"path": url_path(path), "label": label, "icon": icon.strip(":").split("/")[-1]}
+             for path, label, icon in pages]  # fmt: skip
+    query = encoded(bounded(to_query(state))[0])
+    data = {"title": title, "heading": heading, "pages": links, "query": query}
     # JSON bytes: a dict's every value is checked for a dataframe (~1 % of a rerun's server time)
-    _NAV(data=json.dumps({"title": "convviz", "pages": pages, "query": query}).encode())
+    _NAV(data=json.dumps(data).encode(), key=f"cv_nav_{title}")
 
 
 def items(state: dict) -> list[dict]:
