@@ -54,11 +54,15 @@ page_header(
 spec, lay = ctx.spec, ctx.layer
 
 
+CHARTS = ("M", "grids", "Mt", "spread", "P", "Pt")  # `matrix_chart`'s names
+
+
 def take_clicks(ms) -> None:
     """A click on any of this page's charts selects that entry, once per click; the app's
     selection (the link's `sel`) follows: the output, input or tap cell the entry links."""
     seen = st.session_state.setdefault(SEEN, {})
-    for key in [k for k in st.session_state if str(k).startswith("mx_chart_")]:
+    # this page's charts (listing the session's keys would present every value)
+    for key in [f"mx_chart_{name}" for name in CHARTS if f"mx_chart_{name}" in st.session_state]:
         cell = clicked_cell(st.session_state[key])
         if cell is not None and seen.get(key) != cell:
             seen[key] = cell
@@ -101,6 +105,8 @@ def matrix_chart(panels_of, name: str, first: bool = False, words: str = "") -> 
     """The figure of `panels_of()`, built once per view and shared by every session. The first
     of a section ends the screen on a projector: the next starts below its edge, not cut by it.
     words : what it shows, in words under it."""
+    if name not in CHARTS:  # else its clicks would go unread (take_clicks)
+        raise ValueError(f"a matrix chart not in CHARTS: {name!r}")
     shows = (name, ctx.key, ctx.n, ctx.k, ctx.c, picked, link, THEME)
     box = st.container(key=f"cv_screen_{name}") if first else st
     fig = shared_view(shows, lambda: matrix_figure(panels_of()))

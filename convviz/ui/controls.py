@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import cache, partial
 
 import pandas  # noqa: F401  (see below)
 import plotly.graph_objects as go
@@ -50,6 +50,7 @@ WIDGET = "ctl_"  # a control's widget key: this and its field's name (w is the k
 LAST_VALID = "cv_last_valid"
 PROBLEMS = "cv_url_problems"
 SEEN = "cv_seen_clicks"
+CHARTS = "cv_charts"  # the keys of the charts whose clicks select a cell (`views.chart`)
 
 
 def widget_key(name: str) -> str:
@@ -106,9 +107,10 @@ def clicked_cell(event) -> tuple[str, int, int] | None:
 
 
 def _take_chart_selection(state: dict) -> None:
-    """A click on any chart (keys start with 'chart_') selects that cell, once per click."""
+    """A click on any chart (of CHARTS) selects that cell, once per click."""
     seen = st.session_state.setdefault(SEEN, {})
-    for key in [k for k in st.session_state if str(k).startswith("chart_")]:
+    # the charts drawn (`views.chart`): listing the session's keys presents every value
+    for key in [k for k in st.session_state.get(CHARTS, ()) if k in st.session_state]:
         cell = clicked_cell(st.session_state[key])
         if cell is None:  # no click held (a new figure, a click that cleared it): the next
             seen.pop(key, None)  # click on any cell is new, the one clicked before too
@@ -212,8 +214,24 @@ def page_config(page: str) -> None:
         # a phone starts with the page, its sidebar folded (Streamlit's "auto": under 768 px)
         initial_sidebar_state="collapsed" if pres else "auto",
     )
-    # the rules that reach into Streamlit's page, then accessibility's
-    st.html(f"<style>{page_css(pres)}{a11y_css(_state()['hc'])}</style>")
+    st.html(_page_style(pres, _state()["hc"]))
+
+
+@dataclass(frozen=True)
+class _Html:
+    """HTML that st.html takes as it is (through `_repr_html_`): a str it dedents first, ~0.2 ms
+    for the page's 8–12 kB of rules on every rerun."""
+
+    html: str
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+
+@cache
+def _page_style(presentation: bool, high_contrast: bool) -> _Html:
+    """The rules that reach into Streamlit's page, then accessibility's (four variants)."""
+    return _Html(f"<style>{page_css(presentation)}{a11y_css(high_contrast)}</style>")
 
 
 def controls() -> Context:

@@ -31,6 +31,7 @@ from convviz.render.theme import GREY_TERM
 from convviz.ui.clicker import mount, page_nav, stage_id
 from convviz.ui.compute import formula_at, input_grad_formula_of, shared_view, words_of
 from convviz.ui.controls import (
+    CHARTS,
     STATE,
     Context,
     converted,
@@ -64,6 +65,7 @@ def chart(fig, key: str, alt: str | None = None, sums: Sums | None = None) -> No
     """
     if sums is not None:
         say_sums(fig, sums)
+    st.session_state.setdefault(CHARTS, set()).add(f"chart_{key}")
     st.plotly_chart(
         converted(fig),
         key=f"chart_{key}",
