@@ -3,6 +3,8 @@ draws is computed, and a layer beyond the work budget is refused with the reason
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import tracemalloc
 
@@ -190,3 +192,15 @@ def test_a_cells_formula_is_built_once_and_is_the_engines():
     assert nbytes(fresh) >= 330 * len(fresh.terms)  # counted (measured ~330 B a term), not walked
     # a ∂L/∂w cell keeps its terms as arrays: ~60 B a term
     assert cached.terms.nbytes <= nbytes(cached) <= 100 * len(cached.terms) + 1000
+
+
+def test_a_server_process_collects_its_garbage_as_a_cache_server_should():
+    """A page's first import (convviz.ui.boot) freezes what the imports made and sets the
+    collector's thresholds: a full collection walked every cached figure's containers (~0.18 s
+    holding every session, a dozen a minute under a class's load). In a process of its own."""
+    code = (
+        "import gc, convviz.ui.boot as boot\n"
+        "assert gc.get_threshold() == boot.GC_THRESHOLDS, gc.get_threshold()\n"
+        "assert gc.get_freeze_count() > 100_000, gc.get_freeze_count()\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
