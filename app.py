@@ -2,6 +2,7 @@
 
 from functools import partial
 
+import pyarrow as pa
 import streamlit as st
 
 import convviz.ui.boot  # noqa: F401  (first: see its docstring)
@@ -81,7 +82,9 @@ def overview(ctx):
         page_links(ctx.state, PAGES[1:], "Where next", heading=True)
 
     st.header("Every array and its shape")
-    st.table(shape_rows(ctx.layer))
+    # an Arrow table, made once per layer shape: st.table converts a list of rows on every rerun
+    rows = shared_view(("shapes", ctx.spec), lambda: pa.Table.from_pylist(shape_rows(ctx.layer)))
+    st.table(rows, hide_index=True)
 
 
 overview(ctx)
