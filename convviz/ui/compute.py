@@ -87,6 +87,8 @@ def nbytes(obj, seen: set | None = None) -> int:
         return sys.getsizeof(obj) + 32 * len(obj)  # a figure's numbers: not walked one by one
     if isinstance(obj, (list, tuple)) and obj and type(obj[0]) is str:  # a figure's texts
         return sys.getsizeof(obj) + sum(map(sys.getsizeof, obj))
+    if isinstance(obj, list) and obj and all(type(v) is list for v in obj):  # cells' customdata
+        return sys.getsizeof(obj) + len(obj) * nbytes(obj[0], seen)  # rows alike: one for all
     if isinstance(obj, (list, tuple, set, frozenset)):
         return sys.getsizeof(obj) + sum(nbytes(v, seen) for v in obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
