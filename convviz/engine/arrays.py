@@ -10,6 +10,7 @@ animates, ∂L/∂y slid over x̃, is `sweeps.weight_grad_sweep`, and the tests 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -149,6 +150,7 @@ def forward_arrays(spec: ConvSpec, x, w, bias=None) -> ForwardArrays:
     )
 
 
+@lru_cache(maxsize=256)  # a spec is frozen: the same layer, the same correlation
 def full_correlation_spec(spec: ConvSpec) -> ConvSpec:
     """The stride-1 correlation of the padded, dilated grad_out with the rotated kernel."""
     Hg, Wg = (d + lo + hi for d, (lo, hi) in zip(spec.dilated_out_size, spec.full_padding))

@@ -391,29 +391,32 @@ def _words_grid(
     """`Formula.words(most)` of each cell of a grid whose terms are left[i, j, t] · right[t]
     (vanish[i, j, t]: structurally zero), one str a cell; each distinct number written once."""
     left = np.asarray(left, dtype=float)
-    right = np.asarray(right, dtype=float)
-    known = {v: number(v) for v in np.unique(np.concatenate([left.ravel(), right]))}
-    right = np.broadcast_to(right, left.shape)
+    right = np.broadcast_to(np.asarray(right, dtype=float), left.shape)
     order = np.argsort(vanish, axis=-1, kind="stable")  # the terms that count first
     left, right = np.take_along_axis(left, order, -1), np.take_along_axis(right, order, -1)
     terms = left.shape[-1]
-    hidden = max(terms - most, 0)
-    rest = (left[..., most:] * right[..., most:]).sum(axis=-1) if hidden else None
-
-    def said(v) -> str:  # each distinct number written once (a NaN is not found: written anew)
-        return known.get(v) or number(v)
-
-    head = f"the sum of {count(terms, 'product')}: "
-    tail = f", plus the bias {number(constant)}" if constant else ""
+    shown = min(most, terms)
     out = np.empty(left.shape[:2], dtype=object)
-    for i, j in np.ndindex(out.shape):
-        parts = " plus ".join(
-            f"{said(a)} times {said(b)}" for a, b in zip(left[i, j, :most], right[i, j, :most])
-        )
-        more = f", and {hidden} more, adding up to {number(rest[i, j])}" if hidden else ""
-        said_parts = head + parts if parts else "no product: no window reads it"
-        out[i, j] = f"{said_parts}{more}{tail}"
+    if shown:
+        texts = _texts(np.stack([left[..., :shown], right[..., :shown]]))
+        products = (texts[0] + " times " + texts[1]).reshape(-1, shown).tolist()
+        head = f"the sum of {count(terms, 'product')}: "
+        out.ravel()[:] = [head + " plus ".join(cell) for cell in products]
+    else:
+        out[...] = "no product: no window reads it"
+    if terms > shown:
+        rest = (left[..., shown:] * right[..., shown:]).sum(axis=-1)
+        out += f", and {terms - shown} more, adding up to " + _texts(rest)
+    if constant:
+        out += f", plus the bias {number(constant)}"
     return out
+
+
+def _texts(values: np.ndarray) -> np.ndarray:
+    """Each value written by `number`, as an object array shaped like `values`: each distinct
+    number written once."""
+    distinct, at = np.unique(values, return_inverse=True)
+    return np.array([number(v) for v in distinct.tolist()], dtype=object)[at.reshape(values.shape)]
 
 
 def _full_corr_terms(stages: InputGradArrays, n: int, c: int, pr: int, pc: int, **flags):

@@ -320,13 +320,25 @@ def spec_of(state: dict) -> ConvSpec:
     """The layer's geometry; ConvSpecError (with a fix) if the combination cannot work, or
     costs more than the app computes per rerun (`MAX_MACS`)."""
     sw, dw = (state["sh"], state["dh"]) if state["same_axes"] else (state["sw"], state["dw"])
-    spec = ConvSpec.create(
+    return _spec(
         (state["batch"], state["cin"], state["H"], state["W"]),
         (state["cout"], state["cin"], state["kH"], state["kW"]),
-        stride=(state["sh"], sw),
-        padding=padding_of(state),
-        dilation=(state["dh"], dw),
-        padding_mode=state["mode"],
+        (state["sh"], sw),
+        padding_of(state),
+        (state["dh"], dw),
+        state["mode"],
+    )
+
+
+@lru_cache(maxsize=1024)  # a rerun asks several times; a state's fields are checked scalars
+def _spec(input_shape, weight_shape, stride, padding, dilation, mode: str) -> ConvSpec:
+    spec = ConvSpec.create(
+        input_shape,
+        weight_shape,
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        padding_mode=mode,
     )
     _check_work(spec)
     return spec

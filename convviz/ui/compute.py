@@ -61,12 +61,48 @@ MAX_SCATTER_STEPS = 1024
 MAX_SCATTER_BYTES = 64 << 20  # the scatter route keeps one padded grid per step
 
 
+_PLAIN = frozenset((str, int, float, bool, bytes, type(None)))
+_NUMBERS = (int, float, bool)
+
+
 def nbytes(obj, seen: set | None = None) -> int:
-    """Roughly the memory `obj` holds: arrays (each buffer once), strings, containers, figures."""
+    """Roughly the memory `obj` holds: arrays (each buffer once), strings, containers, figures.
+    Each object is counted once; the plain ones (a figure's dicts, lists and scalars: most of
+    what a cache holds) without a call each."""
     seen = set() if seen is None else seen
-    if id(obj) in seen:
-        return 0
-    seen.add(id(obj))
+    total, todo = 0, [obj]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        kind = type(obj)
+        if kind in _PLAIN:
+            total += sys.getsizeof(obj)
+        elif kind is dict:
+            total += sys.getsizeof(obj)
+            todo += obj.keys()
+            todo += obj.values()
+        elif (kind is list or kind is tuple) and not (obj and type(obj[0]) is list):
+            total += _sequence(obj, todo)
+        else:
+            total += _other(obj, seen)
+    return total
+
+
+def _sequence(obj: list | tuple, todo: list) -> int:
+    """A list or tuple's own size, its numbers and texts counted in place; the rest left to do."""
+    size = sys.getsizeof(obj)
+    if obj and type(obj[0]) in _NUMBERS:
+        return size + 32 * len(obj)  # a figure's numbers: not walked one by one
+    if obj and type(obj[0]) is str:  # a figure's texts
+        return size + sum(map(sys.getsizeof, obj))
+    todo += obj
+    return size
+
+
+def _other(obj, seen: set) -> int:
+    """What `nbytes` does not count in place: arrays, formulas, rows of cells, objects."""
     if isinstance(obj, np.ndarray):
         owner = obj
         while isinstance(owner.base, np.ndarray):  # a view: count the buffer it looks into
@@ -83,12 +119,12 @@ def nbytes(obj, seen: set | None = None) -> int:
         return sys.getsizeof(obj)
     if isinstance(obj, dict):
         return sys.getsizeof(obj) + sum(nbytes(k, seen) + nbytes(v, seen) for k, v in obj.items())
-    if isinstance(obj, (list, tuple)) and obj and type(obj[0]) in (int, float, bool):
-        return sys.getsizeof(obj) + 32 * len(obj)  # a figure's numbers: not walked one by one
-    if isinstance(obj, (list, tuple)) and obj and type(obj[0]) is str:  # a figure's texts
-        return sys.getsizeof(obj) + sum(map(sys.getsizeof, obj))
     if isinstance(obj, list) and obj and all(type(v) is list for v in obj):  # cells' customdata
         return sys.getsizeof(obj) + len(obj) * nbytes(obj[0], seen)  # rows alike: one for all
+    if isinstance(obj, (list, tuple)) and obj and type(obj[0]) in _NUMBERS:
+        return sys.getsizeof(obj) + 32 * len(obj)
+    if isinstance(obj, (list, tuple)) and obj and type(obj[0]) is str:
+        return sys.getsizeof(obj) + sum(map(sys.getsizeof, obj))
     if isinstance(obj, (list, tuple, set, frozenset)):
         return sys.getsizeof(obj) + sum(nbytes(v, seen) for v in obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):

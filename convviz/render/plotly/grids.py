@@ -10,6 +10,7 @@ The traces here are shared with the animations (`convviz.render.plotly.sweeps`) 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import pairwise
 
 import numpy as np
@@ -278,14 +279,17 @@ SAID_CELLS = Theme.max_text_cells  # a side: grids drawn with numbers; a bigger 
 
 
 def cell_meta(
-    panel: Panel, values: np.ndarray | None = None, roles: np.ndarray | None = None
+    panel: Panel,
+    values: np.ndarray | None = None,
+    roles: np.ndarray | None = None,
+    written: np.ndarray | None = None,
 ) -> dict | None:
     """What a keyboard grid (convviz/player/grid.js) says of each cell of a panel, in its click
     markers' order (row-major): the grid's name, shape and labels' origin, each cell's number as
     written and role, and the cell it opens on (the selected one). None for a grid
     too big to number (its close-up is walked instead). values, roles : the numbers it shows and
     their roles' letters, when not the panel's (a motion's cells, as its last keyframe leaves
-    them)."""
+    them); written : the shown numbers already written (`format_values`)."""
     if max(panel.shape) > SAID_CELLS:
         return None
     shown = panel.values if values is None else values
@@ -294,7 +298,7 @@ def cell_meta(
         "shape": list(panel.shape),
         "origin": list(panel.origin),
         # as written, row-major, joined by "|" (a list's quotes and commas cost 3 bytes a cell)
-        "values": "|".join(format_values(np.asarray(shown, dtype=float)).ravel()),
+        "values": "|".join((format_values(shown) if written is None else written).ravel()),
     }
     letters = panel.roles() if roles is None else roles  # grid.js is sent their words
     if (letters != ".").any():
@@ -317,10 +321,11 @@ def click_overlay(
     (h, w), (oy, ox), (dr, dc) = panel.shape, panel.origin, panel.offset
     if max(h, w) > MAX_CLICK_CELLS:
         return None
-    grid = cell_meta(panel, values, roles)
+    written = format_values(panel.values)
+    grid = cell_meta(panel, values, roles, written if values is None else None)
     rr, cc = np.divmod(np.arange(h * w), w)
-    values = format_values(panel.values).ravel()
-    hover = [f"{panel.key}[{r + oy}, {c + ox}] = {v}" for r, c, v in zip(rr, cc, values)]
+    names, customdata = _cells(panel.key, (h, w), (int(oy), int(ox)), (int(dr), int(dc)))
+    hover = list(map(str.__add__, names, written.ravel().tolist()))
     xa, ya = axis_ids(i)
     return {
         "type": "scatter",
@@ -330,7 +335,7 @@ def click_overlay(
         "y": rr + oy,
         "xaxis": xa,
         "yaxis": ya,
-        "customdata": [[panel.key, int(r + dr), int(c + dc)] for r, c in zip(rr, cc)],
+        "customdata": customdata,
         "hovertext": hover,
         "hovertemplate": "%{hovertext}<extra></extra>",
         "marker": {
@@ -344,6 +349,17 @@ def click_overlay(
         "showlegend": False,
         **({"meta": {"grid": grid}} if grid else {}),
     }
+
+
+@lru_cache(maxsize=1024)
+def _cells(key: str, shape: tuple[int, int], origin, offset) -> tuple[list[str], list[list]]:
+    """A grid's cells, row-major: each one's hover name ('y[0, 1] = ', as its axes label it) and
+    click data ([key, row, col] in array indices). Made once per grid shape: the figures that
+    hold them never change them."""
+    (h, w), (oy, ox), (dr, dc) = (tuple(map(int, pair)) for pair in (shape, origin, offset))
+    cells = [(r, c) for r in range(h) for c in range(w)]
+    names = [f"{key}[{r + oy}, {c + ox}] = " for r, c in cells]
+    return names, [[key, r + dr, c + dc] for r, c in cells]
 
 
 def compact(z: np.ndarray) -> np.ndarray:
