@@ -141,8 +141,11 @@ def animation(
     # the panels follow from the layer, the slice and the selection: the key holds them all
     view = (name, ctx.key, ctx.n, ctx.k, ctx.c, ctx.selection, ctx.theme, channel, start, *view)
     fig, captions = shared_view(view, build)
-    if words and captions is not None:
-        captions = [[*lines, words] for lines in captions]
+    if words and captions is not None:  # kept: the player's data is encoded once per captions
+        said = captions
+        captions = shared_view(
+            ("captions", *view, words), lambda: [[*lines, words] for lines in said]
+        )
     alt = selection_alt(fig, formula, ctx.theme, alt)
     animated_chart(fig, name, ctx, captions, alt=alt, stage=stage, sums=sums)
     number_tables(ctx, panels, name)
