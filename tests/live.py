@@ -43,7 +43,7 @@ SETTLED = """() => {
   if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   if (document.querySelector('[data-stale="true"], [data-testid="stSkeleton"]')) return false;
   if (document.fonts.status !== 'loaded') return false;
-  const reporter = document.querySelector('.st-key-ctl_viewport');
+  const reporter = document.querySelector('.st-key-cv_sidebar');
   if (reporter && document.body.dataset.cvViewport !== 'fitted') return false;
   const charts = [...document.querySelectorAll('.js-plotly-plot')];
   if (!charts.every(gd => gd.querySelector('.main-svg'))) return false;

@@ -392,21 +392,24 @@ def test_every_page_shows_one_share_link(page_file):
 def test_a_late_viewport_report_after_a_page_switch_is_ignored(monkeypatch):
     """The viewport callback can fire after its widget's state is gone (a report sent as the
     reader switches pages): it must not raise (that showed 'This app has encountered an error')."""
-    from convviz.ui import viewport
+    from convviz.ui import sidebar, viewport
 
     session: dict = {}
     monkeypatch.setattr(viewport.st, "session_state", session)
-    viewport._store()
+    monkeypatch.setattr(sidebar.st, "session_state", session)
+    sidebar._take_viewport()  # the sidebar's component's state gone
     assert viewport.VIEWPORT not in session
     for malformed in ([1280, 720], [1280, 720, "24"], "1280x720"):  # kept out, never raising
-        session["ctl_viewport"] = {"viewport": malformed}
-        viewport._store()
+        session[sidebar.SIDEBAR] = {"viewport": malformed}
+        sidebar._take_viewport()
         assert viewport.VIEWPORT not in session
-    session["ctl_viewport"] = {"viewport": [1848, 1080, 24]}  # width, height, rem
-    viewport._store()
+    viewport.store("not a report")
+    assert viewport.VIEWPORT not in session
+    session[sidebar.SIDEBAR] = {"viewport": [1848, 1080, 24]}  # width, height, rem
+    sidebar._take_viewport()
     assert session[viewport.VIEWPORT] == (1848, 1080, 24.0)
-    session["ctl_viewport"] = {"viewport": [9000, 9000, 1000]}  # bounded
-    viewport._store()
+    session[sidebar.SIDEBAR] = {"viewport": [9000, 9000, 1000]}  # bounded
+    sidebar._take_viewport()
     assert session[viewport.VIEWPORT] == (4000, 3000, 64.0)
 
 

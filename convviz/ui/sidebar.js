@@ -11,8 +11,8 @@
 window.__cvSidebar ||= { n: 0, pending: [], session: null, several: null, open: false };
 const REG = window.__cvSidebar;
 
-export default function ({ data, parentElement, setTriggerValue }) {
-  const d = JSON.parse(new TextDecoder().decode(data));
+export default function ({ data: d, parentElement, setTriggerValue }) {
+  // d: the items, the session and its last applied edit (sidebar.py's data, decoded once)
   if (REG.session !== d.session) REG.pending = []; // a new session: the old one's edits are its own
   REG.session = d.session;
   REG.n = Math.max(REG.n, d.acked); // a reloaded tab on the same session numbers on from there

@@ -36,8 +36,8 @@ from convviz.model.fields import (
 from convviz.model.pages import PAGES, url_path
 from convviz.model.presets import PRESETS_BY_KEY
 from convviz.model.state import bounded, drop_misfit_edits, encoded, preset_of, spec_of, to_query
+from convviz.ui import grids, viewport
 from convviz.ui.controls import PROBLEMS, STATE, Context
-from convviz.ui.viewport import watch_viewport
 
 SIDEBAR = "cv_sidebar"  # the component's key (its st-key-cv_sidebar class)
 EDIT = "edit"  # its event: the edits not yet applied
@@ -45,11 +45,47 @@ ACKED = "cv_edits_acked"  # the number of the last edit applied in this session
 SESSION = "cv_session"  # this session's token: edits made in another session are not applied
 REROLL = "reroll"  # the Re-roll button's "field"
 _HERE = Path(__file__).parent
+
+
+def _scoped(module: str) -> str:
+    """An ES module's text as an expression: its default export, its own names kept to itself."""
+    if module.count("export default function") != 1 or "\nimport " in module:
+        raise RuntimeError("a script of the sidebar's component lost its one default export")
+    main = module.replace("export default function", "function main", 1)
+    return f"(() => {{\n{main}\nreturn main;\n}})()"
+
+
+# One element, three scripts: the controls (sidebar.js), the screen-size reporter (viewport.js:
+# handed its part of the data, called again when that part or the page changes, as a component
+# of its own was) and the page's keyboard grids (grid.js: installed once a page). Each element
+# costs the server on every rerun (README, "Capacity").
+_SCRIPT = f"""
+const controls = {_scoped((_HERE / "sidebar.js").read_text())};
+const reporter = {_scoped(viewport.SCRIPT)};
+const keyboardGrids = {_scoped(grids.SCRIPT)};
+const WORDS = {grids.WORDS};
+
+export default function (component) {{
+  const data = JSON.parse(new TextDecoder().decode(component.data));
+  keyboardGrids({{ ...component, data: WORDS }});
+  controls({{ ...component, data }});
+  const host = component.parentElement;
+  const seen = JSON.stringify(data.viewport) + location.pathname;
+  if (host.cvReporterSeen !== seen) {{
+    host.cvReporterSeen = seen;
+    host.cvReporterStop = reporter({{ ...component, data: data.viewport }});
+  }}
+  return () => {{
+    host.cvReporterStop?.();
+    host.cvReporterSeen = null;
+  }};
+}}
+"""
 _COMPONENT = st.components.v2.component(
     "convviz_sidebar",
     html="<div></div>",
     css=(_HERE / "sidebar.css").read_text(),
-    js=(_HERE / "sidebar.js").read_text(),
+    js=_SCRIPT,
 )
 _NAV = st.components.v2.component(
     "convviz_nav",
@@ -60,16 +96,27 @@ _NAV = st.components.v2.component(
 
 
 def sidebar(ctx: Context) -> None:
-    """The page links, the controls and the screen-size watcher."""
+    """The page links, then the controls (with the page's screen-size reporter and keyboard
+    grids: one component)."""
     with st.sidebar:
         page_links(ctx.state)
         data = {
             "session": _session(),
             "acked": st.session_state.get(ACKED, 0),
             "items": items(ctx.state),
+            "viewport": viewport.data(ctx.state["pres"]),
         }
-        _COMPONENT(key=SIDEBAR, data=json.dumps(data).encode(), on_edit_change=_take_edits)
-        watch_viewport(ctx.state["pres"])
+        _COMPONENT(
+            key=SIDEBAR,
+            data=json.dumps(data).encode(),
+            default={"viewport": None},
+            on_edit_change=_take_edits,
+            on_viewport_change=_take_viewport,
+        )
+
+
+def _take_viewport() -> None:
+    viewport.store(st.session_state.get(SIDEBAR))
 
 
 def _session() -> str:

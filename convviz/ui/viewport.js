@@ -11,8 +11,8 @@
 // full rerun after nearly every change).
 // Where Streamlit draws the main column and its page links: sent by the Python side
 // (viewport.py: STREAMLIT), whose browser test checks they still match.
-export default function ({ data: sent, setStateValue }) {
-  const data = JSON.parse(new TextDecoder().decode(sent)); // JSON bytes (viewport.py)
+export default function ({ data, setStateValue }) {
+  // data: viewport.py's `data`, handed on by the sidebar's component (sidebar.py, `_SCRIPT`)
   const { main: MAIN, links: PAGE_LINKS, leaves: LEAVES } = data.find;
   const here = location.pathname;
   window.__cvViewportGeneration = (window.__cvViewportGeneration || 0) + 1;

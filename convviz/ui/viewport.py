@@ -2,12 +2,12 @@
 
 Figures are sized on the server; the browser tells it the main column's width, the window's
 height and the page's rem (presentation mode grows it with the screen) once, and again when they
-change (a folded sidebar, a projector), never per frame.
+change (a folded sidebar, a projector), never per frame. The reporter runs in the sidebar's
+component (sidebar.py), whose `viewport` state carries its reports: one element fewer a rerun.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import streamlit as st
@@ -23,11 +23,7 @@ STREAMLIT = {
     "links": '[data-testid="stSidebarNav"] a, a[data-testid="stPageLink-NavLink"], a[data-cv-page]',
     "leaves": '[class*="st-key-"][class*="_page"] button',
 }
-_COMPONENT = st.components.v2.component(
-    "convviz_viewport",
-    html="<div></div>",
-    js=(Path(__file__).parent / "viewport.js").read_text(),
-)
+SCRIPT = (Path(__file__).parent / "viewport.js").read_text()
 
 
 def viewport(presentation: bool) -> tuple[int, int, float]:
@@ -39,21 +35,17 @@ def viewport(presentation: bool) -> tuple[int, int, float]:
     return PRESENTATION_VIEWPORT if presentation else DEFAULT_VIEWPORT
 
 
-def _store() -> None:
-    # a report sent as the reader switches pages can arrive after its widget's state is gone
-    size = (st.session_state.get("ctl_viewport") or {}).get("viewport")
+def data(presentation: bool) -> dict:
+    """What the reporter is handed: the size the server assumes now, and where to measure."""
+    return {"assumed": list(viewport(presentation)), "find": STREAMLIT}
+
+
+def store(report) -> None:
+    """Keep a report (the component's state: {"viewport": [width, height, rem]}), bounded; a
+    malformed one is dropped. A report sent as the reader switches pages can arrive after its
+    widget's state is gone."""
+    size = (report or {}).get("viewport") if isinstance(report, dict) else None
     if isinstance(size, list) and len(size) == 3 and all(isinstance(v, int | float) for v in size):
         width, height, rem = size
         rem = min(max(float(rem), 8.0), 64.0)
         st.session_state[VIEWPORT] = (min(int(width), 4000), min(int(height), 3000), rem)
-
-
-def watch_viewport(presentation: bool) -> None:
-    """Mount the reporter (an empty element); a new size reruns the page once."""
-    _COMPONENT(
-        key="ctl_viewport",
-        data=json.dumps({"assumed": list(viewport(presentation)), "find": STREAMLIT}).encode(),
-        default={"viewport": None},
-        on_viewport_change=_store,
-        height=0,
-    )

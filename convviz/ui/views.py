@@ -39,7 +39,6 @@ from convviz.ui.controls import (
     share_link,
     with_selection,
 )
-from convviz.ui.grids import keyboard_grids
 from convviz.ui.player import player
 from convviz.ui.sidebar import sidebar
 
@@ -449,10 +448,9 @@ def page_end(
     ctx: Context, page: str, *, keys: bool = True, own: dict[str, str] | None = None
 ) -> None:
     """The share link (unless the page's body drew it; `own`: the page's own query), the way on
-    (`clicker.page_nav`), then the sidebar: every page ends with this. Its keyboard grids are
-    the page's too (`grids.keyboard_grids`)."""
+    (`clicker.page_nav`), then the sidebar: every page ends with this. The sidebar's component
+    also runs the page's keyboard grids (`grids`) and its screen-size reporter (`viewport`)."""
     if not st.session_state.pop(_LINKED, False):
         share_link(ctx, own)
     page_nav(page, ctx, keys=keys)
-    keyboard_grids()
     sidebar(ctx)
