@@ -26,6 +26,7 @@ from apptest_pages import (
     query,
     shown,
     side,
+    side_items,
     slider_steps,
     state,
 )
@@ -335,12 +336,12 @@ def test_value_editors_are_made_once_opened():
 
 def test_page_links_carry_the_view():
     """A page link opened in a new tab (a plain navigation, no session) shows the same layer:
-    the sidebar's links (one element, convviz/ui/nav.js) carry the view's query."""
+    the sidebar's links (convviz/ui/nav.js, in the sidebar's component) carry the view's query."""
     at = open_page(FORWARD)
     side(at, "sh").set_value(1).run()
-    (nav,) = [el.proto for el in at.sidebar.get("bidi_component")
-              if el.proto.component_name == "convviz_nav"]  # fmt: skip
-    links = json.loads(nav.bytes)
+    links = side_items(at)[1]["nav"]  # drawn by the sidebar's component, above its controls
+    assert not [el for el in at.sidebar.get("bidi_component")
+                if el.proto.component_name == "convviz_nav"]  # fmt: skip
     assert [p["label"] for p in links["pages"]] == [label for _, label, _ in APP_PAGES]
     query = parse_qs(links["query"])
     assert query["sh"] == ["1"] and query["preset"] == ["custom"], links["query"]

@@ -30,7 +30,8 @@ function go(event) {
 }
 
 export default function ({ data: sent, parentElement }) {
-  const data = JSON.parse(new TextDecoder().decode(sent)); // JSON bytes: sidebar.py, `_page_links`
+  // JSON bytes (sidebar.py, `page_links`), or handed on decoded by the sidebar's component
+  const data = ArrayBuffer.isView(sent) ? JSON.parse(new TextDecoder().decode(sent)) : sent;
   let root = parentElement.querySelector(".cv-nav-root"); // beside the component's own style
   if (!root) {
     root = el("div", { class: "cv-nav-root" });

@@ -1,10 +1,11 @@
 """The shared sidebar: every control of the layer, drawn by the browser as one element.
 
-The controls are one component (sidebar.js, sidebar.css), as the page links are another
-(nav.js): the server sends what to draw (`items`: each control's field, label, bounds, options
-and value, from the state) and the browser draws native, labelled HTML controls and keeps them
-between runs (a control keeps its focus across the run it started). One element, not the ~30
-Streamlit elements a sidebar of widgets was, each a cost on every rerun (README, "Capacity").
+The page links and the controls are one component (nav.js and sidebar.js, with their css; the
+Overview's "Where next" is nav.js on its own): the server sends what to draw (`items`: each
+control's field, label, bounds, options and value, from the state) and the browser draws
+native, labelled HTML controls and keeps them between runs (a control keeps its focus across the
+run it started). One element, not the ~30 Streamlit elements a sidebar of widgets was, each a
+cost on every rerun (README, "Capacity").
 
 A change comes back as an *edit* (field, value, the edit's number in this tab) in the
 component's `edit` event; every edit the server has not yet applied is sent again with each new
@@ -55,11 +56,13 @@ def _scoped(module: str) -> str:
     return f"(() => {{\n{main}\nreturn main;\n}})()"
 
 
-# One element, three scripts: the controls (sidebar.js), the screen-size reporter (viewport.js:
-# handed its part of the data, called again when that part or the page changes, as a component
-# of its own was) and the page's keyboard grids (grid.js: installed once a page). Each element
-# costs the server on every rerun (README, "Capacity").
+# One element, four scripts: the page links (nav.js: handed their part of the data, the last
+# call's listener taken off), then the controls (sidebar.js), the screen-size reporter
+# (viewport.js: called again when its part or the page changes, as a component of its own was)
+# and the page's keyboard grids (grid.js: installed once a page). Each element costs the server
+# on every rerun (README, "Capacity").
 _SCRIPT = f"""
+const pageLinks = {_scoped((_HERE / "nav.js").read_text())};
 const controls = {_scoped((_HERE / "sidebar.js").read_text())};
 const reporter = {_scoped(viewport.SCRIPT)};
 const keyboardGrids = {_scoped(grids.SCRIPT)};
@@ -67,15 +70,18 @@ const WORDS = {grids.WORDS};
 
 export default function (component) {{
   const data = JSON.parse(new TextDecoder().decode(component.data));
-  keyboardGrids({{ ...component, data: WORDS }});
-  controls({{ ...component, data }});
   const host = component.parentElement;
+  keyboardGrids({{ ...component, data: WORDS }});
+  host.cvLinksStop?.();
+  host.cvLinksStop = pageLinks({{ ...component, data: data.nav }});
+  controls({{ ...component, data }});
   const seen = JSON.stringify(data.viewport) + location.pathname;
   if (host.cvReporterSeen !== seen) {{
     host.cvReporterSeen = seen;
     host.cvReporterStop = reporter({{ ...component, data: data.viewport }});
   }}
   return () => {{
+    host.cvLinksStop?.();
     host.cvReporterStop?.();
     host.cvReporterSeen = null;
   }};
@@ -84,7 +90,7 @@ export default function (component) {{
 _COMPONENT = st.components.v2.component(
     "convviz_sidebar",
     html="<div></div>",
-    css=(_HERE / "sidebar.css").read_text(),
+    css=(_HERE / "nav.css").read_text() + (_HERE / "sidebar.css").read_text(),
     js=_SCRIPT,
 )
 _NAV = st.components.v2.component(
@@ -96,11 +102,11 @@ _NAV = st.components.v2.component(
 
 
 def sidebar(ctx: Context) -> None:
-    """The page links, then the controls (with the page's screen-size reporter and keyboard
-    grids: one component)."""
+    """The page links and the controls, one component (which also runs the page's screen-size
+    reporter and keyboard grids)."""
     with st.sidebar:
-        page_links(ctx.state)
         data = {
+            "nav": _links(ctx.state, PAGES, "convviz", heading=False),
             "session": _session(),
             "acked": st.session_state.get(ACKED, 0),
             "items": items(ctx.state),
@@ -135,12 +141,16 @@ def page_links(state: dict, pages=PAGES, title: str = "convviz", heading: bool =
     shows the same layer. One element (nav.js), not a page link each: the sidebar is drawn on
     every rerun, and each element costs the server (the ten links were ~9 % of a class's server
     time). heading: `title` is a section's heading (h2), not the sidebar's name."""
+    # JSON bytes: a dict's every value is checked for a dataframe (~1 % of a rerun's server time)
+    _NAV(data=json.dumps(_links(state, pages, title, heading)).encode(), key=f"cv_nav_{title}")
+
+
+def _links(state: dict, pages, title: str, heading: bool) -> dict:
+    """What nav.js draws: the title, each page's path, label and icon, the view's query."""
     links = [{"path": url_path(path), "label": label, "icon": icon.strip(":").split("/")[-1]}
              for path, label, icon in pages]  # fmt: skip
     query = encoded(bounded(to_query(state))[0])
-    data = {"title": title, "heading": heading, "pages": links, "query": query}
-    # JSON bytes: a dict's every value is checked for a dataframe (~1 % of a rerun's server time)
-    _NAV(data=json.dumps(data).encode(), key=f"cv_nav_{title}")
+    return {"title": title, "heading": heading, "pages": links, "query": query}
 
 
 def items(state: dict) -> list[dict]:
