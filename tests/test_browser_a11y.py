@@ -11,7 +11,7 @@ import itertools
 
 import numpy as np
 import pytest
-from a11y_helpers import LOAD_MS, PAGES, PRESETS, SIZES, open_page, serious_violations
+from a11y_helpers import LOAD_MS, PAGES, PRESETS, SIZES, open_page, serious_violations, settle
 from PIL import Image
 from playwright.sync_api import Browser, Page
 
@@ -113,6 +113,7 @@ def drawn_numbers(page: Page) -> list[tuple[str, str, float, bool]]:
     return out
 
 
+AT_REST = "() => [...(window.__convviz?.players.values() ?? [])].every((p) => !p.playing())"
 VIEWS = [  # the seeds' Forward page and the storyboard's stages, where taps carry numbers
     ("Forward", "preset=recitation-s2"),
     ("Forward", "preset=recitation-s1&pres=1"),
@@ -126,6 +127,10 @@ VIEWS = [  # the seeds' Forward page and the storyboard's stages, where taps car
 def test_every_drawn_number_reads_on_its_cell(screen, app_url, artifacts, path, query):
     page, _ = screen
     open_page(page, app_url, path, query)
+    # a stage that opens playing (presentation mode) is read once it has played to its end: the
+    # texts and the screenshot of the fills must show the same frame
+    page.wait_for_function(AT_REST)
+    settle(page)
     numbers = drawn_numbers(page)
     assert len(numbers) >= 9, "no numbers found in the charts"
     short = [
