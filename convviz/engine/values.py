@@ -9,9 +9,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from convviz.engine.arrays import input_grad_arrays, weight_grad_arrays
-from convviz.engine.fastpath import forward_padded
-from convviz.engine.ops import pad
+from convviz.engine.fastpath import forward_padded, input_grad_padded, weight_grad_padded
+from convviz.engine.ops import pad, unpad
 from convviz.engine.spec import ConvSpec
 
 # Named 3×3 kernels; `named_kernel` resizes the ones that have a natural size-free form.
@@ -135,9 +134,10 @@ def layer_values(
     for attempt in range(attempts):  # a few small layers at most, each vectorized
         xa = example_x(spec, seed, draw, attempt) if given_x is None else given_x
         wa = example_w(spec, seed, kernel, draw, attempt) if given_w is None else given_w
-        y = forward_padded(pad(xa, spec.padding, spec.padding_mode), wa, spec)
+        x_pad = pad(xa, spec.padding, spec.padding_mode)
+        y = forward_padded(x_pad, wa, spec)
         ga = example_grad_out(spec, y, seed, grad_out, draw) if given_g is None else given_g
-        zeros = _zeros(spec, xa, wa, ga, y) if attempts > 1 else 0
+        zeros = _zeros(spec, x_pad, wa, ga, y) if attempts > 1 else 0
         if best is None or zeros < best[0]:
             best = (zeros, xa, wa, ga)
         if zeros == 0:
@@ -150,14 +150,16 @@ def _readable(spec: ConvSpec) -> bool:
     return spec.batch * spec.out_channels * int(np.prod(spec.out_size)) <= CHECKED_CELLS
 
 
-def _zeros(spec: ConvSpec, x, w, g, y) -> int:
+def _zeros(spec: ConvSpec, x_pad, w, g, y) -> int:
     """Zeros where the pages point by default: any output, ∂L/∂x's centre cell (if a window
-    reads it), ∂L/∂w's centre and last taps (the cells they open on and write out)."""
+    reads it), ∂L/∂w's centre and last taps (the cells they open on and write out).
+
+    x_pad : the padded input. The gradients come from the fast path alone (the textbook
+    route's intermediate arrays are the pages' to make, for the values drawn in the end)."""
     (H, W), (kH, kW) = spec.in_size, spec.kernel_size
-    ci, cj = H // 2, W // 2
-    grad_x = input_grad_arrays(spec, w, g).grad_x[..., ci, cj]
+    grad_x = _grad_x(spec, w, g)[..., H // 2, W // 2]
     read = _centre_read(spec)
-    grad_w = weight_grad_arrays(spec, x, g).grad_w
+    grad_w = weight_grad_padded(x_pad, g, spec)
     taps = grad_w[..., [kH // 2, kH - 1], [kW // 2, kW - 1]]
     return int((y == 0).sum() + (grad_x[read] == 0).sum() + (taps == 0).sum())
 
@@ -167,10 +169,15 @@ def _centre_read(spec: ConvSpec) -> np.ndarray:
     """Whether a window reads the input's centre cell, per (n, c): the same for every draw of a
     layer's shape (its ∂L/∂x there is a sum of ones)."""
     (H, W) = spec.in_size
-    ones = input_grad_arrays(spec, np.ones(spec.weight_shape), np.ones(spec.output_shape))
-    read = ones.grad_x[..., H // 2, W // 2] != 0
+    ones = _grad_x(spec, np.ones(spec.weight_shape), np.ones(spec.output_shape))
+    read = ones[..., H // 2, W // 2] != 0
     read.flags.writeable = False
     return read
+
+
+def _grad_x(spec: ConvSpec, w, g) -> np.ndarray:
+    """∂L/∂x (N, C_in, H, W): the padded input's gradient, its ring folded back (`unpad`)."""
+    return unpad(input_grad_padded(g, w, spec), spec.padding, spec.padding_mode)
 
 
 def _samples(h: int, w: int, size: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
