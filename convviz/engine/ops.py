@@ -14,9 +14,19 @@ from convviz.engine.spec import NUMPY_PAD_MODES, Sides
 
 
 def pad(a: np.ndarray, padding: Sides, mode: str = "zeros") -> np.ndarray:
-    """Pad the last two axes by ((top, bottom), (left, right)) with a PyTorch padding mode."""
-    width = [(0, 0)] * (a.ndim - 2) + [tuple(p) for p in padding]
-    return np.pad(a, width, mode=NUMPY_PAD_MODES[mode])
+    """Pad the last two axes by ((top, bottom), (left, right)) with a PyTorch padding mode.
+
+    As np.pad pads (its own modes, NUMPY_PAD_MODES), at a fraction of its cost on the small
+    grids of a page: zeros around a copy, or each cell read from its source (`source_index`)."""
+    a = np.asarray(a)
+    (top, bottom), (left, right) = padding
+    H, W = a.shape[-2:]
+    if mode == "zeros":
+        out = np.zeros((*a.shape[:-2], H + top + bottom, W + left + right), dtype=a.dtype)
+        out[..., top : top + H, left : left + W] = a
+        return out
+    rows, cols = source_index(H, (top, bottom), mode), source_index(W, (left, right), mode)
+    return a[..., rows[:, None], cols]
 
 
 def source_index(size: int, sides: tuple[int, int], mode: str) -> np.ndarray:
