@@ -1,11 +1,14 @@
 """The app's page stylesheet: streamlit.css cut into its modes after the theme's CSS variables,
-the player's page rules and narrow.css; and the selector of an element Streamlit draws."""
+the player's page rules and narrow.css; the selector of an element Streamlit draws; and the
+data a component of ours is sent."""
 
 from __future__ import annotations
 
 import re
 from functools import cache
 from pathlib import Path
+
+import orjson
 
 from convviz import player
 from convviz.render.theme import css_variables
@@ -37,3 +40,10 @@ def page_css(presentation: bool) -> str:
 def keyed(key: str) -> str:
     """The selector of the element Streamlit draws under `key` (its documented st-key-* class)."""
     return f".st-key-{key}"
+
+
+def component_data(data) -> bytes:
+    """`data` as the JSON bytes a component of ours is sent (orjson: ~5× json's speed on a
+    player's frames; keys made strings as json's are). Bytes go to the browser as they are: a
+    dict would be serialized on every rerun, twice, and each value checked for a dataframe."""
+    return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)

@@ -10,13 +10,11 @@ and the inputs of the playback policy (the URL's play=, presentation mode).
 
 from __future__ import annotations
 
-import json
-
 import streamlit as st
 
 from convviz import player as embedded
 from convviz.render.plotly.adapter import Figure
-from convviz.ui.assets import keyed
+from convviz.ui.assets import component_data, keyed
 
 _COMPONENT = st.components.v2.component(
     "convviz_player", html="<div></div>", css=embedded.css(), js=embedded.script()
@@ -41,6 +39,6 @@ def _encoded(fig: Figure, captions, chart_key: str, mount: dict) -> bytes:
         return kept[2]
     chart = f"chart_{chart_key}"
     data = embedded.player_data(fig, captions, chart=chart, find=keyed(chart), **mount)
-    encoded = json.dumps(data).encode()
+    encoded = component_data(data)
     fig._convviz_player = (captions, (chart_key, mount), encoded)
     return encoded

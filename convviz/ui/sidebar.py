@@ -18,7 +18,6 @@ the sidebar last (`views.page_end`), after its figures.
 
 from __future__ import annotations
 
-import json
 import secrets
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from convviz.model.pages import PAGES, url_path
 from convviz.model.presets import PRESETS_BY_KEY
 from convviz.model.state import bounded, drop_misfit_edits, encoded, preset_of, spec_of, to_query
 from convviz.ui import grids, viewport
+from convviz.ui.assets import component_data
 from convviz.ui.controls import PROBLEMS, STATE, Context
 
 SIDEBAR = "cv_sidebar"  # the component's key (its st-key-cv_sidebar class)
@@ -114,7 +114,7 @@ def sidebar(ctx: Context) -> None:
         }
         _COMPONENT(
             key=SIDEBAR,
-            data=json.dumps(data).encode(),
+            data=component_data(data),
             default={"viewport": None},
             on_edit_change=_take_edits,
             on_viewport_change=_take_viewport,
@@ -141,8 +141,7 @@ def page_links(state: dict, pages=PAGES, title: str = "convviz", heading: bool =
     shows the same layer. One element (nav.js), not a page link each: the sidebar is drawn on
     every rerun, and each element costs the server (the ten links were ~9 % of a class's server
     time). heading: `title` is a section's heading (h2), not the sidebar's name."""
-    # JSON bytes: a dict's every value is checked for a dataframe (~1 % of a rerun's server time)
-    _NAV(data=json.dumps(_links(state, pages, title, heading)).encode(), key=f"cv_nav_{title}")
+    _NAV(data=component_data(_links(state, pages, title, heading)), key=f"cv_nav_{title}")
 
 
 def _links(state: dict, pages, title: str, heading: bool) -> dict:
