@@ -63,17 +63,20 @@ _WHOLE = np.array([format_value(v) for v in range(-_TABLED, _TABLED + 1)], dtype
 
 
 def format_values(a: np.ndarray) -> np.ndarray:
-    """format_value over an array; an object array of str with a's shape."""
+    """format_value over an array; an object array of str with a's shape. Whole numbers are
+    looked up in a table made once (thousands of cells per animation); each other distinct
+    value is written once."""
     a = np.asarray(a, dtype=float)
     finite = np.isfinite(a)
     whole = np.where(finite, np.round(a), 0)
     if np.abs(whole).max(initial=0) <= _TABLED and np.all(
         np.abs(np.where(finite, a, 0) - whole) < 1e-9
-    ):  # the common case (small integers), one lookup: thousands of cells per animation
+    ):  # the common case (small integers), one lookup
         s = _WHOLE[np.atleast_1d(whole.astype(np.intp) + _TABLED)].reshape(a.shape)
         s[~finite] = ""
         return s
-    return np.array([format_value(v) for v in a.ravel()], dtype=object).reshape(a.shape)
+    values, where = np.unique(a, return_inverse=True)  # NaNs kept apart, written as ""
+    return np.array([format_value(v) for v in values], dtype=object)[where].reshape(a.shape)
 
 
 # --- traces --------------------------------------------------------------------------------------
