@@ -35,6 +35,7 @@ from convviz.ui.compute import (
     lean_sweep,
     shared_view,
     sweeps_for,
+    words_of,
 )
 from convviz.ui.controls import Context
 from convviz.ui.described import told, words_under
@@ -79,11 +80,15 @@ def subject_of(ctx: Context, **parts) -> Subject:
             return input_grad_formula_of(ctx.key, ctx.n, ctx.c, *cell, True)
         return formula_at(ctx.key, (kind, *cell), ctx.n, ctx.k, ctx.c)
 
+    def words(kind: str, most: int):
+        return words_of(ctx.key, kind, ctx.n, ctx.k, ctx.c, most)
+
     def sweeper(s: Subject) -> Mapping:  # the page's own layer's, else the one it leads to
         return sweeps_for(ctx.key, s.n, s.k, s.c) if s.key == ctx.key else _SharedSweeps(s)
 
     return Subject(ctx.layer, ctx.n, ctx.k, ctx.c, ctx.selection, state=ctx.state,
-                   formula_of=formula_of, key=ctx.key, sweeper=sweeper, **parts)  # fmt: skip
+                   formula_of=formula_of, words_of=words, key=ctx.key, sweeper=sweeper,
+                   **parts)  # fmt: skip
 
 
 WORDS_PX = 36  # a line of words under a still's grids on a projector (the selected cell's)

@@ -35,6 +35,7 @@ from convviz.render.selection import centre, feeding_cells, first_reader, openin
 # A host's formula of one cell: (kind, cell) → Formula, kind "y", "grad_x", "grad_x_padded" or
 # "grad_w" (the app's are cached and shared by its sessions)
 FormulaOf = Callable[[str, tuple[int, int]], Formula]
+WordsOf = Callable[[str, int], np.ndarray | None]  # (kind, most) -> a grid's sums in words
 SWEEPS = ("forward", "input_grad", "weight_grad")
 
 
@@ -74,7 +75,9 @@ class Subject:
         made them (its last valid ones);
     key : what identifies the layer's numbers, for a host's cache; sweeper : a host's sweeps
         of a subject (this one's, and the layers it leads to: layer 1 of two);
-    formula_of : the host's formula of a cell; lecture : the story's stages, in order;
+    formula_of, words_of : the host's formula of a cell, its grid's sums in words (kept where
+        the host keeps them: every figure of the layer says the same grids);
+    lecture : the story's stages, in order;
     board : their drawings (`board.BOARD` when None; a copy with a stage of its own in a test).
     """
 
@@ -92,6 +95,7 @@ class Subject:
         chain: TwoLayerPass | None = None,
         experiment: Experiment | None = None,
         formula_of: FormulaOf | None = None,
+        words_of: WordsOf | None = None,
         lecture: Lecture = LECTURE,
         board: Mapping | None = None,
         key: tuple | None = None,
@@ -104,7 +108,7 @@ class Subject:
         self.state = dict(state or {})
         self.chain_fields = {**CHAIN_DEFAULTS, **(chain_fields or {})}
         self.lecture, self.board = lecture, board
-        self._formula_of = formula_of
+        self._formula_of, self._words_of = formula_of, words_of
         self.key, self._sweeper = key, sweeper
         # the host's parts (a cached_property reads its own name in __dict__ first)
         for name, given in (("sweeps", sweeps), ("chain", chain), ("experiment", experiment)):
@@ -133,6 +137,8 @@ class Subject:
     def sums_in_words(self, kind: str, most: int) -> np.ndarray | None:
         """Every cell of a sum grid in words, as its formula's `words(most)`, made for the whole
         grid at once (an array indexed as the grid); None for an operand's grid."""
+        if self._words_of is not None:
+            return self._words_of(kind, most)
         return grid_words(self.layer, kind, self.n, self.k, self.c, most)
 
     def selected(self, keys: tuple[str, ...], shape) -> tuple[int, int] | None:
