@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import pairwise
 
@@ -299,7 +299,36 @@ def grid_layout(
     tall (top and bottom margins included); cells shrink below theme.min_cell_px only to fit
     the width. With own_cells, small panels beside a big one that hides its numbers keep
     readable cells of their own (`_own_cells`).
+
+    The geometry follows from the grids' shapes and headers alone, and is made once for them
+    (a new layer of the same shape is laid out as the last); the numbers' fonts, from the
+    widest number each grid holds.
     """
+    outlines = tuple(_Outline(p.shape, p.title, p.subtitle) for p in panels)
+    frame = _laid_out(outlines, theme, top, bottom, min_plot_h, own_cells)
+    fonts = tuple(number_font(p, theme, c) for p, c in zip(panels, frame.cells))
+    return replace(frame, fonts=fonts)
+
+
+@dataclass(frozen=True)
+class _Outline:
+    """What a panel's geometry reads of it: its grid's shape and its header."""
+
+    shape: tuple[int, int]
+    title: str
+    subtitle: str | None
+
+
+@lru_cache(maxsize=512)
+def _laid_out(
+    panels: tuple[_Outline, ...],
+    theme: Theme,
+    top: int,
+    bottom: int,
+    min_plot_h: int,
+    own_cells: bool,
+) -> GridLayout:
+    """`grid_layout` without the numbers' fonts (left empty)."""
     if len(panels) > 1 and theme.figure_w < NARROW_PX:
         return _stacked(panels, theme, top=top, bottom=bottom, min_plot_h=min_plot_h)
     base = _uniform(panels, theme, top, bottom)
@@ -330,7 +359,7 @@ def grid_layout(
         {"l": 8, "r": 8, "t": top + fit.header, "b": bottom},
         tuple(columns),
         tuple(cells),
-        tuple(number_font(p, theme, c) for p, c in zip(panels, cells)),
+        (),
         fit.header,
     )
 
@@ -407,7 +436,7 @@ def _in_rows(panels, theme, top, bottom, min_plot_h, cell, rows, fits, header) -
         {"l": 8, "r": 8, "t": top + header, "b": bottom},
         tuple(columns),
         (cell,) * len(panels),
-        tuple(number_font(p, theme, cell) for p in panels),
+        (),
         header,
         stacked=True,
     )
@@ -448,7 +477,7 @@ def _stacked(
         {"l": 8, "r": 8, "t": top + header, "b": bottom},
         (column,) * len(panels),
         tuple(cells),
-        tuple(number_font(p, theme, c) for p, c in zip(panels, cells)),
+        (),
         header,
         stacked=True,
     )
