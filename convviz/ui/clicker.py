@@ -9,9 +9,11 @@ told their keys: `BUTTONS`).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import streamlit as st
 
+from convviz.engine.spec import ConvSpec
 from convviz.model.lecture import HINT, KEYS, LECTURE, SHORT_HINT, Seen, Stage, Stop, keys_hint
 from convviz.model.pages import PAGES
 from convviz.render.motion.model import gif_fits
@@ -54,9 +56,7 @@ def way(page: str, ctx: Context, delta: int) -> Way | None:
     (this layer's stages, then Matrix → Checks → Quiz), which the Overview opens; from a page off
     it (Channels for one channel), the nearest stop after or before it in the sidebar's order. A
     page entered backwards shows its last stage, as slides do; None past the ends."""
-    order = [p for p, _, _ in PAGES]
-    walk = LECTURE.walk(ctx.spec)
-    stops = [Stop(p) for p in order[: order.index(walk[0].page)]] + list(walk)  # the Overview
+    stops = _stops(ctx.spec)
     stage = current_stage(page, ctx)
     here = [i for i, stop in enumerate(stops) if stop.page == page
             and (stage is None or stop.stage == stage)]  # fmt: skip
@@ -64,12 +64,23 @@ def way(page: str, ctx: Context, delta: int) -> Way | None:
         i = here[0] + delta
         target = stops[i] if 0 <= i < len(stops) else None
     else:
-        ahead = [s for s in stops if order.index(s.page) > order.index(page)]
-        behind = [s for s in stops if order.index(s.page) < order.index(page)]
+        ahead = [s for s in stops if _ORDER.index(s.page) > _ORDER.index(page)]
+        behind = [s for s in stops if _ORDER.index(s.page) < _ORDER.index(page)]
         target = next(iter(ahead if delta > 0 else reversed(behind)), None)
     if target is None:
         return None
     return Way(target.page, target.step, _label(target.page), target.page == page)
+
+
+_ORDER = [p for p, _, _ in PAGES]
+
+
+@lru_cache(maxsize=256)
+def _stops(spec: ConvSpec) -> tuple[Stop, ...]:
+    """The pages before the lecture's first stop (the Overview), then its walk for this layer
+    (made once per layer's spec, not twice a rerun)."""
+    walk = LECTURE.walk(spec)
+    return tuple(Stop(p) for p in _ORDER[: _ORDER.index(walk[0].page)]) + walk
 
 
 def _to(step: int) -> None:
