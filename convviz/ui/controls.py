@@ -261,7 +261,9 @@ def controls() -> Context:
         st.error(
             f"**Cannot compute this layer:** {error}. Showing the last valid settings.", icon="⚠️"
         )
-    st.query_params.from_dict(link_query(state, error)[0])
+    query = link_query(state, error)[0]
+    st.query_params.from_dict(query)
+    st.session_state[URL_SET] = query  # the page body's run need not send it again
     view = state if error is None else st.session_state.get(LAST_VALID, DEFAULTS)
     spec = lay.forward.spec
     n, k, c = slice_of(view, spec)
@@ -311,6 +313,13 @@ def with_selection(ctx: Context) -> Context:
     the Context made by `controls` on the last full run may hold an older selection."""
     state = ctx.state
     _take_chart_selection(state)
-    st.query_params.from_dict(link_query(state, ctx.error)[0])
+    query = link_query(state, ctx.error)[0]
+    if st.session_state.pop(URL_SET, None) != query:  # a body's own run, or a click just taken
+        st.query_params.from_dict(query)
     view = state if ctx.error is None else st.session_state.get(LAST_VALID, DEFAULTS)
     return replace(ctx, selection=selection_of(view))
+
+
+# The query `controls` put in the address bar in this run (a full run): the page body, run next,
+# sends it only if it changed (each sending is a message and a page_info_changed in the browser).
+URL_SET = "cv_url_set"
