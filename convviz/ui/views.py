@@ -284,17 +284,27 @@ def formula_box(formula: Formula, ctx: Context, note: str = "", zero: str = "") 
     more = 3  # numbers are narrower than symbols
     if ctx.theme.figure_w < NARROW_PX:  # a phone: a line fits its column
         per_line, more = (3, 2, 2)[wide], 1
-    st.latex(formula.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
-    st.latex(formula.latex(numeric=True, max_terms=most, per_line=per_line + more, mark=_grey))
+    st.latex(_tex(formula, False, most, per_line))
+    st.latex(_tex(formula, True, most, per_line + more))
     for copy in formula.groups:
         taps = f"{copy.name()} = {number(copy.value)}: its {len(copy.terms)} taps"
         with st.expander(taps):
-            st.latex(copy.latex(numeric=False, max_terms=most, per_line=per_line, mark=_grey))
-            st.latex(copy.latex(numeric=True, max_terms=most, per_line=per_line + more, mark=_grey))
+            st.latex(_tex(copy, False, most, per_line))
+            st.latex(_tex(copy, True, most, per_line + more))
             st.caption(copy.check(most))
     if ctx.theme.show_secondary:
         why = " Grey terms vanish (a padded or an inserted zero)." if formula.any_vanishing else ""
         st.caption(f"{formula.check(most)}.{why} {note}")
+
+
+def _tex(formula: Formula, numeric: bool, most: int, per_line: int) -> str:
+    """The formula box's LaTeX of `formula`, kept on it: a shared formula (`ui.compute`) is
+    written once, not on every rerun that shows it."""
+    kept = vars(formula).setdefault("_convviz_tex", {})
+    key = (numeric, most, per_line)
+    if key not in kept:
+        kept[key] = formula.latex(numeric=numeric, max_terms=most, per_line=per_line, mark=_grey)
+    return kept[key]
 
 
 _SUMS = {"y": "y", "grad_x": "∂L/∂x", "grad_w": "∂L/∂w"}  # the grids whose cells are sums
