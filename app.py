@@ -62,7 +62,7 @@ def overview(ctx):
         )
         with st.container(key=f"cv_screen_{part}"):  # on a projector, a screen each
             chart(fig, f"overview_{part}", sums=layer_sums(ctx))
-        figure_in_words(f"chart_overview_{part}", OVERVIEW_WORDS[part], panels)
+        figure_in_words(f"chart_overview_{part}", OVERVIEW_WORDS[part], panels, view=shows)
     sums = [p for p in forward + backward if p.key in SUMS]
     close_up(ctx, sums, "overview")  # a layer too big to number: the cells around the selected
     selected_formula(ctx)

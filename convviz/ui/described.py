@@ -48,10 +48,17 @@ def words_under(told: Description, chart: str, still: bool = False) -> None:
     _words(told.long, chart, told.arrived if still else "")
 
 
-def figure_in_words(chart: str, lead: str, panels: Sequence[Panel] = ()) -> None:
+def figure_in_words(
+    chart: str, lead: str, panels: Sequence[Panel] = (), view: tuple | None = None
+) -> None:
     """A figure that is no stage of the lecture in words under it (drawn as `chart`): what it
-    shows (`lead`), then each of its grids' size and numbers (`describe.grid_words`)."""
-    _words(" ".join([lead.strip(), *(grid_words(p) for p in panels)]), chart)
+    shows (`lead`), then each of its grids' size and numbers (`describe.grid_words`); view: what
+    the panels follow from, to make the words once for every session (`shared_view`)."""
+
+    def words() -> str:
+        return " ".join([lead.strip(), *(grid_words(p) for p in panels)])
+
+    _words(words() if view is None else shared_view(("in words", chart, *view), words), chart)
 
 
 def _words(long: str, chart: str, arrive: str = "") -> None:
